@@ -1,0 +1,165 @@
+"""The ledger: append-only, hash-chained, verifiable, branchable."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    Directive,
+    EvidenceBody,
+    ToolCall,
+)
+from vak_desktop.ledger import Ledger, UnknownEntry, UnknownSession
+from vak_desktop.ledger.migrations import MIGRATIONS, applied
+
+
+def _tamper(path: Path, seq: int) -> None:
+    """Change one byte of one stored payload the way an outsider would: with the sqlite3 shell,
+    dropping the guard trigger first (the shell is Debian's sqlite3; Python's module if absent)."""
+    sql = (
+        "DROP TRIGGER entries_no_update;"
+        f"UPDATE entries SET payload = replace(payload, 'secret', 'secreT') WHERE seq = {seq};"
+    )
+    shell = shutil.which("sqlite3")
+    if shell:
+        subprocess.run([shell, str(path), sql], check=True, capture_output=True)
+    else:
+        with sqlite3.connect(path) as conn:
+            conn.executescript(sql)
+
+
+def test_append_links_each_entry_to_the_previous_one(ledger: Ledger) -> None:
+    session = ledger.create_session().id
+    first = ledger.append(session, Directive(text="hello"))
+    second = ledger.append(session, AssistantStep(text="hi", tool_calls=(ToolCall("c", "t"),)))
+    assert first.parent is None
+    assert second.parent == first.id
+    assert [e.id for e in ledger.chain_to_root(session)] == [first.id, second.id]
+    assert ledger.chain_to_root(session)[1].payload == second.payload
+
+
+def test_first_directive_titles_the_session(ledger: Ledger) -> None:
+    session = ledger.create_session().id
+    ledger.append(session, Directive(text="What is the boiling point of water at altitude?\nmore"))
+    assert ledger.session(session).title == "What is the boiling point of water at altitude?"
+
+
+def test_a_branch_keeps_the_old_entries_and_moves_the_head(ledger: Ledger) -> None:
+    session = ledger.create_session().id
+    ask = ledger.append(session, Directive(text="first"))
+    ledger.append(session, AssistantStep(text="old answer"))
+    edited = ledger.append(session, Directive(text="first, edited"), parent=None)
+    assert [e.id for e in ledger.chain_to_root(session)] == [edited.id]
+    assert [e.id for e in ledger.chain_to_root(session, head=ask.id)] == [ask.id]
+    assert len(list(ledger.entries(session))) == 3
+    assert ledger.verify().ok
+
+
+def test_parent_must_exist_in_the_same_session(ledger: Ledger) -> None:
+    a, b = ledger.create_session().id, ledger.create_session().id
+    entry = ledger.append(a, Directive(text="x"))
+    with pytest.raises(UnknownEntry, match="another session"):
+        ledger.append(b, Directive(text="y"), parent=entry.id)
+    with pytest.raises(UnknownEntry, match="does not exist"):
+        ledger.append(b, Directive(text="y"), parent="b3:00")
+    with pytest.raises(UnknownSession):
+        ledger.append("nope", Directive(text="y"))
+
+
+def test_update_and_delete_are_refused_by_the_database(ledger: Ledger, tmp_path: Path) -> None:
+    session = ledger.create_session().id
+    ledger.append(session, Directive(text="keep me"))
+    with sqlite3.connect(tmp_path / "ledger.sqlite3") as conn:
+        with pytest.raises(sqlite3.IntegrityError, match="append-only: UPDATE refused"):
+            conn.execute("UPDATE entries SET payload = '{}'")
+        with pytest.raises(sqlite3.IntegrityError, match="append-only: DELETE refused"):
+            conn.execute("DELETE FROM entries")
+    assert ledger.chain_to_root(session)[0].payload == Directive(text="keep me")
+
+
+def test_verify_names_the_tampered_entry_as_first_broken(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    store = Ledger.open(path)
+    session = store.create_session().id
+    store.append(session, Directive(text="one"))
+    target = store.append(session, Activity(type="note", message="a secret"))
+    store.append(session, Directive(text="three"))
+    assert store.verify().ok
+    store.close()
+    _tamper(path, target.seq)
+    store = Ledger.open(path)
+    report = store.verify()
+    assert not report.ok
+    assert report.first_broken is not None
+    assert report.first_broken.id == target.id
+    assert "altered" in report.first_broken.reason
+    assert report.entries == 3
+    store.close()
+
+
+def test_verify_catches_a_byte_that_is_not_even_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    store = Ledger.open(path)
+    session = store.create_session().id
+    target = store.append(session, Activity(type="note", message="plain"))
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.executescript("DROP TRIGGER entries_no_update;")
+        conn.execute(
+            "UPDATE entries SET payload = CAST(CAST(payload AS BLOB) || x'ff' AS TEXT) WHERE seq=?",
+            [target.seq],
+        )
+    store = Ledger.open(path)
+    assert store.verify().first_broken is not None
+    store.close()
+
+
+def test_a_ten_megabyte_result_is_stored_whole_and_verifies(ledger: Ledger) -> None:
+    session = ledger.create_session().id
+    content = "".join(f"{i:08d} ünïcode line\n" for i in range(460_000))
+    assert len(content) > 10_000_000
+    body = ledger.append(session, EvidenceBody("c1", "read", content, len(content)))
+    stored = ledger.entry(body.id).payload
+    assert isinstance(stored, EvidenceBody)
+    assert stored.content == content
+    assert ledger.verify().ok
+
+
+def test_find_resolves_a_unique_prefix_within_the_session(ledger: Ledger) -> None:
+    session = ledger.create_session().id
+    entry = ledger.append(session, Directive(text="x"))
+    assert ledger.find(session, entry.id[3:15]).id == entry.id
+    assert ledger.find(session, entry.id[:20]).id == entry.id
+    with pytest.raises(UnknownEntry, match="at least 6"):
+        ledger.find(session, "ab")
+    other = ledger.create_session().id
+    with pytest.raises(UnknownEntry):
+        ledger.find(other, entry.id[3:15])
+
+
+def test_migrations_are_named_once_and_reopening_runs_none(tmp_path: Path) -> None:
+    names = [m.name for m in MIGRATIONS]
+    assert len(names) == len(set(names))
+    store = Ledger.open(tmp_path / "l.sqlite3")
+    assert applied(store._db) == names
+    store.close()
+    again = Ledger.open(tmp_path / "l.sqlite3")
+    assert applied(again._db) == names
+    again.close()
+
+
+def test_sessions_list_newest_activity_first_and_archive_hides(ledger: Ledger) -> None:
+    old, new = ledger.create_session("old").id, ledger.create_session("new").id
+    ledger.append(new, Directive(text="n"))
+    ledger.append(old, Directive(text="o"))
+    assert [s.id for s in ledger.sessions()] == [old, new]
+    ledger.archive_session(old)
+    assert [s.id for s in ledger.sessions()] == [new]
+    assert ledger.chain_to_root(old)  # archived, not deleted

@@ -1,0 +1,51 @@
+"""UI tests run on the same loop the app runs on: a qasync QEventLoop inside the QApplication.
+
+pytest-asyncio creates that loop for every async test in this folder (through its
+`pytest_asyncio_loop_factories` hook), so a test is a coroutine that drives the real window
+while the service's tasks, httpx and Qt's events all progress on one loop. Tests wait with
+`harness.until` (an `asyncio.sleep` poll), never with qtbot's blocking waits, which would spin a
+nested Qt loop inside a running task.
+
+Everything asynchronous is opened and closed inside the test coroutine
+(`async with open_harness(...)`), so no task, stream or client outlives the loop it ran on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from tests.doubles.ollama_server import OllamaDouble
+from tests.ui.harness import MODELS
+from vak_desktop.ledger import LEDGER_FILENAME
+from vak_desktop.ui import apply_theme
+from vak_desktop.ui.event_loop import QtEventLoop, new_event_loop
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Any]:
+    def qasync_loop() -> QtEventLoop:
+        return new_event_loop(QApplication.instance() or QApplication([]))
+
+    return {"qasync": qasync_loop}
+
+
+@pytest.fixture(autouse=True)
+def _themed(qapp: QApplication) -> None:
+    apply_theme(qapp)
+
+
+@pytest.fixture
+def double() -> Iterator[OllamaDouble]:
+    with OllamaDouble() as server:
+        for name in MODELS:
+            server.add_model(name)
+        yield server
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / LEDGER_FILENAME

@@ -1,0 +1,90 @@
+"""Startup of the desktop app (`vak-desktop`): QApplication, one qasync loop, and the wiring.
+
+`main` builds the QApplication and runs `asyncio.Runner(loop_factory=…)` on a qasync loop
+(`ui/event_loop.py`): the asyncio loop *is* Qt's event loop, so every task the service starts runs on the UI thread
+between Qt events. The runner runs `run_window` until its quit future completes, which happens
+when the last window closes (Qt's own quit-on-last-window is off: it would stop the loop under
+the runner's feet). Then the service's tasks are cancelled (a running turn is closed
+`cancelled`, its partial text kept), the HTTP client is closed, and the ledger after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+import httpx
+from PySide6.QtWidgets import QApplication
+
+from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
+from vak_desktop.providers import default_host, open_provider
+from vak_desktop.ui import ChatService, MainWindow, apply_theme
+from vak_desktop.ui.event_loop import new_event_loop
+
+PROVIDER = "ollama"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="vak-desktop", description="Chat with local language models through Ollama."
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="where the ledger lives (default: $VAK_DATA_DIR, else the per-user data directory)",
+    )
+    parser.add_argument(
+        "--host",
+        default=None,
+        help="the Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434)",
+    )
+    return parser.parse_args(argv)
+
+
+async def run_window(app: QApplication, args: argparse.Namespace) -> None:
+    """Open the ledger, the provider and the window; return once the last window has closed."""
+    loop = asyncio.get_running_loop()
+    closed: asyncio.Future[None] = loop.create_future()
+
+    def quit_when_closed() -> None:
+        if not closed.done():
+            closed.set_result(None)
+
+    app.lastWindowClosed.connect(quit_when_closed)
+    ledger = Ledger.open(data_dir(args.data_dir) / LEDGER_FILENAME)
+    try:
+        async with httpx.AsyncClient() as client:
+            provider = open_provider(PROVIDER, client, args.host or default_host(PROVIDER))
+            service = ChatService(ledger, provider)
+            window = MainWindow(service)
+            window.show()
+            service.refresh_models()
+            try:
+                await closed
+            finally:
+                await service.aclose()
+                window.deleteLater()
+    finally:
+        ledger.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `vak-desktop` entry point."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Vak")
+    app.setOrganizationName("Vak")
+    app.setQuitOnLastWindowClosed(False)
+    apply_theme(app)
+    with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:
+        runner.run(run_window(app, args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

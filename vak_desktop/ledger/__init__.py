@@ -1,0 +1,27 @@
+"""The append-only ledger: storage, identity (content-addressed ids) and the hash chain."""
+
+from vak_desktop.ledger.location import data_dir
+from vak_desktop.ledger.store import (
+    LEDGER_FILENAME,
+    BrokenLink,
+    Entry,
+    Ledger,
+    LedgerError,
+    SessionInfo,
+    UnknownEntry,
+    UnknownSession,
+    VerifyReport,
+)
+
+__all__ = [
+    "LEDGER_FILENAME",
+    "BrokenLink",
+    "Entry",
+    "Ledger",
+    "LedgerError",
+    "SessionInfo",
+    "UnknownEntry",
+    "UnknownSession",
+    "VerifyReport",
+    "data_dir",
+]

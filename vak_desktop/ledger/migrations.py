@@ -1,0 +1,107 @@
+"""Named schema migrations, applied in order and only ever appended to.
+
+A migration's name is recorded in `_vak_migrations` when it runs. Never edit or reorder a
+migration that has shipped: add a new one at the end. A test checks the names are unique and
+that an existing ledger's applied names are a prefix of this list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sqlite_utils
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    apply: Callable[[sqlite_utils.Database], None]
+
+
+def _create_entries(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE entries (
+            seq        INTEGER PRIMARY KEY,
+            id         TEXT NOT NULL UNIQUE,
+            parent     TEXT,
+            session    TEXT NOT NULL,
+            kind       TEXT NOT NULL,
+            payload    TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX entries_by_session ON entries(session, seq)")
+    db.execute("CREATE INDEX entries_by_kind ON entries(kind, session)")
+    # The ledger is append-only: the database itself refuses to change or remove an entry.
+    db.execute(
+        """
+        CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries
+        BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only: UPDATE refused'); END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries
+        BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only: DELETE refused'); END
+        """
+    )
+
+
+def _create_sessions(db: sqlite_utils.Database) -> None:
+    # Session metadata the user edits (title, archive flag). Never holds conversation content:
+    # that lives only in entries.
+    db.execute(
+        """
+        CREATE TABLE sessions (
+            id         TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            title      TEXT NOT NULL DEFAULT '',
+            archived   INTEGER NOT NULL DEFAULT 0
+        )
+        """
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("0001_entries", _create_entries),
+    Migration("0002_sessions", _create_sessions),
+)
+
+
+def applied(db: sqlite_utils.Database) -> list[str]:
+    """Names of the migrations this database has run, in the order they ran."""
+    if "_vak_migrations" not in db.table_names():
+        return []
+    return [row[0] for row in db.execute("SELECT name FROM _vak_migrations ORDER BY rowid")]
+
+
+def migrate(db: sqlite_utils.Database, now: str) -> list[str]:
+    """Run every migration not yet applied, each in its own transaction. Returns their names."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _vak_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+    )
+    done = applied(db)
+    known = [m.name for m in MIGRATIONS]
+    if done != known[: len(done)]:
+        raise RuntimeError(
+            f"this ledger's migrations {done} are not a prefix of this version's {known}: "
+            "it was written by a different build of Vak"
+        )
+    ran = []
+    for migration in MIGRATIONS[len(done) :]:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            migration.apply(db)
+            db.execute(
+                "INSERT INTO _vak_migrations (name, applied_at) VALUES (?, ?)",
+                [migration.name, now],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        ran.append(migration.name)
+    return ran

@@ -1,0 +1,358 @@
+"""The append-only, hash-chained SQLite ledger: the one rich original of every conversation.
+
+Entries are only ever inserted. Each entry names its parent (the entry it follows in its session;
+an edit or a regenerate names an earlier one, which starts a branch), and its id is the blake3
+hash of its canonical envelope (see `canonical.py`), so the chain can be re-verified at any time
+and any changed byte shows up as a broken link. SQLite triggers refuse UPDATE and DELETE.
+
+A session's head is its most recently appended entry: a branch is always appended after the
+entries it forks from, so "newest" and "current tip" are the same thing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from vak_desktop.context.codec import decode_payload, to_json_value
+from vak_desktop.context.payloads import Directive, Payload
+from vak_desktop.ledger.canonical import (
+    ID_PREFIX,
+    canonical_text,
+    entry_id,
+    envelope_bytes,
+    utc_now,
+)
+from vak_desktop.ledger.migrations import migrate
+
+LEDGER_FILENAME = "ledger.sqlite3"
+_HEAD = object()  # sentinel: "append after the session's current head"
+
+
+class LedgerError(Exception):
+    """Base of the ledger's errors."""
+
+
+class UnknownSession(LedgerError):
+    def __init__(self, session: str) -> None:
+        super().__init__(f"no session {session!r} in this ledger")
+        self.session = session
+
+
+class UnknownEntry(LedgerError):
+    def __init__(self, ref: str, why: str = "no such entry") -> None:
+        super().__init__(f"{why}: {ref!r}")
+        self.ref = ref
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A stored entry: its identity and chain link, and its typed payload."""
+
+    id: str
+    seq: int
+    parent: str | None
+    session: str
+    kind: str
+    created_at: str
+    payload: Payload
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    created_at: str
+    title: str
+    archived: bool
+
+
+@dataclass(frozen=True)
+class BrokenLink:
+    seq: int
+    id: str
+    session: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    entries: int
+    sessions: int
+    first_broken: BrokenLink | None
+
+    @property
+    def ok(self) -> bool:
+        return self.first_broken is None
+
+
+_ENTRY_COLUMNS = "seq, id, parent, session, kind, payload, created_at"
+
+
+def _row_to_entry(row: tuple[Any, ...]) -> Entry:
+    seq, id_, parent, session, kind, payload, created_at = row
+    return Entry(
+        id=id_,
+        seq=seq,
+        parent=parent,
+        session=session,
+        kind=kind,
+        created_at=created_at,
+        payload=decode_payload(kind, json.loads(payload)),
+    )
+
+
+class Ledger:
+    """One ledger file. Use from one thread; open one per process."""
+
+    def __init__(self, db: sqlite_utils.Database, path: Path | None) -> None:
+        self._db = db
+        self.path = path
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Ledger:
+        """Open (creating and migrating if needed) the ledger at `path`; ':memory:' works too."""
+        where = str(path)
+        if where != ":memory:":
+            Path(where).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(where, isolation_level=None)  # we issue BEGIN/COMMIT ourselves
+        conn.execute("PRAGMA busy_timeout = 10000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable across process crash
+        db = sqlite_utils.Database(conn)
+        migrate(db, utc_now())
+        return cls(db, None if where == ":memory:" else Path(where))
+
+    def close(self) -> None:
+        self._db.conn.close()
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def create_session(self, title: str = "") -> SessionInfo:
+        info = SessionInfo(
+            id=secrets.token_hex(8), created_at=utc_now(), title=title, archived=False
+        )
+        self._db.execute(
+            "INSERT INTO sessions (id, created_at, title, archived) VALUES (?, ?, ?, 0)",
+            [info.id, info.created_at, info.title],
+        )
+        return info
+
+    def session(self, session: str) -> SessionInfo:
+        row = self._db.execute(
+            "SELECT id, created_at, title, archived FROM sessions WHERE id = ?", [session]
+        ).fetchone()
+        if row is None:
+            raise UnknownSession(session)
+        return SessionInfo(id=row[0], created_at=row[1], title=row[2], archived=bool(row[3]))
+
+    def sessions(self, include_archived: bool = False) -> list[SessionInfo]:
+        """Sessions, most recently active first."""
+        rows = self._db.execute(
+            """
+            SELECT s.id, s.created_at, s.title, s.archived,
+                   COALESCE((SELECT MAX(seq) FROM entries e WHERE e.session = s.id), 0) AS last
+            FROM sessions s
+            WHERE ? OR s.archived = 0
+            ORDER BY last DESC, s.created_at DESC
+            """,
+            [int(include_archived)],
+        ).fetchall()
+        return [
+            SessionInfo(id=r[0], created_at=r[1], title=r[2], archived=bool(r[3])) for r in rows
+        ]
+
+    def rename_session(self, session: str, title: str) -> None:
+        self.session(session)
+        self._db.execute("UPDATE sessions SET title = ? WHERE id = ?", [title, session])
+
+    def archive_session(self, session: str, archived: bool = True) -> None:
+        """Hide a session from the list. Its entries stay; nothing is deleted."""
+        self.session(session)
+        self._db.execute("UPDATE sessions SET archived = ? WHERE id = ?", [int(archived), session])
+
+    # -- appending ------------------------------------------------------------------------
+
+    def append(self, session: str, payload: Payload, parent: Any = _HEAD) -> Entry:
+        """Append `payload` to `session`, after its head unless `parent` names another entry.
+
+        The entry is committed before this returns: a crash right after loses nothing.
+        """
+        kind = type(payload).KIND
+        payload_text = canonical_text(to_json_value(payload))
+        conn = self._db.conn  # the raw connection: this is the hot path
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute(
+                "SELECT title, (SELECT id FROM entries WHERE session = ?1 ORDER BY seq DESC LIMIT 1)"
+                " FROM sessions WHERE id = ?1",
+                [session],
+            ).fetchone()
+            if row is None:
+                raise UnknownSession(session)
+            title, head = row
+            if parent is _HEAD:
+                parent = head
+            elif parent is not None:
+                self._check_parent(session, parent)
+            created_at = utc_now()
+            new_id = entry_id(
+                envelope_bytes(
+                    created_at=created_at,
+                    kind=kind,
+                    parent=parent,
+                    payload=payload_text,
+                    session=session,
+                )
+            )
+            cursor = conn.execute(
+                "INSERT INTO entries (id, parent, session, kind, payload, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [new_id, parent, session, kind, payload_text, created_at],
+            )
+            if isinstance(payload, Directive) and not title:
+                conn.execute(
+                    "UPDATE sessions SET title = ? WHERE id = ?",
+                    [auto_title(payload.text), session],
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return Entry(new_id, cursor.lastrowid or 0, parent, session, kind, created_at, payload)
+
+    def _head_id(self, session: str) -> str | None:
+        row = self._db.execute(
+            "SELECT id FROM entries WHERE session = ? ORDER BY seq DESC LIMIT 1", [session]
+        ).fetchone()
+        return row[0] if row else None
+
+    def _check_parent(self, session: str, parent: str) -> None:
+        row = self._db.execute("SELECT session FROM entries WHERE id = ?", [parent]).fetchone()
+        if row is None:
+            raise UnknownEntry(parent, "parent entry does not exist")
+        if row[0] != session:
+            raise UnknownEntry(parent, f"parent entry belongs to another session than {session}")
+
+    # -- reading --------------------------------------------------------------------------
+
+    def head(self, session: str) -> Entry | None:
+        self.session(session)
+        head = self._head_id(session)
+        return self.entry(head) if head else None
+
+    def entry(self, ref: str) -> Entry:
+        row = self._db.execute(
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id = ?", [ref]
+        ).fetchone()
+        if row is None:
+            raise UnknownEntry(ref)
+        return _row_to_entry(row)
+
+    def find(self, session: str, ref: str) -> Entry:
+        """The entry of `session` whose id starts with `ref` (with or without `b3:`)."""
+        prefix = ref if ref.startswith(ID_PREFIX) else ID_PREFIX + ref
+        if len(prefix) < len(ID_PREFIX) + 6:
+            raise UnknownEntry(ref, "an entry reference needs at least 6 hex digits")
+        rows = self._db.execute(
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id >= ? AND id < ? AND session = ?"
+            " LIMIT 2",
+            [prefix, prefix + "\U0010ffff", session],
+        ).fetchall()
+        if not rows:
+            raise UnknownEntry(ref, "no entry in this session starts with")
+        if len(rows) > 1:
+            raise UnknownEntry(ref, "more than one entry starts with")
+        return _row_to_entry(rows[0])
+
+    def entries(self, session: str) -> Iterator[Entry]:
+        """Every entry of a session in append order, all branches included."""
+        cursor = self._db.execute(
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE session = ? ORDER BY seq", [session]
+        )
+        for row in cursor:
+            yield _row_to_entry(row)
+
+    def chain_to_root(self, session: str, head: str | None = None) -> list[Entry]:
+        """The entries from the session's root to `head` (default: the session head), in order."""
+        self.session(session)
+        by_id = {e.id: e for e in self.entries(session)}
+        cursor = head if head is not None else self._head_id(session)
+        if cursor is not None and cursor not in by_id:
+            raise UnknownEntry(cursor, f"no entry in session {session} with id")
+        chain: list[Entry] = []
+        while cursor is not None:
+            entry = by_id[cursor]
+            chain.append(entry)
+            cursor = entry.parent
+        chain.reverse()
+        return chain
+
+    def count(self, kind: str | None = None) -> int:
+        if kind is None:
+            return int(self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
+        return int(
+            self._db.execute("SELECT COUNT(*) FROM entries WHERE kind = ?", [kind]).fetchone()[0]
+        )
+
+    # -- verification ---------------------------------------------------------------------
+
+    def verify(self) -> VerifyReport:
+        """Recompute every entry id and check every chain link, in append order."""
+        seen: dict[str, str] = {}  # id -> session
+        sessions = set()
+        first_broken: BrokenLink | None = None
+        count = 0
+        cursor = self._db.execute(
+            # payload as raw bytes: a tampered byte need not even be valid UTF-8
+            "SELECT seq, id, parent, session, kind, CAST(payload AS BLOB), created_at"
+            " FROM entries ORDER BY seq"
+        )
+        for seq, id_, parent, session, kind, payload, created_at in cursor:
+            count += 1
+            sessions.add(session)
+            if first_broken is None:
+                reason = _check_entry(seen, id_, parent, session, kind, payload, created_at)
+                if reason:
+                    first_broken = BrokenLink(seq, id_, session, reason)
+            seen[id_] = session
+        return VerifyReport(entries=count, sessions=len(sessions), first_broken=first_broken)
+
+
+def _check_entry(
+    seen: dict[str, str],
+    id_: str,
+    parent: str | None,
+    session: str,
+    kind: str,
+    payload: bytes,
+    created_at: str,
+) -> str:
+    """Why this stored row is not a valid link of its chain, or '' when it is."""
+    envelope = envelope_bytes(
+        created_at=created_at, kind=kind, parent=parent, payload=payload, session=session
+    )
+    if entry_id(envelope) != id_:
+        return "content does not match its id (the entry was altered after it was written)"
+    if parent is not None:
+        if parent not in seen:
+            return f"parent {parent} does not precede it in the ledger"
+        if seen[parent] != session:
+            return f"parent {parent} belongs to another session"
+    return ""
+
+
+def auto_title(text: str, limit: int = 60) -> str:
+    """A session title from its first directive: the first line, cut at a word near `limit`."""
+    line = " ".join(text.strip().split("\n", 1)[0].split())
+    if len(line) <= limit:
+        return line or "Untitled"
+    cut = line[:limit].rsplit(" ", 1)[0] or line[:limit]
+    return cut + "…"

@@ -1,0 +1,142 @@
+"""The seam every provider adapter fits: one required coroutine and a few optional abilities.
+
+`ChatProvider.stream(request)` yields `StreamEvent`s and ends with exactly one `Done`. Abilities
+only some providers have (listing, pulling, unloading models …) are separate `Protocol`s that
+callers test with `isinstance`, so no code outside `providers/` asks which provider it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from vak_desktop.context.payloads import Timings, ToolCall, Usage
+from vak_desktop.context.request import ChatRequest
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class StreamNotice:
+    """Something the adapter repaired in the stream (e.g. invalid UTF-8), with the raw bytes."""
+
+    message: str
+    raw: bytes = b""
+
+
+@dataclass(frozen=True)
+class Done:
+    """The last event of a stream: why it stopped and what it cost."""
+
+    done_reason: str
+    usage: Usage
+    timings: Timings
+    model: str = ""
+
+
+StreamEvent = TextDelta | ThinkingDelta | ToolCallEvent | StreamNotice | Done
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """A model the provider has, as its catalogue lists it."""
+
+    name: str
+    digest: str = ""
+    size: int = 0
+    modified_at: str = ""
+    family: str = ""
+    parameter_size: str = ""
+    quantisation: str = ""
+
+
+@dataclass(frozen=True)
+class ModelDetails:
+    """What the provider says about one model: its trained window and what it can do."""
+
+    name: str
+    declared_window: int | None
+    configured_num_ctx: int | None = None  # set in the model's own configuration, if any
+    capabilities: tuple[str, ...] = ()
+    architecture: str = ""
+    family: str = ""
+    parameter_size: str = ""
+    quantisation: str = ""
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    name: str
+    digest: str = ""
+    size: int = 0
+    size_vram: int = 0
+    expires_at: str = ""
+    context_length: int | None = None
+
+
+@dataclass(frozen=True)
+class PullProgress:
+    status: str
+    digest: str = ""
+    total: int = 0
+    completed: int = 0
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@runtime_checkable
+class ChatProvider(Protocol):
+    """The one thing every provider does: stream a chat completion."""
+
+    name: str
+    host: str
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+@runtime_checkable
+class ModelCatalog(Protocol):
+    async def list_models(self) -> list[ModelSummary]: ...
+
+
+@runtime_checkable
+class ModelInspector(Protocol):
+    async def show(self, model: str) -> ModelDetails: ...
+
+
+@runtime_checkable
+class LoadedModels(Protocol):
+    async def loaded(self) -> list[LoadedModel]: ...
+
+
+@runtime_checkable
+class ModelPuller(Protocol):
+    def pull(self, model: str) -> AsyncIterator[PullProgress]: ...
+
+
+@runtime_checkable
+class ModelRemover(Protocol):
+    async def delete(self, model: str) -> None: ...
+
+
+@runtime_checkable
+class ModelUnloader(Protocol):
+    async def unload(self, model: str) -> None: ...
+
+
+@runtime_checkable
+class VersionReporter(Protocol):
+    async def version(self) -> str: ...

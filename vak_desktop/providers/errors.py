@@ -1,0 +1,64 @@
+"""What can go wrong talking to a model provider, as a small tree callers can catch narrowly.
+
+    ProviderError
+     ├── Unreachable        the server could not be reached (refused, DNS, timeout)
+     ├── ModelNotFound      the server does not have the model asked for
+     ├── ContextOverflow    the request is longer than the model's window (requested, limit)
+     ├── RateLimited        the provider asked us to slow down (retry_after seconds, if given)
+     ├── ServerError        the server failed while serving the request (5xx, mid-stream error)
+     └── BadResponse        the server answered something we cannot read; says what and where
+
+Every message names the thing that went wrong (the host, the model, the line) so that the CLI
+and the window can show it to the user as it is.
+"""
+
+from __future__ import annotations
+
+
+class ProviderError(Exception):
+    """Base of every provider failure."""
+
+
+class Unreachable(ProviderError):
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"cannot reach {host}: {reason}")
+        self.host = host
+        self.reason = reason
+
+
+class ModelNotFound(ProviderError):
+    def __init__(self, model: str, detail: str = "") -> None:
+        message = f"model {model!r} is not available on this server"
+        super().__init__(f"{message} ({detail})" if detail else message)
+        self.model = model
+
+
+class ContextOverflow(ProviderError):
+    def __init__(self, requested: int | None, limit: int | None, detail: str = "") -> None:
+        sizes = f"{requested if requested is not None else '?'} tokens requested, "
+        sizes += f"limit {limit if limit is not None else '?'}"
+        message = f"request is longer than the model's context window ({sizes})"
+        super().__init__(f"{message}: {detail}" if detail else message)
+        self.requested = requested
+        self.limit = limit
+
+
+class RateLimited(ProviderError):
+    def __init__(self, detail: str, retry_after: float | None = None) -> None:
+        super().__init__(f"rate limited: {detail}")
+        self.retry_after = retry_after
+
+
+class ServerError(ProviderError):
+    def __init__(self, detail: str, status: int | None = None) -> None:
+        where = f" (HTTP {status})" if status is not None else ""
+        super().__init__(f"the server failed{where}: {detail}")
+        self.status = status
+
+
+class BadResponse(ProviderError):
+    def __init__(self, detail: str, line: int | None = None, raw: bytes = b"") -> None:
+        where = f" (line {line})" if line is not None else ""
+        super().__init__(f"unreadable response{where}: {detail}")
+        self.line = line
+        self.raw = raw

@@ -1,0 +1,77 @@
+"""What a running turn tells its observers (the CLI, the window), in the order it happens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vak_desktop.context.payloads import Receipt, Usage
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    session: str
+    turn_id: str
+    model: str
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallRequested:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResultReady:
+    id: str
+    name: str
+    evidence: str
+    chars: int
+    is_error: bool
+    windowed: bool
+    preview: str  # what the request carried, for display
+
+
+@dataclass(frozen=True)
+class StepFinished:
+    step: int
+    receipt: Receipt
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know that is not part of the answer (a repaired byte …)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    session: str
+    turn_id: str
+    outcome: str  # completed | failed | cancelled | degraded
+    usage: Usage
+    error: str = ""
+
+
+TurnEvent = (
+    TurnStarted
+    | TextChunk
+    | ThinkingChunk
+    | ToolCallRequested
+    | ToolResultReady
+    | StepFinished
+    | Notice
+    | TurnFinished
+)

@@ -1,0 +1,61 @@
+"""Sessions and turns as the user saw them: what `vak sessions`, `vak show` and the window list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vak_desktop.context.turns import TurnRecord, split_turns
+from vak_desktop.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    id: str
+    title: str
+    turns: int
+    updated_at: str
+    model: str
+    archived: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "turns": self.turns,
+            "updated_at": self.updated_at,
+            "model": self.model,
+        }
+
+
+def session_summaries(ledger: Ledger, include_archived: bool = False) -> list[SessionSummary]:
+    """Every session, the most recently active first."""
+    out = []
+    for info in ledger.sessions(include_archived=include_archived):
+        turns = split_turns(ledger.chain_to_root(info.id))
+        head = ledger.head(info.id)
+        out.append(
+            SessionSummary(
+                id=info.id,
+                title=info.title or "Untitled",
+                turns=len(turns),
+                updated_at=head.created_at if head else info.created_at,
+                model=turns[-1].directive.model if turns else "",
+                archived=info.archived,
+            )
+        )
+    return out
+
+
+def session_turns(ledger: Ledger, session: str) -> list[TurnRecord]:
+    """The turns of the session's current branch. Raises UnknownSession."""
+    return split_turns(ledger.chain_to_root(session))
+
+
+def turn_to_json(turn: TurnRecord) -> dict[str, object]:
+    return {
+        "turn_id": turn.turn_id,
+        "directive": turn.directive.text,
+        "answer": turn.answer,
+        "presentations": turn.presentations,
+        "outcome": turn.outcome,
+    }

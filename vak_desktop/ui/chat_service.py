@@ -1,0 +1,345 @@
+"""The one service the window shows: the runtime on the Qt side, as a QObject with signals.
+
+It owns the `TurnRunner` and runs each turn, each model-list refresh and each model binding as an
+asyncio task on the qasync loop, so the UI thread never waits on the network. Every runtime event
+is re-emitted as a Qt signal, in order, on the UI thread (the loop *is* Qt's event loop), so a
+slot can touch widgets directly. It keeps a reference to every task it starts and cancels them
+all in `aclose()`.
+
+Stopping a turn cancels its task: the runtime keeps the text that had streamed, marked
+interrupted, and closes the turn `cancelled`; the service then emits a `TurnFinished` with that
+outcome itself, because a cancelled runtime generator raises instead of yielding one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Coroutine
+from dataclasses import dataclass
+from typing import Any, cast
+
+from PySide6.QtCore import QObject, Signal
+
+from vak_desktop.context.payloads import Usage
+from vak_desktop.context.turns import TurnRecord
+from vak_desktop.ledger import Ledger
+from vak_desktop.providers.base import ChatProvider, ModelCatalog
+from vak_desktop.providers.errors import ModelNotFound, ProviderError, Unreachable
+from vak_desktop.runtime import (
+    ModelBinding,
+    SessionSummary,
+    ToolRegistry,
+    TurnRunner,
+    bind_model,
+    default_tools,
+    session_summaries,
+    session_turns,
+)
+from vak_desktop.runtime.events import (
+    Notice,
+    StepFinished,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallRequested,
+    ToolResultReady,
+    TurnEvent,
+    TurnFinished,
+    TurnStarted,
+)
+
+log = logging.getLogger(__name__)
+
+UNKNOWN, CHECKING, REACHABLE, UNREACHABLE = "unknown", "checking", "reachable", "unreachable"
+
+
+@dataclass(frozen=True)
+class Reachability:
+    """What we last learned about the provider's server: `state` is one of the four above."""
+
+    state: str
+    host: str
+    reason: str = ""
+
+    @property
+    def unreachable(self) -> bool:
+        return self.state == UNREACHABLE
+
+
+class ChatService(QObject):
+    """Runs turns and model look-ups for the window and tells it what happened."""
+
+    reachabilityChanged = Signal(object)  # Reachability
+    modelsChanged = Signal(list)  # list[str]: the provider's models, as it lists them
+    modelChanged = Signal(str)  # the selected model ('' when there is none)
+    modelBound = Signal(object)  # ModelBinding of the selected model
+    sessionsChanged = Signal()  # titles, order or count may have changed
+    sessionOpened = Signal(str)  # the session now shown; '' for a new, not yet written chat
+    busyChanged = Signal(bool)  # a turn is running
+    directiveSubmitted = Signal(str)  # the user's text, the moment `send` accepts it
+    turnRefused = Signal(str)  # the turn could not start; says why, for the user
+    turnStarted = Signal(object)  # TurnStarted
+    textChunk = Signal(str)
+    thinkingChunk = Signal(str)
+    toolCallRequested = Signal(object)  # ToolCallRequested
+    toolResultReady = Signal(object)  # ToolResultReady
+    stepFinished = Signal(object)  # StepFinished
+    notice = Signal(str)
+    turnFinished = Signal(object)  # TurnFinished, also for a stopped turn
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        provider: ChatProvider,
+        tools: ToolRegistry | None = None,
+        *,
+        keep_alive: str | int | None = "30m",
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._ledger = ledger
+        self._provider = provider
+        self._runner = TurnRunner(
+            ledger, provider, tools if tools is not None else default_tools(), keep_alive=keep_alive
+        )
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._turn: asyncio.Task[None] | None = None
+        self._models: list[str] = []
+        self._model = ""
+        self._bindings: dict[str, ModelBinding] = {}
+        self._session: str | None = None
+        self._reachability = Reachability(UNKNOWN, provider.host)
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        return self._provider.host
+
+    @property
+    def reachability(self) -> Reachability:
+        return self._reachability
+
+    @property
+    def models(self) -> list[str]:
+        return list(self._models)
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def binding(self) -> ModelBinding | None:
+        """The binding of the selected model, once the provider has described it."""
+        return self._bindings.get(self._model)
+
+    @property
+    def session(self) -> str | None:
+        """The session shown, or None for a new chat that has no entry yet."""
+        return self._session
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def sessions(self) -> list[SessionSummary]:
+        """Every session, the most recently active first."""
+        return session_summaries(self._ledger)
+
+    def turns(self, session: str) -> list[TurnRecord]:
+        """The turns of a session's current branch, as the ledger holds them."""
+        return session_turns(self._ledger, session)
+
+    def open_session(self, session: str | None) -> bool:
+        """Show `session` (None: a new chat). Refused while a turn runs."""
+        if self.busy:
+            return False
+        self._session = session
+        self.sessionOpened.emit(session or "")
+        return True
+
+    def new_session(self) -> bool:
+        """Start a new chat. The session is written when its first message is sent."""
+        return self.open_session(None)
+
+    # -- models -----------------------------------------------------------------------------
+
+    def refresh_models(self) -> asyncio.Task[None]:
+        """Ask the provider for its models; this is also the reachability check."""
+        return self._spawn(self._refresh_models(), "refresh-models")
+
+    def select_model(self, model: str) -> None:
+        """Bind `model` for the next turns; the provider is asked about it in the background."""
+        if model == self._model:
+            return
+        self._model = model
+        self.modelChanged.emit(model)
+        if not model:
+            return
+        if model in self._bindings:
+            self.modelBound.emit(self._bindings[model])
+        else:
+            self._spawn(self._bind_quietly(model), f"bind-{model}")
+
+    async def _refresh_models(self) -> None:
+        self._set_reachability(Reachability(CHECKING, self.host))
+        try:
+            if isinstance(self._provider, ModelCatalog):
+                names = [m.name for m in await self._provider.list_models()]
+            else:
+                names = []
+        except Unreachable as exc:
+            self._set_reachability(Reachability(UNREACHABLE, self.host, exc.reason))
+            return
+        except ProviderError as exc:  # it answered, but not with a model list
+            self._set_reachability(Reachability(REACHABLE, self.host))
+            self.notice.emit(f"Could not list models: {exc}")
+            return
+        self._set_reachability(Reachability(REACHABLE, self.host))
+        self._models = names
+        self.modelsChanged.emit(list(names))
+        if self._model not in names:
+            self.select_model(self._preferred_model(names))
+
+    def _preferred_model(self, names: list[str]) -> str:
+        """The model the shown session last used, if the server has it; else the first one."""
+        if self._session is not None:
+            turns = self.turns(self._session)
+            if turns and turns[-1].directive.model in names:
+                return turns[-1].directive.model
+        return names[0] if names else ""
+
+    async def _bind_quietly(self, model: str) -> None:
+        try:
+            await self._binding_for(model)
+        except ModelNotFound as exc:
+            self.notice.emit(str(exc))
+        except ProviderError:
+            pass  # _binding_for already recorded an unreachable server; a turn will say more
+
+    async def _binding_for(self, model: str) -> ModelBinding:
+        binding = self._bindings.get(model)
+        if binding is not None:
+            return binding
+        try:
+            binding = await bind_model(self._provider, model)
+        except Unreachable as exc:
+            self._set_reachability(Reachability(UNREACHABLE, self.host, exc.reason))
+            raise
+        if self._reachability.unreachable:
+            self.refresh_models()  # it answered: fill the picker and hide the banner
+        self._bindings.setdefault(model, binding)
+        if model == self._model:
+            self.modelBound.emit(self._bindings[model])
+        return self._bindings[model]
+
+    def _set_reachability(self, value: Reachability) -> None:
+        if value != self._reachability:
+            self._reachability = value
+            self.reachabilityChanged.emit(value)
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def send(self, text: str) -> bool:
+        """Start a turn with `text` in the shown session. False if it cannot start now."""
+        text = text.strip()
+        if not text or self.busy:
+            return False
+        if not self._model:
+            self.turnRefused.emit("Pick a model first: the model list is empty or still loading.")
+            return False
+        self.directiveSubmitted.emit(text)
+        self._turn = self._spawn(self._run_turn(self._session, text, self._model), "turn")
+        self.busyChanged.emit(True)
+        return True
+
+    def stop(self) -> bool:
+        """Stop the running turn. The text streamed so far is kept in the ledger."""
+        if self._turn is None or self._turn.done():
+            return False
+        self._turn.cancel()
+        return True
+
+    async def _run_turn(self, session: str | None, text: str, model: str) -> None:
+        started: TurnStarted | None = None
+        usage = Usage()
+        try:
+            try:
+                binding = await self._binding_for(model)
+            except ProviderError as exc:
+                self.turnRefused.emit(self._refusal(exc))
+                return
+            if session is None:  # a new chat becomes a session once there is something to keep
+                session = self._ledger.create_session().id
+                self._session = session
+            # an async generator, typed as an iterator: close it here, never leave it to the GC
+            events = cast(AsyncGenerator[TurnEvent, None], self._runner.run(session, text, binding))
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    if isinstance(event, TurnStarted):
+                        started = event
+                        self.turnStarted.emit(event)
+                        self.sessionsChanged.emit()  # the directive gave it a title
+                    elif isinstance(event, TextChunk):
+                        self.textChunk.emit(event.text)
+                    elif isinstance(event, ThinkingChunk):
+                        self.thinkingChunk.emit(event.text)
+                    elif isinstance(event, ToolCallRequested):
+                        self.toolCallRequested.emit(event)
+                    elif isinstance(event, ToolResultReady):
+                        self.toolResultReady.emit(event)
+                    elif isinstance(event, StepFinished):
+                        usage = usage.plus(event.receipt.usage)
+                        self.stepFinished.emit(event)
+                    elif isinstance(event, Notice):
+                        self.notice.emit(event.message)
+                    elif isinstance(event, TurnFinished):
+                        self.turnFinished.emit(event)
+                        if event.outcome == "failed":
+                            self.refresh_models()  # was it the server? the banner will say
+        except asyncio.CancelledError:
+            if started is not None:
+                stopped = TurnFinished(
+                    started.session, started.turn_id, "cancelled", usage, "stopped by the user"
+                )
+                self.turnFinished.emit(stopped)
+            else:
+                self.turnRefused.emit("Stopped before the model was asked.")
+            raise
+        finally:
+            self._turn = None
+            self.busyChanged.emit(False)
+            self.sessionsChanged.emit()
+
+    def _refusal(self, exc: ProviderError) -> str:
+        if isinstance(exc, Unreachable):
+            return f"Not sent: Ollama is not reachable at {self.host}."
+        if isinstance(exc, ModelNotFound):
+            return (
+                f"Not sent: {exc.model} is not on this Ollama server. Refresh the model list, "
+                f"or pull it with `ollama pull {exc.model}`."
+            )
+        return f"Not sent: {exc}"
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    def _spawn(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._forget)
+        return task
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("task %s failed", task.get_name(), exc_info=task.exception())
+
+    async def aclose(self) -> None:
+        """Cancel every task this service started and wait until they have ended."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
