@@ -7,7 +7,7 @@ touches HTTP is tested against the loopback Ollama double instead.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +45,7 @@ class ScriptedProvider:
     def enqueue(self, *replies: Scripted) -> None:
         self.queue.extend(replies)
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         self.requests.append(request)
         reply = self.queue.pop(0) if self.queue else Scripted(text="(no script)")
         if reply.raise_before:

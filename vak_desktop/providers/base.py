@@ -7,7 +7,7 @@ callers test with `isinstance`, so no code outside `providers/` asks which provi
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -104,7 +104,7 @@ class ChatProvider(Protocol):
     name: str
     host: str
 
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]: ...
 
 
 @runtime_checkable
@@ -124,7 +124,7 @@ class LoadedModels(Protocol):
 
 @runtime_checkable
 class ModelPuller(Protocol):
-    def pull(self, model: str) -> AsyncIterator[PullProgress]: ...
+    def pull(self, model: str) -> AsyncGenerator[PullProgress, None]: ...
 
 
 @runtime_checkable

@@ -14,10 +14,11 @@ The wire facts relied on are listed in design/product.md ("Ollama facts").
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 import httpx
@@ -104,7 +105,7 @@ class OllamaProvider:
             body["think"] = request.think
         return body
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Yield deltas and tool calls as they arrive, then exactly one `Done`."""
         body = self.render(request)
         started = time.perf_counter_ns()
@@ -118,25 +119,26 @@ class OllamaProvider:
                     await response.aread()
                     raise self._status_error(response, request.model, request.num_ctx)
                 responded = True
-                async for number, raw in wire.numbered_lines(response):
-                    text, notice = wire.decode_line(raw, number)
-                    if notice is not None:
-                        yield notice
-                    chunk = wire.parse_object(text, number, raw)
-                    if "error" in chunk:
-                        raise wire.stream_error(str(chunk["error"]), request.num_ctx)
-                    message = chunk.get("message") or {}
-                    if not isinstance(message, dict):
-                        raise BadResponse("'message' is not an object", number, raw)
-                    events = self._message_events(message, number, raw)
-                    if events and not first_token_ns:
-                        first_token_ns = time.perf_counter_ns() - started
-                    for event in events:
-                        yield event
-                    if chunk.get("done") is True:
-                        wall_ns = time.perf_counter_ns() - started
-                        yield wire.done_event(chunk, request.model, first_token_ns, wall_ns)
-                        return
+                async with contextlib.aclosing(wire.numbered_lines(response)) as numbered:
+                    async for number, raw in numbered:
+                        text, notice = wire.decode_line(raw, number)
+                        if notice is not None:
+                            yield notice
+                        chunk = wire.parse_object(text, number, raw)
+                        if "error" in chunk:
+                            raise wire.stream_error(str(chunk["error"]), request.num_ctx)
+                        message = chunk.get("message") or {}
+                        if not isinstance(message, dict):
+                            raise BadResponse("'message' is not an object", number, raw)
+                        events = self._message_events(message, number, raw)
+                        if events and not first_token_ns:
+                            first_token_ns = time.perf_counter_ns() - started
+                        for event in events:
+                            yield event
+                        if chunk.get("done") is True:
+                            wall_ns = time.perf_counter_ns() - started
+                            yield wire.done_event(chunk, request.model, first_token_ns, wall_ns)
+                            return
         except httpx.TransportError as exc:
             raise self._transport_error(exc, responded, number) from exc
         raise BadResponse(
@@ -231,7 +233,7 @@ class OllamaProvider:
             for m in wire.objects(data.get("models"))
         ]
 
-    async def pull(self, model: str) -> AsyncIterator[PullProgress]:
+    async def pull(self, model: str) -> AsyncGenerator[PullProgress, None]:
         """Download `model`, yielding each progress line; ends after Ollama says "success"."""
         number, responded, finished = 0, False, False
         try:
@@ -244,26 +246,27 @@ class OllamaProvider:
                         raise ModelNotFound(model, wire.error_text(response))
                     raise self._status_error(response, model, 0)
                 responded = True
-                async for number, raw in wire.numbered_lines(response):
-                    line = wire.parse_object(raw.decode("utf-8", errors="replace"), number, raw)
-                    if "error" in line:
-                        detail = str(line["error"])
-                        if "file does not exist" in detail:
-                            raise ModelNotFound(model, detail)
-                        raise ServerError(detail)
-                    status = str(line.get("status") or "")
-                    finished = finished or status == "success"
-                    yield PullProgress(
-                        status=status,
-                        digest=str(line.get("digest") or ""),
-                        total=wire.int_field(line, "total"),
-                        completed=wire.int_field(line, "completed"),
-                        extra={
-                            k: str(v)
-                            for k, v in line.items()
-                            if k not in ("status", "digest", "total", "completed")
-                        },
-                    )
+                async with contextlib.aclosing(wire.numbered_lines(response)) as numbered:
+                    async for number, raw in numbered:
+                        line = wire.parse_object(raw.decode("utf-8", errors="replace"), number, raw)
+                        if "error" in line:
+                            detail = str(line["error"])
+                            if "file does not exist" in detail:
+                                raise ModelNotFound(model, detail)
+                            raise ServerError(detail)
+                        status = str(line.get("status") or "")
+                        finished = finished or status == "success"
+                        yield PullProgress(
+                            status=status,
+                            digest=str(line.get("digest") or ""),
+                            total=wire.int_field(line, "total"),
+                            completed=wire.int_field(line, "completed"),
+                            extra={
+                                k: str(v)
+                                for k, v in line.items()
+                                if k not in ("status", "digest", "total", "completed")
+                            },
+                        )
         except httpx.TransportError as exc:
             raise self._transport_error(exc, responded, number) from exc
         if not finished:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -96,7 +96,7 @@ def wire_keep_alive(value: str | int) -> str | int:
     return value
 
 
-async def numbered_lines(response: httpx.Response) -> AsyncIterator[tuple[int, bytes]]:
+async def numbered_lines(response: httpx.Response) -> AsyncGenerator[tuple[int, bytes], None]:
     """Non-blank lines of an NDJSON body as raw bytes, numbered from 1 (blank lines count)."""
     buffer, number = b"", 0
     async for piece in response.aiter_bytes():

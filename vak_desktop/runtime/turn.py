@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -214,30 +215,24 @@ class TurnRunner:
         for attempt in range(2):
             request = out.request
             try:
-                async for event in self.provider.stream(request):
-                    if isinstance(event, TextDelta):
-                        out.text += event.text
-                        yield TextChunk(event.text)
-                    elif isinstance(event, ThinkingDelta):
-                        out.thinking += event.text
-                        yield ThinkingChunk(event.text)
-                    elif isinstance(event, ToolCallEvent):
-                        out.calls.append(event.call)
-                        yield ToolCallRequested(
-                            event.call.id, event.call.name, event.call.arguments
-                        )
-                    elif isinstance(event, StreamNotice):
-                        self.ledger.append(
-                            session,
-                            Activity(
-                                type="stream_repaired",
-                                message=event.message,
-                                detail={"raw_base64": base64.b64encode(event.raw).decode("ascii")},
-                            ),
-                        )
-                        yield Notice(event.message)
-                    elif isinstance(event, Done):
-                        out.done = event
+                async with contextlib.aclosing(self.provider.stream(request)) as stream:
+                    async for event in stream:
+                        if isinstance(event, TextDelta):
+                            out.text += event.text
+                            yield TextChunk(event.text)
+                        elif isinstance(event, ThinkingDelta):
+                            out.thinking += event.text
+                            yield ThinkingChunk(event.text)
+                        elif isinstance(event, ToolCallEvent):
+                            out.calls.append(event.call)
+                            yield ToolCallRequested(
+                                event.call.id, event.call.name, event.call.arguments
+                            )
+                        elif isinstance(event, StreamNotice):
+                            self.ledger.append(session, _repaired(event))
+                            yield Notice(event.message)
+                        elif isinstance(event, Done):
+                            out.done = event
                 return
             except ContextOverflow as exc:
                 grown = attempt == 0 and not (out.text or out.calls)
@@ -303,6 +298,12 @@ class TurnRunner:
                 carried.windowed,
                 carried.text[:2_000],
             )
+
+
+def _repaired(notice: StreamNotice) -> Activity:
+    """The record of a repaired stream line, with the raw bytes as they arrived."""
+    raw = base64.b64encode(notice.raw).decode("ascii")
+    return Activity(type="stream_repaired", message=notice.message, detail={"raw_base64": raw})
 
 
 def _closed(outcome: str, usage: Usage, error: str) -> Activity:
