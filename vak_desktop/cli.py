@@ -50,7 +50,6 @@ from vak_desktop.runtime.events import (
     ToolResultReady,
     TurnEvent,
     TurnFinished,
-    TurnStarted,
 )
 
 
@@ -73,7 +72,7 @@ def _open_ledger(args: argparse.Namespace) -> Ledger:
 
 
 def _unreachable_hint(exc: Unreachable) -> str:
-    return f"{exc}. Is Ollama running? Start it with `ollama serve`, or point --host / OLLAMA_HOST at it."
+    return f"{exc} (or point --host / OLLAMA_HOST at the server)"
 
 
 async def _with_provider(args: argparse.Namespace, work: Any) -> Any:
@@ -141,70 +140,85 @@ async def cmd_models(args: argparse.Namespace) -> int:
     return result
 
 
-def _print_event(event: TurnEvent, as_json: bool) -> None:
-    if as_json:
-        if isinstance(event, TextChunk):
-            _emit({"event": "text", "text": event.text})
-        elif isinstance(event, ThinkingChunk):
-            _emit({"event": "thinking", "text": event.text})
-        elif isinstance(event, ToolCallRequested):
-            _emit(
-                {
-                    "event": "tool_call",
-                    "id": event.id,
-                    "name": event.name,
-                    "arguments": event.arguments,
-                }
-            )
-        elif isinstance(event, ToolResultReady):
-            _emit(
-                {
-                    "event": "tool_result",
-                    "id": event.id,
-                    "evidence": event.evidence,
-                    "chars": event.chars,
-                    "error": event.is_error,
-                }
-            )
-        elif isinstance(event, Notice):
-            _emit({"event": "notice", "message": event.message})
-        elif isinstance(event, TurnFinished):
-            if event.error:
-                _emit({"event": "error", "message": event.error})
-            _emit(
-                {
-                    "event": "done",
-                    "session": event.session,
-                    "turn": event.turn_id,
-                    "outcome": event.outcome,
-                    "usage": to_json_value(event.usage),
-                }
-            )
-        return
+def _json_event(event: TurnEvent) -> None:
+    """One line of `vak chat --json` per event, in the contract's shape."""
     if isinstance(event, TextChunk):
-        sys.stdout.write(event.text)
-        sys.stdout.flush()
+        _emit({"event": "text", "text": event.text})
     elif isinstance(event, ThinkingChunk):
-        sys.stderr.write(event.text)
+        _emit({"event": "thinking", "text": event.text})
     elif isinstance(event, ToolCallRequested):
-        print(
-            f"\n▸ {event.name} {json.dumps(event.arguments, ensure_ascii=False)}", file=sys.stderr
+        _emit(
+            {"event": "tool_call", "id": event.id, "name": event.name, "arguments": event.arguments}
         )
     elif isinstance(event, ToolResultReady):
-        status = "error" if event.is_error else f"{event.chars:,} chars"
-        print(f"◂ {event.name}: {status} [evidence:{event.evidence[3:15]}]", file=sys.stderr)
-    elif isinstance(event, Notice):
-        print(f"\n! {event.message}", file=sys.stderr)
-    elif isinstance(event, TurnFinished):
-        print()
-        usage = event.usage
-        print(
-            f"[{event.outcome} · session {event.session} · {usage.prompt_tokens():,} prompt / "
-            f"{usage.output_tokens:,} output tokens]",
-            file=sys.stderr,
+        _emit(
+            {
+                "event": "tool_result",
+                "id": event.id,
+                "evidence": event.evidence,
+                "chars": event.chars,
+                "error": event.is_error,
+            }
         )
+    elif isinstance(event, Notice):
+        _emit({"event": "notice", "message": event.message})
+    elif isinstance(event, TurnFinished):
         if event.error:
-            print(f"vak: {event.error}", file=sys.stderr)
+            _emit({"event": "error", "message": event.error})
+        _emit(
+            {
+                "event": "done",
+                "session": event.session,
+                "turn": event.turn_id,
+                "outcome": event.outcome,
+                "usage": to_json_value(event.usage),
+            }
+        )
+
+
+class _TextPrinter:
+    """Human output: the answer on stdout; thinking, tool calls and the summary on stderr."""
+
+    def __init__(self) -> None:
+        self.thinking = False
+        self.dim = sys.stderr.isatty()
+
+    def _end_thinking(self) -> None:
+        if self.thinking:
+            sys.stderr.write("\x1b[0m\n" if self.dim else "\n")
+            self.thinking = False
+
+    def __call__(self, event: TurnEvent) -> None:
+        if isinstance(event, ThinkingChunk):
+            if not self.thinking:
+                sys.stderr.write("\x1b[2mthinking: " if self.dim else "thinking: ")
+                self.thinking = True
+            sys.stderr.write(event.text)
+            sys.stderr.flush()
+            return
+        self._end_thinking()
+        if isinstance(event, TextChunk):
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+        elif isinstance(event, ToolCallRequested):
+            arguments = json.dumps(event.arguments, ensure_ascii=False)
+            print(f"\n▸ {event.name} {arguments}", file=sys.stderr)
+        elif isinstance(event, ToolResultReady):
+            status = "error" if event.is_error else f"{event.chars:,} chars"
+            print(f"◂ {event.name}: {status} [evidence:{event.evidence[3:15]}]", file=sys.stderr)
+        elif isinstance(event, Notice):
+            print(f"\n! {event.message}", file=sys.stderr)
+        elif isinstance(event, TurnFinished):
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            usage = event.usage
+            print(
+                f"[{event.outcome} · session {event.session} · {usage.prompt_tokens():,} prompt / "
+                f"{usage.output_tokens:,} output tokens]",
+                file=sys.stderr,
+            )
+            if event.error:
+                print(f"vak: {event.error}", file=sys.stderr)
 
 
 async def cmd_chat(args: argparse.Namespace) -> int:
@@ -220,12 +234,11 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         runner = TurnRunner(ledger, provider, default_tools(), keep_alive=args.keep_alive)
         session = args.session or ledger.create_session().id
         messages = [args.message] if args.message is not None else _repl_lines()
+        show = _json_event if args.json else _TextPrinter()
         status = 0
         for message in messages:
             async for event in runner.run(session, message, binding, think=args.think):
-                if isinstance(event, TurnStarted) and not args.json and args.message is None:
-                    continue
-                _print_event(event, args.json)
+                show(event)
                 if isinstance(event, TurnFinished) and event.outcome == "failed":
                     status = 1
         return status
