@@ -25,7 +25,7 @@ contracts: $(STAMP)
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
-	$(BIN)/mypy vak_desktop/context vak_desktop/ledger vak_desktop/providers vak_desktop/runtime
+	$(BIN)/mypy vak_desktop/context vak_desktop/ledger vak_desktop/providers vak_desktop/runtime vak_desktop/cli
 
 pytest: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q

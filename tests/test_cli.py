@@ -66,7 +66,7 @@ def test_chat_streams_writes_entries_and_sends_ollama_what_it_must(
     assert body["truncate"] is False and body["shift"] is False
     store = open_ledger(tmp_path)
     kinds = [e.kind for e in store.chain_to_root(done["session"])]
-    assert kinds == ["directive", "assistant_step", "receipt", "activity"]
+    assert kinds == ["directive", "assistant_step", "receipt", "turn_card", "activity"]
     assert store.verify().ok
     store.close()
 
@@ -89,7 +89,7 @@ def test_a_second_turn_continues_the_session_with_its_history(
     )
     assert code == 0
     contents = [m["content"] for m in double.chat_bodies()[-1]["messages"]]
-    assert "my name is Ada" in contents and contents[-1] == "what is my name?"
+    assert "my name is Ada" in contents and contents[-1].endswith("\n\nwhat is my name?")
     assert (
         double.chat_bodies()[0]["options"]["num_ctx"]
         == double.chat_bodies()[1]["options"]["num_ctx"]
@@ -170,7 +170,7 @@ def test_verify_passes_then_names_a_tampered_entry_and_exits_1(
     vak(capsys, "chat", TOOL_MODEL, "remember the word zebra", "--host", double.url)
     code, out, _ = vak(capsys, "ledger", "verify", "--json")
     report = json.loads(out)
-    assert code == 0 and report["ok"] and report["entries"] == 4 and report["sessions"] == 1
+    assert code == 0 and report["ok"] and report["entries"] == 5 and report["sessions"] == 1
     path = tmp_path / "data" / "ledger.sqlite3"
     with sqlite3.connect(path) as conn:
         seq, entry_id = conn.execute(
@@ -218,7 +218,7 @@ def test_import_then_export_round_trips_an_openai_conversation(
     source.write_text(json.dumps(document))
     code, out, _ = vak(capsys, "import", str(source), "--json")
     report = json.loads(out)
-    assert code == 0 and report["turns"] == 2 and report["entries"] == 9
+    assert code == 0 and report["turns"] == 2 and report["entries"] == 11
     code, out, _ = vak(capsys, "export", report["session"])
     exported = json.loads(out)
     strip = [{k: v for k, v in m.items() if k != "name"} for m in exported["messages"]]
@@ -341,3 +341,84 @@ def test_sigkill_mid_stream_loses_nothing_written_and_shows_interrupted(
         ]
         assert marks[0] == "turn_interrupted"
         store.close()
+
+
+def _imported_session(capsys: pytest.CaptureFixture[str], tmp_path: Path, turns: int) -> str:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be helpful."}]
+    for i in range(turns):
+        messages.append({"role": "user", "content": f"Question {i} about subject {i % 7}?"})
+        if i % 3 == 0:
+            call = {
+                "id": f"c{i}",
+                "type": "function",
+                "function": {"name": "search", "arguments": "{}"},
+            }
+            hits = [
+                {"title": f"Hit {k}", "url": f"https://example.org/{i}/{k}", "body": "x " * 300}
+                for k in range(6)
+            ]
+            messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+            messages.append(
+                {"role": "tool", "tool_call_id": f"c{i}", "content": json.dumps({"results": hits})}
+            )
+        messages.append({"role": "assistant", "content": f"Answer {i}. " * 30})
+    source = tmp_path / "conversation.json"
+    source.write_text(json.dumps({"messages": messages}))
+    _, out, _ = vak(capsys, "import", str(source), "--json")
+    return str(json.loads(out)["session"])
+
+
+def test_plan_and_request_on_an_imported_40_turn_conversation(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    session = _imported_session(capsys, tmp_path, 40)
+    profile = tmp_path / "small.json"
+    profile.write_text(
+        json.dumps(
+            {
+                "declared_window": 32768,
+                "instruction_horizon": {"tokens": 6000, "confidence": 0.6},
+                "output_reserve": 512,
+            }
+        )
+    )
+    code, out, _ = vak(capsys, "plan", session, "--profile", str(profile), "--json")
+    plan = json.loads(out)
+    assert code == 0
+    assert set(plan["budget"]) == {
+        "horizon", "prefix_tokens", "tail_tokens", "output_reserve", "current_turn_reserve", "available",
+    }  # fmt: skip
+    assert plan["budget"]["horizon"] == 6000
+    assert len(plan["turns"]) == 40
+    assert {t["fidelity"] for t in plan["turns"]} <= {"full", "card", "packet", "behind_reset"}
+    assert set(plan["turns"][0]) == {"turn_id", "index", "fidelity", "tokens", "value"}
+    assert plan["packet_range"] is None or len(plan["packet_range"]) == 2
+    assert plan["request_tokens"] <= 6000 - 512
+    code, out, _ = vak(
+        capsys, "request", session, "--profile", str(profile), "--directive", "and subject 3?"
+    )
+    request = json.loads(out)
+    assert set(request) >= {
+        "system",
+        "tools",
+        "messages",
+        "prefix_digest",
+        "cache_breakpoints",
+        "num_ctx",
+    }
+    assert request["messages"][0]["role"] == "system"
+    assert request["messages"][-1]["content"].endswith("and subject 3?")
+    assert [t["name"] for t in request["tools"]] == ["recall"]
+    assert request["num_ctx"] >= 8192
+
+
+def test_plan_refuses_a_bad_profile_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    session = _imported_session(capsys, tmp_path, 2)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"instruction_horizon": {"tokens": "lots"}}))
+    code, _, err = vak(capsys, "plan", session, "--profile", str(bad))
+    assert code == 2 and "instruction_horizon.tokens" in err
+    code, _, err = vak(capsys, "plan", "nope", "--profile", str(bad))
+    assert code == 2 and "nope" in err

@@ -10,7 +10,8 @@ from vak_desktop.context.payloads import (
     Activity,
     Answer,
     AssistantStep,
-    CapacityProfileRecord,
+    CapacityProfile,
+    Ewma,
     Compaction,
     Directive,
     EvidenceBody,
@@ -52,8 +53,15 @@ EXAMPLES = [
         10,
     ),
     Compaction("b3:a", "b3:b", "summary", "m", ("b3:e",)),
-    CapacityProfileRecord(
-        "ollama", "m", "Q4", 131072, Horizon(13000, 0.6, "2026-11-30T00:00:00Z"), 2048, 20000
+    CapacityProfile(
+        "ollama",
+        "m",
+        131072,
+        Horizon(13000, 0.6, "2026-11-30T00:00:00Z"),
+        2048,
+        "Q4",
+        20000,
+        Ewma(0.3, 4),
     ),
     Activity("turn_closed", "", {"outcome": "completed"}),
     Reset("handoff text", "no usable horizon"),

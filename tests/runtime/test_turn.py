@@ -15,6 +15,7 @@ from vak_desktop.context.payloads import (
     EvidenceBody,
     Receipt,
     ToolResult,
+    TurnCard,
 )
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
@@ -61,10 +62,16 @@ async def test_a_text_turn_writes_directive_step_receipt_and_close(ledger: Ledge
     events = await _collect(runner, session, "hi")
     assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hello there, friend."
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
-    assert _kinds(ledger, session) == ["directive", "assistant_step", "receipt", "activity"]
+    assert _kinds(ledger, session) == [
+        "directive",
+        "assistant_step",
+        "receipt",
+        "turn_card",
+        "activity",
+    ]
     request = provider.requests[0]
     assert request.messages[0].role == "system"
-    assert request.messages[-1].content == "hi"
+    assert request.messages[-1].content.endswith("</stance>\n\nhi")  # the tail, then the words
     assert request.keep_alive == "30m" and request.num_ctx >= 8192
     assert ledger.verify().ok
 
@@ -157,7 +164,10 @@ async def test_an_unclosed_turn_is_marked_interrupted_by_the_next(ledger: Ledger
     runner = TurnRunner(ledger, ScriptedProvider(Scripted(text="ok")), default_tools())
     await _collect(runner, session, "again")
     kinds = [(e.kind, getattr(e.payload, "type", "")) for e in ledger.chain_to_root(session)]
-    assert kinds[1] == ("activity", "turn_interrupted")
+    assert kinds[1:3] == [("turn_card", ""), ("activity", "turn_interrupted")]
+    card = ledger.chain_to_root(session)[1].payload
+    assert isinstance(card, TurnCard) and card.outcome == "interrupted"
+    assert card.asked == "asked before the crash"
 
 
 async def test_over_length_grows_num_ctx_once_and_retries(ledger: Ledger) -> None:

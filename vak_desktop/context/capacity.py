@@ -1,15 +1,71 @@
-"""Capacity numbers the request is shaped by. The foundation holds only what every request
-needs before any probe has run: the runner's `num_ctx`, picked from a small fixed ladder.
+"""Capacity: how much of a conversation a bound model can really use, as plain numbers.
 
-Changing `num_ctx` between requests makes Ollama reload the model, so it is chosen from a few
-fixed sizes and only ever steps up within a binding, never wobbling per request.
+The `CapacityProfile` value (in `payloads.py`) is the only input the planner budgets against.
+Before any probe has run, a model gets the *metadata-only* profile: its declared window as the
+instruction horizon at low confidence, and the provider's output limit as the reserve. The probe
+and every turn's receipt then replace those guesses with measurements.
+
+The runner's `num_ctx` is picked from a small fixed ladder and only ever steps up within a
+binding: changing `num_ctx` between requests makes Ollama reload the model.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
+from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon
+
 NUM_CTX_SIZES = (4_096, 8_192, 16_384, 32_768, 65_536, 131_072, 262_144)
 DEFAULT_OUTPUT_RESERVE = 2_048  # metadata-only reserve until a profile has observed completions
 FALLBACK_TOKENS_PER_CHAR = 1 / 3  # before any receipt: a cautious ratio, over-counts English
+METADATA_CONFIDENCE = 0.3  # a declared window is a claim, not a measurement
+UNKNOWN_WINDOW = 8_192  # a provider that declares no window at all: assume little
+
+
+def metadata_profile(
+    provider: str,
+    model: str,
+    declared_window: int | None,
+    *,
+    output_reserve: int = DEFAULT_OUTPUT_RESERVE,
+    quantisation: str = "",
+    model_digest: str = "",
+    now: str = "",
+) -> CapacityProfile:
+    """The profile a model has before anything was measured about it."""
+    window = declared_window or UNKNOWN_WINDOW
+    return CapacityProfile(
+        provider=provider,
+        model=model,
+        declared_window=window,
+        instruction_horizon=Horizon(window, METADATA_CONFIDENCE, now),
+        output_reserve=min(output_reserve, window // 4),
+        quantisation=quantisation,
+        model_digest=model_digest,
+        provenance={"source": "metadata", "probed_at": now},
+    )
+
+
+def usable_horizon(profile: CapacityProfile) -> int:
+    """The largest request the planner may build: the horizon, never past what the provider
+    accepted or declared."""
+    limits = [profile.instruction_horizon.tokens, profile.declared_window]
+    if profile.verified_window:
+        limits.append(profile.verified_window)
+    return max(0, min(limits))
+
+
+def tokens_per_char(profile: CapacityProfile) -> float:
+    """The learned ratio, or the cautious fallback before any receipt taught one."""
+    ratio = profile.tokens_per_char
+    return ratio.value if ratio.samples and ratio.value > 0 else FALLBACK_TOKENS_PER_CHAR
+
+
+def estimate_tokens(chars: int, ratio: float | None) -> int:
+    """Tokens for `chars` characters at `ratio` (or the cautious fallback)."""
+    ratio = ratio if ratio and ratio > 0 else FALLBACK_TOKENS_PER_CHAR
+    return int(chars * ratio) + 1
 
 
 def choose_num_ctx(needed_tokens: int, declared_window: int | None, current: int = 0) -> int:
@@ -22,7 +78,66 @@ def choose_num_ctx(needed_tokens: int, declared_window: int | None, current: int
     return size
 
 
-def estimate_tokens(chars: int, tokens_per_char: float | None) -> int:
-    """Tokens for `chars` characters at the learned ratio (or the cautious fallback)."""
-    ratio = tokens_per_char if tokens_per_char and tokens_per_char > 0 else FALLBACK_TOKENS_PER_CHAR
-    return int(chars * ratio) + 1
+def learn_tokens_per_char(profile: CapacityProfile, prompt_tokens: int, chars: int) -> Ewma:
+    """The ratio after one receipt: every prompt token billed (all cache tiers) per char sent."""
+    if prompt_tokens <= 0 or chars <= 0:
+        return profile.tokens_per_char
+    return profile.tokens_per_char.update(prompt_tokens / chars)
+
+
+def profile_to_json(profile: CapacityProfile) -> dict[str, Any]:
+    """The profile in the `vak probe/profile` JSON shape (the CLI contract)."""
+    horizon = profile.instruction_horizon
+    return {
+        "provider": profile.provider,
+        "model": profile.model,
+        "declared_window": profile.declared_window,
+        "verified_window": profile.verified_window,
+        "instruction_horizon": {
+            "tokens": horizon.tokens,
+            "confidence": horizon.confidence,
+            "last_confirmed": horizon.last_confirmed,
+        },
+        "tokens_per_char": profile.tokens_per_char.value,
+        "prefill_tps": profile.prefill_tps.value,
+        "cache": profile.cache,
+        "output_reserve": profile.output_reserve,
+        "num_ctx": profile.num_ctx,
+        "provenance": profile.provenance,
+    }
+
+
+def profile_from_json(document: Any, base: CapacityProfile) -> CapacityProfile:
+    """A profile from the contract's JSON shape; fields left out keep `base`'s values (the
+    metadata-only defaults). Raises ValueError naming a field of the wrong type."""
+    if not isinstance(document, dict):
+        raise ValueError("a profile must be a JSON object")
+
+    def number(key: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"profile field {key!r} must be a number, got {value!r}")
+        return value
+
+    changes: dict[str, Any] = {}
+    for key in ("declared_window", "output_reserve", "num_ctx"):
+        if key in document:
+            changes[key] = int(number(key, document[key]))
+    if document.get("verified_window") is not None:
+        changes["verified_window"] = int(number("verified_window", document["verified_window"]))
+    horizon = document.get("instruction_horizon")
+    if horizon is not None:
+        if not isinstance(horizon, dict) or "tokens" not in horizon:
+            raise ValueError("profile field 'instruction_horizon' needs {tokens, confidence}")
+        changes["instruction_horizon"] = Horizon(
+            int(number("instruction_horizon.tokens", horizon["tokens"])),
+            float(number("instruction_horizon.confidence", horizon.get("confidence", 1.0))),
+            str(horizon.get("last_confirmed", "")),
+        )
+    for key in ("tokens_per_char", "prefill_tps"):
+        if document.get(key) is not None:
+            changes[key] = Ewma(float(number(key, document[key])), 1)
+    if "cache" in document:
+        changes["cache"] = str(document["cache"])
+    if isinstance(document.get("provenance"), dict):
+        changes["provenance"] = document["provenance"]
+    return dataclasses.replace(base, **changes)

@@ -31,19 +31,27 @@ def short_ref(evidence_id: str) -> str:
 
 
 def recall_call(ref: str, **selector: list[int]) -> str:
+    """The `recall` call, as the model would write it, that returns `selector` of `ref`."""
     args: dict[str, object] = {"id": ref, **selector}
     return f"recall({json.dumps(args, separators=(', ', ': '))})"
 
 
-def _line_shown(line: str, number: int, offset: int, ref: str) -> str:
-    """A line as a window shows it; `offset` is where the line starts in the whole result."""
+def line_at_limit(line: str, subject: str, returns: str) -> str:
+    """`line` whole when it fits `LINE_LIMIT`, else its start and a note: "[… <subject> continues
+    for <n> more characters; <returns>]". `returns` names the recall call that gets them back."""
     if len(line) <= LINE_LIMIT:
         return line
     rest = len(line) - LINE_LIMIT
+    return f"{line[:LINE_LIMIT]} [… {subject} continues for {rest:,} more characters; {returns}]"
+
+
+def line_shown(line: str, number: int, offset: int, ref: str) -> str:
+    """Line `number` (1-based) of a result as a window shows it; `offset` is where the line
+    starts in the whole result, so the note's `chars` range is exact."""
     start = offset + LINE_LIMIT
-    return (
-        f"{line[:LINE_LIMIT]} [… line {number} continues for {rest:,} more characters; "
-        f"{recall_call(ref, chars=[start, start + rest])} returns them]"
+    end = offset + len(line)
+    return line_at_limit(
+        line, f"line {number}", f"{recall_call(ref, chars=[start, end])} returns them"
     )
 
 
@@ -60,7 +68,7 @@ def carry(content: str, evidence_id: str, limit: int = RESULT_LIMIT) -> Carried:
     head: list[str] = []
     used = 0
     for number, line in enumerate(lines, start=1):
-        shown = _line_shown(line, number, offsets[number - 1], ref)
+        shown = line_shown(line, number, offsets[number - 1], ref)
         if head and used + len(shown) + 1 > budget:
             break
         head.append(shown)
@@ -69,7 +77,7 @@ def carry(content: str, evidence_id: str, limit: int = RESULT_LIMIT) -> Carried:
     used = 0
     first_tail = len(lines) + 1
     for number in range(len(lines), len(head), -1):
-        shown = _line_shown(lines[number - 1], number, offsets[number - 1], ref)
+        shown = line_shown(lines[number - 1], number, offsets[number - 1], ref)
         if tail and used + len(shown) + 1 > budget:
             break
         tail.append(shown)

@@ -133,6 +133,8 @@ class Receipt:
     num_ctx: int = 0
     step: int = 0
     done_reason: str = ""
+    plan: JsonObject = field(default_factory=dict)  # the working-set plan this request followed
+    tail: str = ""  # the tail block inserted into the directive (time, intent, thread …)
 
 
 @dataclass(frozen=True)
@@ -226,27 +228,41 @@ class Compaction:
 
 @dataclass(frozen=True)
 class Horizon:
+    """The largest prompt at which the model still followed a tool instruction."""
+
     tokens: int
     confidence: float
     last_confirmed: str = ""  # ISO-8601 UTC
 
 
 @dataclass(frozen=True)
-class CapacityProfileRecord:
-    """A measured capacity profile as recorded in the ledger (spec §1)."""
+class Ewma:
+    """An exponentially weighted moving average and how many samples shaped it."""
+
+    value: float
+    samples: int = 0
+
+    def update(self, sample: float, alpha: float = 0.3) -> Ewma:
+        if self.samples == 0:
+            return Ewma(sample, 1)
+        return Ewma(self.value + alpha * (sample - self.value), self.samples + 1)
+
+
+@dataclass(frozen=True)
+class CapacityProfile:
+    """What one (provider, model, quantisation) can really use (spec §1): the only input to
+    budgeting. Recorded in the ledger; revised from every turn's receipt."""
 
     KIND: ClassVar[str] = "capacity_profile"
     provider: str
     model: str
-    quantisation: str
     declared_window: int
     instruction_horizon: Horizon
     output_reserve: int
+    quantisation: str = ""
     verified_window: int | None = None
-    tokens_per_char: float = 0.25
-    tokens_per_char_samples: int = 0
-    prefill_tps: float = 0.0
-    prefill_tps_samples: int = 0
+    tokens_per_char: Ewma = Ewma(0.0)
+    prefill_tps: Ewma = Ewma(0.0)
     cache: str = "none"  # none | prefix_stable | provider_reported
     num_ctx: int = 0
     model_digest: str = ""
@@ -292,7 +308,7 @@ Payload = (
     | PresentationSelection
     | TurnCard
     | Compaction
-    | CapacityProfileRecord
+    | CapacityProfile
     | Activity
     | Reset
     | Nudge
@@ -311,7 +327,7 @@ PAYLOAD_TYPES: dict[str, type[Payload]] = {
         PresentationSelection,
         TurnCard,
         Compaction,
-        CapacityProfileRecord,
+        CapacityProfile,
         Activity,
         Reset,
         Nudge,

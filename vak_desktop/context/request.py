@@ -51,6 +51,7 @@ class ChatRequest:
     think: bool | None = None  # None: the model's default
     temperature: float | None = None
     session_key: str = ""  # groups requests of one session for providers that cache by key
+    cache_breakpoints: tuple[int, ...] = ()  # message indexes that end a cacheable prefix
 
     def chars(self) -> int:
         return sum(m.chars() for m in self.messages) + sum(

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from vak_desktop.context.capacity import FALLBACK_TOKENS_PER_CHAR
+from vak_desktop.context.cards import build_turn_card
 from vak_desktop.context.evidence import carry
 from vak_desktop.context.payloads import (
     Activity,
@@ -112,8 +114,7 @@ def import_openai(ledger: Ledger, document: Any, title: str = "") -> ImportRepor
             raise ConversationFormatError(f"{where}: a {role} message before any user message")
         if role == "user":
             if in_turn:
-                ledger.append(session.id, _imported_close())
-                written += 1
+                written += _close_imported(ledger, session.id)
             payload: Any = Directive(text=text, images=images, model=model, system=system)
             in_turn = True
         elif role == "assistant":
@@ -134,14 +135,19 @@ def import_openai(ledger: Ledger, document: Any, title: str = "") -> ImportRepor
             written += 1
         ledger.append(session.id, payload)
         written += 1
-    ledger.append(session.id, _imported_close())
-    written += 1
+    written += _close_imported(ledger, session.id)
     turns = len(split_turns(ledger.chain_to_root(session.id)))
     return ImportReport(session.id, turns, written)
 
 
-def _imported_close() -> Activity:
-    return Activity(type=TURN_CLOSED, message="imported", detail={"outcome": "completed"})
+def _close_imported(ledger: Ledger, session: str) -> int:
+    """Close the imported turn as a live one closes: its TurnCard, then the mark. Returns 2."""
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    ledger.append(session, build_turn_card(turn, "completed", FALLBACK_TOKENS_PER_CHAR))
+    ledger.append(
+        session, Activity(type=TURN_CLOSED, message="imported", detail={"outcome": "completed"})
+    )
+    return 2
 
 
 def _mime(image_base64: str) -> str:

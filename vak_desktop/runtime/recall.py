@@ -7,20 +7,24 @@ carried by the same rule as any other (verbatim up to the limit, else a window u
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from vak_desktop.context.cards import full_record
 from vak_desktop.context.evidence import RESULT_LIMIT, select_chars, select_lines
-from vak_desktop.context.payloads import EvidenceBody, ToolResult
+from vak_desktop.context.payloads import EvidenceBody, Presentation, ToolResult
 from vak_desktop.context.request import ToolSpec
+from vak_desktop.context.turns import build_turn_index
 from vak_desktop.ledger import UnknownEntry
 from vak_desktop.runtime.tools import ToolContext, ToolFailure, ToolOutput
 
 RECALL_SPEC = ToolSpec(
     name="recall",
     description=(
-        "Return a stored tool result in full, or part of it. Use the id from an "
-        "[evidence:…] tag or a recall(...) note. `range` is [first_line, last_line] (1-based, "
-        "inclusive); `chars` is [start, end) in characters. At most "
+        "Bring back anything from earlier in this conversation. {id}: a stored tool result in "
+        "full (the id from an [evidence:…] tag), or part of it with `range` [first_line, "
+        "last_line] (1-based, inclusive) or `chars` [start, end). {turn: N}: turn N's full "
+        "record. {presentation: id}: a card's full payload. At most "
         f"{RESULT_LIMIT:,} characters come back verbatim; longer results come back as a window."
     ),
     parameters={
@@ -29,8 +33,9 @@ RECALL_SPEC = ToolSpec(
             "id": {"type": "string", "description": "evidence id (at least 6 hex digits)"},
             "range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
             "chars": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+            "turn": {"type": "integer", "description": "a turn number, as cards show it"},
+            "presentation": {"type": "string", "description": "a card's id"},
         },
-        "required": ["id"],
     },
 )
 
@@ -49,9 +54,16 @@ class RecallTool:
     spec = RECALL_SPEC
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        if "turn" in arguments:
+            return ToolOutput(_turn_record(context, arguments["turn"]))
+        if "presentation" in arguments:
+            return ToolOutput(_presentation(context, arguments["presentation"]))
         ref = arguments.get("id")
         if not isinstance(ref, str) or not ref.strip():
-            raise ToolFailure("recall needs an `id` (the evidence id from an [evidence:…] tag)")
+            raise ToolFailure(
+                "recall needs one of `id` (an evidence id), `turn` (a turn number) "
+                "or `presentation` (a card id)"
+            )
         try:
             entry = context.ledger.find(context.session, ref.strip())
         except UnknownEntry as exc:
@@ -73,3 +85,43 @@ class RecallTool:
         except ValueError as exc:
             raise ToolFailure(str(exc)) from None
         return ToolOutput(payload.content, payload.is_error)
+
+
+def _turn_record(context: ToolContext, number: Any) -> str:
+    """Turn `number`'s full record as text: digests for its results, ids to go deeper."""
+    if not isinstance(number, int) or isinstance(number, bool):
+        raise ToolFailure(f"`turn` must be a turn number, got {number!r}")
+    index = build_turn_index(context.ledger.chain_to_root(context.session))
+    turn = index.by_number(number)
+    if turn is None:
+        raise ToolFailure(f"there is no turn {number}; this conversation has {len(index.turns)}")
+    lines = [f"Turn {number} ({turn.outcome}), its full record:"]
+    for message in full_record(turn):
+        if message.role == "tool":
+            lines.append(
+                f"[result of {message.tool_name} {message.tool_call_id}]\n{message.content}"
+            )
+            continue
+        calls = " ".join(
+            f"[calls {c.name} {json.dumps(c.arguments, ensure_ascii=False)} as {c.id}]"
+            for c in message.tool_calls
+        )
+        lines.append(f"{message.role}: {message.content} {calls}".rstrip())
+    return "\n\n".join(lines)
+
+
+def _presentation(context: ToolContext, ref: Any) -> str:
+    if not isinstance(ref, str) or not ref.strip():
+        raise ToolFailure(f"`presentation` must be a card id, got {ref!r}")
+    try:
+        entry = context.ledger.find(context.session, ref.strip())
+    except UnknownEntry as exc:
+        raise ToolFailure(str(exc)) from None
+    if not isinstance(entry.payload, Presentation):
+        raise ToolFailure(f"{ref!r} names a {entry.kind} entry, not a card")
+    card = entry.payload
+    return json.dumps(
+        {"type": card.semantic_type, "title": card.title, "payload": card.payload},
+        ensure_ascii=False,
+        indent=1,
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vak_desktop.context.turns import TurnRecord, split_turns
+from vak_desktop.context.turns import Turn, split_turns
 from vak_desktop.ledger import Ledger
 
 
@@ -46,12 +46,12 @@ def session_summaries(ledger: Ledger, include_archived: bool = False) -> list[Se
     return out
 
 
-def session_turns(ledger: Ledger, session: str) -> list[TurnRecord]:
+def session_turns(ledger: Ledger, session: str) -> list[Turn]:
     """The turns of the session's current branch. Raises UnknownSession."""
     return split_turns(ledger.chain_to_root(session))
 
 
-def turn_to_json(turn: TurnRecord) -> dict[str, object]:
+def turn_to_json(turn: Turn) -> dict[str, object]:
     return {
         "turn_id": turn.turn_id,
         "directive": turn.directive.text,

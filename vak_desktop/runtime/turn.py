@@ -13,10 +13,12 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from vak_desktop.context.assemble import full_history, prefix_digest
+from vak_desktop.context.assemble import prefix_digest
+from vak_desktop.context.capacity import FALLBACK_TOKENS_PER_CHAR
+from vak_desktop.context.cards import build_turn_card
 from vak_desktop.context.evidence import carry
 from vak_desktop.context.payloads import (
     Activity,
@@ -30,7 +32,7 @@ from vak_desktop.context.payloads import (
 )
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.context.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
-from vak_desktop.ledger import Entry, Ledger
+from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import (
     ChatProvider,
     Done,
@@ -52,6 +54,7 @@ from vak_desktop.runtime.events import (
     TurnFinished,
     TurnStarted,
 )
+from vak_desktop.runtime.projection import Projection, project_turn, step_request
 from vak_desktop.runtime.tools import ToolContext, ToolRegistry
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -73,15 +76,6 @@ class _StepOutcome:
     done: Done | None = None
 
 
-def _latest_tokens_per_char(chain: Sequence[Entry]) -> float | None:
-    """Prompt tokens per character sent, from the newest receipt that measured both."""
-    for entry in reversed(chain):
-        payload = entry.payload
-        if isinstance(payload, Receipt) and payload.request_chars and payload.usage.prompt_tokens():
-            return payload.usage.prompt_tokens() / payload.request_chars
-    return None
-
-
 class TurnRunner:
     """Runs turns of any session against one provider, with one set of tools."""
 
@@ -101,19 +95,28 @@ class TurnRunner:
         self.system_prompt = system_prompt
 
     def close_interrupted(self, session: str) -> str | None:
-        """Mark the session's last turn interrupted if it never closed. Returns its id if so."""
+        """Close the session's last turn as interrupted if it never closed (the process died
+        mid-turn): its TurnCard, then the mark. Returns the turn's id if it did."""
         turns = split_turns(self.ledger.chain_to_root(session))
-        if turns and not turns[-1].closed:
-            self.ledger.append(
-                session,
-                Activity(
-                    type=TURN_INTERRUPTED,
-                    message="the turn ended without closing: the app stopped while it ran",
-                    detail={"turn": turns[-1].turn_id},
-                ),
-            )
-            return turns[-1].turn_id
-        return None
+        if not turns or turns[-1].closed:
+            return None
+        last = turns[-1]
+        self.ledger.append(session, build_turn_card(last, "interrupted", FALLBACK_TOKENS_PER_CHAR))
+        self.ledger.append(
+            session,
+            Activity(
+                type=TURN_INTERRUPTED,
+                message="the turn ended without closing: the app stopped while it ran",
+                detail={"turn": last.turn_id},
+            ),
+        )
+        return last.turn_id
+
+    def _close(self, session: str, outcome: str, usage: Usage, error: str, ratio: float) -> None:
+        """Write the turn's TurnCard (deterministic, no model call), then the closing mark."""
+        turn = split_turns(self.ledger.chain_to_root(session))[-1]
+        self.ledger.append(session, build_turn_card(turn, outcome, ratio))
+        self.ledger.append(session, _closed(outcome, usage, error))
 
     async def run(
         self,
@@ -143,9 +146,35 @@ class TurnRunner:
         total = Usage()
         outcome, error = "completed", ""
         outcome_step: _StepOutcome | None = None
+        projected: list[Projection] = []
+        ratio = FALLBACK_TOKENS_PER_CHAR
         try:
+            async for event in project_turn(
+                ledger,
+                session,
+                self.provider,
+                binding,
+                system=self.system_prompt,
+                tools=self.tools.specs(),
+                keep_alive=self.keep_alive,
+                out=projected,
+            ):
+                yield event
+            projection = projected[0]
+            ratio = projection.ratio
             for step in range(MAX_STEPS):
-                outcome_step = _StepOutcome(self._request(session, binding, think))
+                outcome_step = _StepOutcome(
+                    step_request(
+                        ledger,
+                        session,
+                        binding,
+                        projection,
+                        system=self.system_prompt,
+                        tools=self.tools.specs(),
+                        keep_alive=self.keep_alive,
+                        think=think,
+                    )
+                )
                 try:
                     async for event in self._stream_step(session, binding, outcome_step):
                         yield event
@@ -177,6 +206,8 @@ class TurnRunner:
                     num_ctx=request.num_ctx,
                     step=step,
                     done_reason=done.done_reason,
+                    plan=projection.plan.to_json() if step == 0 else {"planned_at_step": 0},
+                    tail=projection.tail if step == 0 else "",
                 )
                 ledger.append(session, receipt)
                 total = total.plus(done.usage)
@@ -190,23 +221,10 @@ class TurnRunner:
         except (asyncio.CancelledError, GeneratorExit):
             if outcome_step is not None and outcome_step.done is None:
                 self._keep_partial(session, binding, outcome_step)
-            ledger.append(session, _closed("cancelled", total, "stopped by the user"))
+            self._close(session, "cancelled", total, "stopped by the user", ratio)
             raise
-        ledger.append(session, _closed(outcome, total, error))
+        self._close(session, outcome, total, error, ratio)
         yield TurnFinished(session, turn.id, outcome, total, error)
-
-    def _request(self, session: str, binding: ModelBinding, think: bool | None) -> ChatRequest:
-        chain = self.ledger.chain_to_root(session)
-        request = ChatRequest(
-            model=binding.model,
-            messages=full_history(chain, self.system_prompt),
-            tools=self.tools.specs(),
-            keep_alive=self.keep_alive,
-            think=think,
-            session_key=session,
-        )
-        num_ctx = binding.num_ctx_for(request.chars(), _latest_tokens_per_char(chain))
-        return dataclasses.replace(request, num_ctx=num_ctx)
 
     async def _stream_step(
         self, session: str, binding: ModelBinding, out: _StepOutcome

@@ -23,7 +23,7 @@ from typing import Any, cast
 from PySide6.QtCore import QObject, Signal
 
 from vak_desktop.context.payloads import Usage
-from vak_desktop.context.turns import TurnRecord
+from vak_desktop.context.turns import Turn
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, ModelCatalog
 from vak_desktop.providers.errors import ModelNotFound, ProviderError, Unreachable
@@ -149,7 +149,7 @@ class ChatService(QObject):
         """Every session, the most recently active first."""
         return session_summaries(self._ledger)
 
-    def turns(self, session: str) -> list[TurnRecord]:
+    def turns(self, session: str) -> list[Turn]:
         """The turns of a session's current branch, as the ledger holds them."""
         return session_turns(self._ledger, session)
 

@@ -26,7 +26,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from vak_desktop.context.payloads import Activity, AssistantStep, ToolResult, Usage
-from vak_desktop.context.turns import TURN_CLOSED, TurnRecord
+from vak_desktop.context.turns import TURN_CLOSED, Turn
 from vak_desktop.ui import theme
 
 TEXT, THINKING, TOOL = "text", "thinking", "tool"
@@ -85,7 +85,7 @@ def _usage_text(usage: Usage) -> str:
     return f"{prompt:,} prompt → {output:,} output tokens" if prompt or output else ""
 
 
-def segments_of(turn: TurnRecord) -> list[Segment]:
+def segments_of(turn: Turn) -> list[Segment]:
     """What a turn showed while it ran, rebuilt from its ledger entries."""
     out: list[Segment] = []
     for entry in turn.entries:
@@ -103,7 +103,7 @@ def segments_of(turn: TurnRecord) -> list[Segment]:
     return out
 
 
-def _closing_message(turn: TurnRecord) -> str:
+def _closing_message(turn: Turn) -> str:
     for entry in reversed(turn.entries):
         payload = entry.payload
         if isinstance(payload, Activity) and payload.type == TURN_CLOSED:
@@ -150,7 +150,7 @@ class ChatView(QTextBrowser):
         cursor.insertText(message, _char_format(theme.SUBTLE, scale=1.1))
         self._empty = True
 
-    def show_turns(self, turns: list[TurnRecord]) -> None:
+    def show_turns(self, turns: list[Turn]) -> None:
         """Render a loaded session: every turn, with a marker on those that did not complete."""
         if not turns:
             self.show_placeholder()

@@ -1,0 +1,5 @@
+"""`python -m vak_desktop.cli`: the `vak` command."""
+
+from vak_desktop.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""The `vak` commands over stored sessions and the provider's models: models, sessions, show,
+import, export and ledger verify."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from vak_desktop.cli.common import CliError, emit, open_ledger, unreachable_hint, with_provider
+from vak_desktop.context.codec import to_json_value
+from vak_desktop.ledger import LedgerError
+from vak_desktop.providers import (
+    ChatProvider,
+    LoadedModels,
+    ModelCatalog,
+    ModelInspector,
+    Unreachable,
+)
+from vak_desktop.runtime import (
+    ConversationFormatError,
+    export_openai,
+    import_openai,
+    session_summaries,
+    session_turns,
+    turn_to_json,
+)
+
+
+async def cmd_models(args: argparse.Namespace) -> int:
+    async def work(provider: ChatProvider) -> int:
+        if not isinstance(provider, ModelCatalog):
+            raise CliError(f"provider {args.provider} cannot list models")
+        try:
+            models = await provider.list_models()
+            loaded = await provider.loaded() if isinstance(provider, LoadedModels) else []
+            details = (
+                await asyncio.gather(*(provider.show(m.name) for m in models))
+                if isinstance(provider, ModelInspector)
+                else [None] * len(models)
+            )
+        except Unreachable as exc:
+            raise CliError(unreachable_hint(exc)) from None
+        running = {m.name: m for m in loaded}
+        rows: list[dict[str, Any]] = [
+            {
+                "name": m.name,
+                "digest": m.digest,
+                "size": m.size,
+                "declared_window": d.declared_window if d else None,
+                "capabilities": list(d.capabilities) if d else [],
+                "loaded": m.name in running,
+                "expires_at": running[m.name].expires_at if m.name in running else None,
+            }
+            for m, d in zip(models, details, strict=True)
+        ]
+        if args.json:
+            emit(rows)
+        else:
+            for r in rows:
+                state = f"loaded until {r['expires_at']}" if r["loaded"] else ""
+                window = f"{r['declared_window']:,} ctx" if r["declared_window"] else "? ctx"
+                caps = ",".join(r["capabilities"])
+                print(
+                    f"{r['name']:<32} {r['size'] / 1e9:6.2f} GB  {window:>12}  {caps:<28} {state}"
+                )
+        return 0
+
+    result: int = await with_provider(args, work)
+    return result
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    ledger = open_ledger(args)
+    rows = session_summaries(ledger)
+    if args.json:
+        emit([r.to_json() for r in rows])
+    else:
+        for r in rows:
+            print(f"{r.id}  {r.updated_at[:19]}  {r.turns:>4} turns  {r.model:<20} {r.title}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    ledger = open_ledger(args)
+    try:
+        turns = session_turns(ledger, args.session)
+    except LedgerError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        emit({"id": args.session, "turns": [turn_to_json(t) for t in turns]})
+    else:
+        for turn in turns:
+            print(f"── turn {turn.index + 1} · {turn.outcome} · {turn.turn_id[:15]}")
+            print(f"you: {turn.directive.text}")
+            print(f"{turn.directive.model or 'model'}: {turn.answer}\n")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    raw = Path(args.file).read_bytes() if args.file != "-" else sys.stdin.buffer.read()
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{args.file} is not UTF-8 (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{args.file} is not JSON: {exc}") from None
+    ledger = open_ledger(args)
+    try:
+        report = import_openai(ledger, document)
+    except ConversationFormatError as exc:
+        raise CliError(f"{args.file}: {exc}") from None
+    out = {"session": report.session, "turns": report.turns, "entries": report.entries}
+    if args.json:
+        emit(out)
+    else:
+        print(
+            f"imported {report.turns} turns ({report.entries} entries) as session {report.session}"
+        )
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    ledger = open_ledger(args)
+    try:
+        document = export_openai(ledger, args.session)
+    except LedgerError as exc:
+        raise CliError(str(exc)) from None
+    emit(document)
+    return 0
+
+
+def cmd_ledger_verify(args: argparse.Namespace) -> int:
+    ledger = open_ledger(args)
+    report = ledger.verify()
+    broken = report.first_broken
+    out = {
+        "entries": report.entries,
+        "sessions": report.sessions,
+        "ok": report.ok,
+        "first_broken": to_json_value(broken) if broken else None,
+    }
+    if args.json:
+        emit(out)
+    elif broken:
+        print(
+            f"BROKEN at entry #{broken.seq} {broken.id} (session {broken.session}): {broken.reason}"
+        )
+    else:
+        print(f"ok: {report.entries} entries in {report.sessions} sessions verify")
+    return 0 if report.ok else 1
+
+
+# -- argument parsing --------------------------------------------------------------------

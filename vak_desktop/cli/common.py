@@ -1,0 +1,67 @@
+"""What every `vak` command shares: the error that means "could not start", JSON output,
+opening the ledger and the provider, binding a model with a clear message when it fails."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, NoReturn, TypeVar
+
+import httpx
+
+from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
+from vak_desktop.providers import (
+    ChatProvider,
+    ModelNotFound,
+    Unreachable,
+    default_host,
+    open_provider,
+)
+from vak_desktop.runtime import ModelBinding, bind_model
+
+T = TypeVar("T")
+
+
+class CliError(Exception):
+    """Could not start: printed as one line on stderr, exit code 2."""
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    print(f"vak: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def emit(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def open_ledger(args: argparse.Namespace) -> Ledger:
+    return Ledger.open(data_dir(args.data_dir) / LEDGER_FILENAME)
+
+
+def unreachable_hint(exc: Unreachable) -> str:
+    return f"{exc} (or point --host / OLLAMA_HOST at the server)"
+
+
+async def with_provider(args: argparse.Namespace, work: Any) -> Any:
+    host = args.host or default_host(args.provider)
+    async with httpx.AsyncClient() as client:
+        try:
+            provider = open_provider(args.provider, client, host)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        return await work(provider)
+
+
+async def bind(provider: ChatProvider, model: str) -> ModelBinding:
+    try:
+        return await bind_model(provider, model)
+    except Unreachable as exc:
+        raise CliError(unreachable_hint(exc)) from None
+    except ModelNotFound as exc:
+        raise CliError(f"{exc} at {provider.host} (see `vak models`)") from None
+
+
+# -- commands ----------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""Looking at the next request without sending it: what `vak plan`, `vak request` and the
+window's inspector show. The same planner and assembler as a real turn, over the same ledger."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vak_desktop.context.assemble import AssembledRequest, assemble
+from vak_desktop.context.capacity import choose_num_ctx, estimate_tokens
+from vak_desktop.context.payloads import CapacityProfile, Directive
+from vak_desktop.context.planner import Plan
+from vak_desktop.context.request import ToolSpec
+from vak_desktop.context.turns import Turn, TurnIndex, build_turn_index
+from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.projection import plan_turn, tail_context_now
+
+PENDING_TURN = "pending"  # the id of the not-yet-written turn a preview plans for
+
+
+@dataclass(frozen=True)
+class Preview:
+    plan: Plan
+    request: AssembledRequest
+    request_tokens: int
+    num_ctx: int
+
+
+def preview_next(
+    ledger: Ledger,
+    session: str,
+    profile: CapacityProfile,
+    *,
+    directive: str,
+    system: str,
+    tools: tuple[ToolSpec, ...],
+) -> Preview:
+    """Plan and assemble the session's next request as if `directive` were sent now."""
+    index = build_turn_index(ledger.chain_to_root(session))
+    pending = Turn(PENDING_TURN, len(index.turns), Directive(text=directive), ())
+    index = TurnIndex((*index.turns, pending), index.packets, index.reset)
+    projection = plan_turn(
+        index, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
+    )
+    request = assemble(
+        index,
+        projection.plan,
+        pending,
+        system=system,
+        tools=tools,
+        tail=projection.tail,
+        ratio=projection.ratio,
+    )
+    chars = sum(m.chars() for m in request.messages) + sum(
+        len(t.name) + len(t.description) + len(str(t.parameters)) for t in tools
+    )
+    tokens = estimate_tokens(chars, projection.ratio)
+    num_ctx = choose_num_ctx(tokens + profile.output_reserve, profile.declared_window)
+    return Preview(projection.plan, request, tokens, num_ctx)
