@@ -34,6 +34,8 @@ test: lint contracts typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python bench/ledger.py
+	$(BIN)/python bench/planner.py
+	$(BIN)/python bench/probe.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tools/screenshot.py

@@ -58,7 +58,7 @@ async def run_window(app: QApplication, args: argparse.Namespace) -> None:
     try:
         async with httpx.AsyncClient() as client:
             provider = open_provider(PROVIDER, client, args.host or default_host(PROVIDER))
-            service = ChatService(ledger, provider)
+            service = ChatService(ledger, provider, background_probes=True)
             window = MainWindow(service)
             window.show()
             service.refresh_models()

@@ -170,7 +170,7 @@ async def test_an_unclosed_turn_is_marked_interrupted_by_the_next(ledger: Ledger
     assert card.asked == "asked before the crash"
 
 
-async def test_over_length_grows_num_ctx_once_and_retries(ledger: Ledger) -> None:
+async def test_over_length_is_recorded_replanned_and_retried_once(ledger: Ledger) -> None:
     provider = ScriptedProvider(
         Scripted(raise_before=ContextOverflow(20_000, 8_192)), Scripted(text="fits now")
     )
@@ -179,6 +179,11 @@ async def test_over_length_grows_num_ctx_once_and_retries(ledger: Ledger) -> Non
     runner = TurnRunner(ledger, provider, default_tools())
     events = [e async for e in runner.run(session, "long", binding)]
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    # the refusal counted 20k tokens for a one-word turn: the current turn cannot shrink, so
+    # the retry asks for a window that holds what the provider counted
     assert [r.num_ctx for r in provider.requests] == [8_192, 32_768]
-    receipts = [e.payload for e in ledger.chain_to_root(session) if isinstance(e.payload, Receipt)]
+    chain = ledger.chain_to_root(session)
+    overflow = [e.payload for e in chain if getattr(e.payload, "type", "") == "context_overflow"]
+    assert len(overflow) == 1 and overflow[0].detail["verified_window"] == 8_192  # type: ignore[union-attr]
+    receipts = [e.payload for e in chain if isinstance(e.payload, Receipt)]
     assert receipts[0].num_ctx == 32_768

@@ -14,16 +14,17 @@ from vak_desktop.context.capacity import metadata_profile, profile_from_json
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.request import Message
-from vak_desktop.ledger import LedgerError
+from vak_desktop.ledger import LedgerError, ProfileStore
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers import ChatProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
-from vak_desktop.runtime.capacity import profile_for
+from vak_desktop.runtime.capacity import capacity_profile_for
 from vak_desktop.runtime.inspection import Preview, preview_next
 
 
-def _profile(args: argparse.Namespace, ledger_chain: Any) -> CapacityProfile:
-    """--profile FILE (missing fields: metadata-only defaults), or --model's bound profile."""
+def _profile(args: argparse.Namespace, ledger_chain: Any, store: ProfileStore) -> CapacityProfile:
+    """--profile FILE (missing fields: metadata-only defaults), or --model's bound profile (the
+    newest of the session's and the stored probe, revised by the session's feedback)."""
     if args.profile:
         try:
             document = json.loads(Path(args.profile).read_text(encoding="utf-8"))
@@ -37,7 +38,8 @@ def _profile(args: argparse.Namespace, ledger_chain: Any) -> CapacityProfile:
             raise CliError(f"{args.profile}: {exc}") from None
 
     async def bound(provider: ChatProvider) -> CapacityProfile:
-        return profile_for(await bind(provider, args.model), ledger_chain, utc_now())
+        binding = await bind(provider, args.model)
+        return capacity_profile_for(binding, ledger_chain, utc_now(), store=store)
 
     profile: CapacityProfile = asyncio.run(with_provider(args, bound))
     return profile
@@ -53,7 +55,7 @@ def _preview(args: argparse.Namespace, directive: str) -> Preview:
     return preview_next(
         ledger,
         args.session,
-        _profile(args, chain),
+        _profile(args, chain, ledger.profiles()),
         directive=directive,
         system=DEFAULT_SYSTEM_PROMPT,
         tools=default_tools().specs(),

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import blake3
 
 from vak_desktop.context.capacity import estimate_tokens, tokens_per_char
-from vak_desktop.context.cards import NOT_RUN, card_of, full_record, render_card
-from vak_desktop.context.packets import render_packet
+from vak_desktop.context.cards import NOT_RUN, card_block, card_of, full_record, render_card
+from vak_desktop.context.packets import render_handoff, render_packet
 from vak_desktop.context.payloads import (
     AssistantStep,
     CapacityProfile,
@@ -34,6 +34,7 @@ from vak_desktop.context.planner import (
     PACKET_BATCH_TURNS,
     Fidelity,
     Plan,
+    candidates,
     plan_working_set,
 )
 from vak_desktop.context.request import Message, ToolSpec
@@ -165,30 +166,34 @@ def plan_request(
     tail_context: TailContext,
 ) -> tuple[Plan, str]:
     """Plan the next request and build its tail. The thread depends on the plan and the plan on
-    the tail's size, so the two are settled together (a fixed point, reached in ≤ 3 rounds)."""
+    the tail's size, so the two are settled together: the tail is budgeted at the largest size
+    tried so far, and the plan is taken once its own thread fits that budget. The budget only
+    grows, so this ends (usually in one or two rounds); a fixed number of rounds could return a
+    tail whose thread belongs to another plan (a directive both whole and in the thread)."""
     ratio = tokens_per_char(profile)
     history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
     prefix_chars = len(system) + sum(
         len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in tools
     )
     reserve = current_turn_reserve(history, current, ratio)
-    thread: list[str] = []
-    for _ in range(3):
-        tail = render_tail(tail_context, thread)
+    ranked = candidates(history, ratio, current.directive.text if current else "")
+    tail = render_tail(tail_context, [])
+    tail_tokens = 0
+    while True:
+        tail_tokens = max(tail_tokens, estimate_tokens(len(tail), ratio))
         plan = plan_working_set(
             index,
             profile,
             directive=current.directive.text if current else "",
             history=history,
             prefix_tokens=estimate_tokens(prefix_chars, ratio),
-            tail_tokens=estimate_tokens(len(tail), ratio),
+            tail_tokens=tail_tokens,
             current_turn_reserve=reserve,
+            ranked=ranked,
         )
-        wanted = thread_for(plan, index)
-        if wanted == thread:
-            break
-        thread = wanted
-    return plan, tail
+        tail = render_tail(tail_context, thread_for(plan, index))
+        if estimate_tokens(len(tail), ratio) <= tail_tokens:
+            return plan, tail
 
 
 def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message]:
@@ -197,7 +202,7 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
     planned = [p for p in plan.turns if p.fidelity is not Fidelity.BEHIND_RESET]
     messages: list[Message] = []
     if index.reset is not None and any(p.fidelity is Fidelity.BEHIND_RESET for p in plan.turns):
-        messages.append(Message(role="user", content=f"<handoff>{index.reset.handoff}</handoff>"))
+        messages.append(Message(role="user", content=render_handoff(index.reset.handoff)))
     packet_end = 0
     if plan.packet_range is not None:
         last = turns[plan.packet_range[1]].index
@@ -220,18 +225,12 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
             cards.append(render_card(card_of(turn, ratio), turn.number))
             continue
         if cards:
-            messages.append(_card_block(cards))
+            messages.append(Message(role="user", content=card_block(cards)))
             cards = []
         messages.extend(full_record(turn))
     if cards:
-        messages.append(_card_block(cards))
+        messages.append(Message(role="user", content=card_block(cards)))
     return messages
-
-
-def _card_block(cards: Sequence[str]) -> Message:
-    body = "\n".join(cards)
-    note = 'Earlier turns as cards; recall({"turn": N}) returns turn N whole.'
-    return Message(role="user", content=f"<earlier_turns>\n{note}\n{body}\n</earlier_turns>")
 
 
 def assemble(

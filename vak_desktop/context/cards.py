@@ -6,13 +6,15 @@ asked, which tools ran on what (with their evidence ids), what was answered, how
 A later request shows a turn either as its card (a few lines) or as its *full record*: the real
 tool_use/tool_result pairs with thinking dropped, every result replaced by its shape digest and
 every card result by its short ack, so the record is API-valid and byte-stable once closed.
+The card also stores what every later request would otherwise recompute: each result's digest,
+both sizes in characters (priced at whichever model is bound) and its index terms for BM25.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vak_desktop.context.capacity import estimate_tokens
@@ -29,6 +31,7 @@ from vak_desktop.context.payloads import (
     TraceLine,
     TurnCard,
 )
+from vak_desktop.context.relevance import index_terms
 from vak_desktop.context.request import Message
 from vak_desktop.context.turns import Turn
 
@@ -88,13 +91,15 @@ def args_digest(arguments: dict[str, Any]) -> str:
 
 
 def _results_by_call(turn: Turn) -> dict[str, tuple[str, ToolResult, EvidenceBody | None]]:
-    bodies = {e.id: e.payload for e in turn.entries if isinstance(e.payload, EvidenceBody)}
-    out: dict[str, tuple[str, ToolResult, EvidenceBody | None]] = {}
+    bodies: dict[str, EvidenceBody] = {}
+    results: list[tuple[str, ToolResult]] = []
     for entry in turn.entries:
-        if isinstance(entry.payload, ToolResult):
-            result = entry.payload
-            out[result.tool_call_id] = (entry.id, result, bodies.get(result.evidence))
-    return out
+        payload = entry.payload
+        if isinstance(payload, ToolResult):
+            results.append((entry.id, payload))
+        elif isinstance(payload, EvidenceBody):
+            bodies[entry.id] = payload
+    return {r.tool_call_id: (at, r, bodies.get(r.evidence)) for at, r in results}
 
 
 def _calls(turn: Turn) -> list[ToolCall]:
@@ -112,19 +117,24 @@ def build_turn_card(
     """The TurnCard of a closed turn. Deterministic: the same turn gives the same card."""
     results = _results_by_call(turn)
     did = []
+    digests: dict[str, str] = {}
     for call in _calls(turn):
         if is_card_tool(call.name):
             continue
         found = results.get(call.id)
         body = found[2] if found else None
+        evidence = found[1].evidence if found else ""
+        if body is not None:
+            digests[evidence] = _digest(body, evidence, call.name)
         did.append(
             TraceLine(
                 tool=call.name,
                 args_digest=args_digest(call.arguments),
-                evidence=found[1].evidence if found else "",
+                evidence=evidence,
                 result_shape=(
                     result_shape(body.content, is_error=body.is_error) if body else "not run"
                 ),
+                digest=digests.get(evidence, ""),
             )
         )
     presentations = tuple(
@@ -145,8 +155,9 @@ def build_turn_card(
         answered=Answer(presentations, narration_of(turn.answer)),
         outcome=outcome,
     )
-    full_chars = sum(m.chars() for m in full_record(turn))
+    full_chars = sum(m.chars() for m in full_record(turn, digests))
     card_chars = len(render_card(card, turn.number))
+    terms, term_counts = index_terms(card)
     return TurnCard(
         turn_id=card.turn_id,
         asked=card.asked,
@@ -156,7 +167,21 @@ def build_turn_card(
         reading=card.reading,
         tokens_full=estimate_tokens(full_chars, tokens_per_char),
         tokens_card=estimate_tokens(card_chars, tokens_per_char),
+        chars_full=full_chars,
+        chars_card=card_chars,
+        terms=terms,
+        term_counts=term_counts,
     )
+
+
+def full_tokens(card: TurnCard, ratio: float) -> int:
+    """What the turn's full record costs at `ratio` (the bound model's tokens/char)."""
+    return estimate_tokens(card.chars_full, ratio) if card.chars_full else card.tokens_full
+
+
+def card_tokens(card: TurnCard, ratio: float) -> int:
+    """What the turn's card costs at `ratio`, as one line group of a card block."""
+    return estimate_tokens(card.chars_card, ratio) if card.chars_card else card.tokens_card
 
 
 def card_of(turn: Turn, ratio: float) -> TurnCard:
@@ -177,9 +202,18 @@ def render_card(card: TurnCard, number: int) -> str:
     return "\n".join(lines)
 
 
-def full_record(turn: Turn) -> list[Message]:
+def _digest(body: EvidenceBody, evidence: str, tool: str) -> str:
+    return digest_result(body.content, evidence, tool_name=tool, is_error=body.is_error)
+
+
+def full_record(turn: Turn, digests: Mapping[str, str] | None = None) -> list[Message]:
     """A closed turn as a later request shows it whole: thinking dropped, results as digests,
-    card results as their ack, every tool call paired with a result."""
+    card results as their ack, every tool call paired with a result. The digests are the ones
+    its TurnCard stored (or `digests`, by evidence id); a result without one is digested here."""
+    if digests is None:
+        card = turn.card
+        stored = card.did if card is not None and card.turn_id == turn.turn_id else ()
+        digests = {t.evidence: t.digest for t in stored if t.digest}
     messages = [Message(role="user", content=turn.directive.text, images=turn.directive.images)]
     results = _results_by_call(turn)
     for entry in turn.entries:
@@ -196,13 +230,24 @@ def full_record(turn: Turn) -> list[Message]:
                 if is_card_tool(call.name) or body is None:
                     content = result.content
                 else:
-                    content = digest_result(
-                        body.content, result.evidence, tool_name=call.name, is_error=body.is_error
+                    content = digests.get(result.evidence) or _digest(
+                        body, result.evidence, call.name
                     )
             messages.append(
                 Message(role="tool", content=content, tool_call_id=call.id, tool_name=call.name)
             )
     return messages
+
+
+def card_block(rendered: Sequence[str]) -> str:
+    """A run of consecutive card turns as one message: the cards inside one wrapper."""
+    body = "\n".join(rendered)
+    note = 'Earlier turns as cards; recall({"turn": N}) returns turn N whole.'
+    return f"<earlier_turns>\n{note}\n{body}\n</earlier_turns>"
+
+
+# What a card block adds beyond its cards (each card's price covers the newline after it).
+CARD_BLOCK_CHARS = len(card_block([""]))
 
 
 def turn_numbers(turns: Sequence[Turn]) -> str:

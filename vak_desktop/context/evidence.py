@@ -48,6 +48,8 @@ def line_at_limit(line: str, subject: str, returns: str) -> str:
 def line_shown(line: str, number: int, offset: int, ref: str) -> str:
     """Line `number` (1-based) of a result as a window shows it; `offset` is where the line
     starts in the whole result, so the note's `chars` range is exact."""
+    if len(line) <= LINE_LIMIT:  # the common case: no note, so no recall call to render
+        return line
     start = offset + LINE_LIMIT
     end = offset + len(line)
     return line_at_limit(

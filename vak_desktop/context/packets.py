@@ -3,7 +3,8 @@
 A packet is a *cache*, keyed by the inclusive turn range it summarises; the ledger stays the
 original. Its text is the summariser's prose plus a deterministic list of what it covers: each
 turn with its evidence ids, so the model always knows what it is missing and how to `recall` it.
-When even that list does not fit the budget, the packet names the range and the recall call.
+When that list does not fit beside the working set, the packet names the range and the recall
+call instead.
 
 The summariser's own request is built here too, as a purpose-built packet (spec §10 "side
 calls"): the longest stored packet over the same first turn as a seed, plus only the cards of
@@ -28,12 +29,18 @@ SUMMARISER_SYSTEM = (
 )
 
 
-def _listing_line(turn: Turn, card: TurnCard) -> str:
+def listing_line(turn: Turn, card: TurnCard) -> str:
+    """One covered turn as a detailed packet lists it: what was asked, its evidence ids."""
     evidence = ", ".join(
         f"{short_ref(t.evidence)} ({t.tool}, {t.result_shape})" for t in card.did if t.evidence
     )
     line = f"- Turn {turn.number}: {card.asked}"
     return f"{line} — evidence: {evidence}" if evidence else line
+
+
+def render_handoff(handoff: str) -> str:
+    """What a request carries of the turns behind a reset: the handoff written with it."""
+    return f"<handoff>{handoff}</handoff>"
 
 
 def render_packet(
@@ -42,8 +49,10 @@ def render_packet(
     cards: Sequence[TurnCard],
     *,
     detailed: bool = True,
+    listing: Sequence[str] | None = None,
 ) -> str:
-    """The packet as the request carries it."""
+    """The packet as the request carries it. `listing` is the covered turns' `listing_line`s
+    when the caller has them already (the planner prices several packet sizes)."""
     span = turn_numbers(covered)
     summary = packet.summary.strip() if packet and packet.summary.strip() else SUMMARY_PENDING
     lines = [f'<context_summary turns="{span}">', summary, ""]
@@ -53,7 +62,9 @@ def render_packet(
         lines.append(
             f'Turns {span} are summarised here; {how}, and recall({{"id": …}}) any result:'
         )
-        lines += [_listing_line(t, c) for t, c in zip(covered, cards, strict=True)]
+        if listing is None:
+            listing = [listing_line(t, c) for t, c in zip(covered, cards, strict=True)]
+        lines += listing
     else:
         lines.append(f"Turns {span} ({len(covered)} turns) are summarised here; {how}.")
     lines.append("</context_summary>")

@@ -182,6 +182,9 @@ class TraceLine:
     args_digest: str
     evidence: str
     result_shape: str
+    # The result's closed-turn digest, computed once when the card is written: the full record
+    # reads it instead of digesting the stored result again on every request.
+    digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -210,8 +213,16 @@ class TurnCard:
     answered: Answer = Answer()
     outcome: str = "completed"  # completed | degraded | cancelled | failed | interrupted
     reading: JsonObject = field(default_factory=dict)
-    tokens_full: int = 0
+    tokens_full: int = 0  # at the tokens/char of the model that closed the turn
     tokens_card: int = 0
+    # The same two sizes in characters, so a later request prices them at its own model's
+    # tokens/char (a card written under one model is planned under whichever is bound next).
+    chars_full: int = 0
+    chars_card: int = 0
+    # Its index terms, tokenised when the card is written (BM25 at write time, §10): distinct
+    # terms in first-appearance order and how often each occurs (context/relevance.py).
+    terms: tuple[str, ...] = ()
+    term_counts: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

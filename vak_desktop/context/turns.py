@@ -10,6 +10,7 @@ each turn is decided by the planner. It reads entries through a small protocol, 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -63,8 +64,9 @@ class Turn:
         """The turn number the model and the user see (1-based)."""
         return self.index + 1
 
-    @property
+    @functools.cached_property
     def card(self) -> TurnCard | None:
+        """The turn's TurnCard, if it closed with one (read once: every plan asks)."""
         for entry in reversed(self.entries):
             if isinstance(entry.payload, TurnCard):
                 return entry.payload

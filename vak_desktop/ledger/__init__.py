@@ -1,6 +1,7 @@
 """The append-only ledger: storage, identity (content-addressed ids) and the hash chain."""
 
 from vak_desktop.ledger.location import data_dir
+from vak_desktop.ledger.profiles import ProfileStore, StoredProfile
 from vak_desktop.ledger.store import (
     LEDGER_FILENAME,
     BrokenLink,
@@ -19,7 +20,9 @@ __all__ = [
     "Entry",
     "Ledger",
     "LedgerError",
+    "ProfileStore",
     "SessionInfo",
+    "StoredProfile",
     "UnknownEntry",
     "UnknownSession",
     "VerifyReport",

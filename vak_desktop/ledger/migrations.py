@@ -65,9 +65,42 @@ def _create_sessions(db: sqlite_utils.Database) -> None:
     )
 
 
+def _create_capacity_profiles(db: sqlite_utils.Database) -> None:
+    # Measured CapacityProfiles outside any session (`vak probe`, the background probe), with
+    # the probe Activity that produced each. Insert-only like `entries`: a re-probe adds a row,
+    # the newest by probed_at wins. Sessions get their own copy as ledger entries at the next
+    # bind, so a conversation's chain still holds every profile it was planned against.
+    db.execute(
+        """
+        CREATE TABLE capacity_profiles (
+            seq          INTEGER PRIMARY KEY,
+            provider     TEXT NOT NULL,
+            model        TEXT NOT NULL,
+            quantisation TEXT NOT NULL,
+            probed_at    TEXT NOT NULL,
+            profile      TEXT NOT NULL,
+            activity     TEXT NOT NULL,
+            recorded_at  TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX capacity_profiles_by_key"
+        " ON capacity_profiles(provider, model, quantisation, probed_at)"
+    )
+    for verb in ("UPDATE", "DELETE"):
+        db.execute(
+            f"""
+            CREATE TRIGGER capacity_profiles_no_{verb.lower()} BEFORE {verb} ON capacity_profiles
+            BEGIN SELECT RAISE(ABORT, 'capacity profiles are insert-only: {verb} refused'); END
+            """
+        )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_entries", _create_entries),
     Migration("0002_sessions", _create_sessions),
+    Migration("0003_capacity_profiles", _create_capacity_profiles),
 )
 
 

@@ -32,6 +32,7 @@ from vak_desktop.ledger.canonical import (
     utc_now,
 )
 from vak_desktop.ledger.migrations import migrate
+from vak_desktop.ledger.profiles import ProfileStore
 
 LEDGER_FILENAME = "ledger.sqlite3"
 _HEAD = object()  # sentinel: "append after the session's current head"
@@ -132,6 +133,10 @@ class Ledger:
 
     def close(self) -> None:
         self._db.conn.close()
+
+    def profiles(self) -> ProfileStore:
+        """The measured capacity profiles kept outside any session (`ledger/profiles.py`)."""
+        return ProfileStore(self._db)
 
     # -- sessions -------------------------------------------------------------------------
 

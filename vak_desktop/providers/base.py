@@ -108,8 +108,29 @@ class ChatProvider(Protocol):
 
 
 @runtime_checkable
+class RunsLocally(Protocol):
+    """Whether the provider's models run on hardware the user controls (`local = True`): the
+    capacity probe costs such a runner time, not money, so it is always eligible for one.
+    A provider without the attribute counts as hosted."""
+
+    local: bool
+
+
+def is_local(provider: object) -> bool:
+    return isinstance(provider, RunsLocally) and bool(provider.local)
+
+
+@runtime_checkable
 class ModelCatalog(Protocol):
     async def list_models(self) -> list[ModelSummary]: ...
+
+
+@runtime_checkable
+class ModelDigests(Protocol):
+    """The digest of the model a name stands for now ("" when the provider has none): a changed
+    digest means the weights changed under the same name, so measurements of it are void."""
+
+    async def digest(self, model: str) -> str: ...
 
 
 @runtime_checkable

@@ -49,11 +49,12 @@ from vak_desktop.providers.errors import (
 class OllamaProvider:
     """Streams chat from one Ollama server and manages its models.
 
-    Implements `ChatProvider`, `ModelCatalog`, `ModelInspector`, `LoadedModels`, `ModelPuller`,
-    `ModelRemover`, `ModelUnloader` and `VersionReporter`.
+    Implements `ChatProvider`, `RunsLocally`, `ModelCatalog`, `ModelDigests`, `ModelInspector`,
+    `LoadedModels`, `ModelPuller`, `ModelRemover`, `ModelUnloader` and `VersionReporter`.
     """
 
     name = "ollama"
+    local = True  # a runner the user hosts: probing it costs time, not money
 
     def __init__(
         self,
@@ -196,6 +197,14 @@ class OllamaProvider:
             )
             for m in wire.objects(data.get("models"))
         ]
+
+    async def digest(self, model: str) -> str:
+        """The digest /api/tags lists for `model` ("" if absent); a bare name means ":latest"."""
+        wanted = model if ":" in model.rsplit("/", 1)[-1] else model + ":latest"
+        for summary in await self.list_models():
+            if summary.name in (model, wanted):
+                return summary.digest
+        return ""
 
     async def show(self, model: str) -> ModelDetails:
         """The trained window, Modelfile num_ctx and capabilities of `model` (/api/show)."""

@@ -1,13 +1,16 @@
 """The runtime: turns, tools and the services the CLI and the window share. Async, no Qt."""
 
 from vak_desktop.runtime.binding import ModelBinding, bind_model
+from vak_desktop.runtime.capacity import CapacityService, capacity_profile_for
 from vak_desktop.runtime.interchange import (
     ConversationFormatError,
     ImportReport,
     export_openai,
     import_openai,
 )
+from vak_desktop.runtime.probe import ProbeProgress, ProbeRecord, run_probe
 from vak_desktop.runtime.recall import RecallTool
+from vak_desktop.runtime.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
 from vak_desktop.runtime.tools import Tool, ToolContext, ToolOutput, ToolRegistry
 from vak_desktop.runtime.transcripts import (
     SessionSummary,
@@ -25,9 +28,14 @@ def default_tools() -> ToolRegistry:
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "CapacityService",
     "ConversationFormatError",
     "ImportReport",
     "ModelBinding",
+    "ProbePolicy",
+    "ProbeProgress",
+    "ProbeRecord",
+    "ProbeScheduler",
     "RecallTool",
     "SessionSummary",
     "Tool",
@@ -36,9 +44,12 @@ __all__ = [
     "ToolRegistry",
     "TurnRunner",
     "bind_model",
+    "capacity_profile_for",
     "default_tools",
     "export_openai",
     "import_openai",
+    "probing_capacity",
+    "run_probe",
     "session_summaries",
     "session_turns",
     "turn_to_json",

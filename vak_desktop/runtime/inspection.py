@@ -54,5 +54,8 @@ def preview_next(
         len(t.name) + len(t.description) + len(str(t.parameters)) for t in tools
     )
     tokens = estimate_tokens(chars, projection.ratio)
-    num_ctx = choose_num_ctx(tokens + profile.output_reserve, profile.declared_window)
+    needed = tokens + profile.output_reserve
+    num_ctx = profile.num_ctx  # a measured profile's one window, unless this request outgrows it
+    if needed > num_ctx:
+        num_ctx = choose_num_ctx(needed, profile.declared_window, num_ctx)
     return Preview(projection.plan, request, tokens, num_ctx)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from vak_desktop.context.assemble import TailContext, assemble, plan_request
-from vak_desktop.context.capacity import tokens_per_char
+from vak_desktop.context.capacity import tokens_per_char, usable_horizon
 from vak_desktop.context.cards import turn_numbers
 from vak_desktop.context.payloads import Activity, CapacityProfile
 from vak_desktop.context.planner import Plan
@@ -26,7 +26,7 @@ from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import ChatProvider
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.binding import ModelBinding
-from vak_desktop.runtime.capacity import profile_for
+from vak_desktop.runtime.capacity import CapacityService
 from vak_desktop.runtime.events import Notice, TurnEvent
 from vak_desktop.runtime.summariser import summarise_range
 
@@ -82,15 +82,18 @@ async def project_turn(
     system: str,
     tools: Sequence[ToolSpec],
     keep_alive: str | int | None,
+    capacity: CapacityService,
     out: list[Projection],
 ) -> AsyncIterator[TurnEvent]:
     """Plan the running turn (writing a packet first if the plan needs a new one) and append the
-    projection to `out`; yields a notice while the summariser works."""
+    projection to `out`; yields a notice while the summariser works. The profile is read from
+    the ledger as it stands, so a re-plan after feedback (an over-length refusal) sees it."""
     tail_context = tail_context_now()
     for attempt in range(2):
         chain = ledger.chain_to_root(session)
         index = build_turn_index(chain)
-        profile = profile_for(binding, chain, utc_now())
+        profile = capacity.profile_for(binding, chain, utc_now())
+        binding.adopt(profile)
         projection = plan_turn(
             index, profile, system=system, tools=tools, tail_context=tail_context, pending=True
         )
@@ -110,6 +113,7 @@ async def project_turn(
                 max_tokens=plan.summary_tokens,
                 ratio=projection.ratio,
                 keep_alive=keep_alive,
+                window=usable_horizon(projection.profile),
             )
         except ProviderError as exc:
             # fail narrow: the packet still lists every covered turn and how to recall it

@@ -9,12 +9,14 @@ Compaction entry keyed by the range, so the same range is never summarised twice
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
+from vak_desktop.context.capacity import estimate_tokens
 from vak_desktop.context.cards import card_of
 from vak_desktop.context.packets import summariser_messages
 from vak_desktop.context.payloads import Compaction
-from vak_desktop.context.request import ChatRequest
-from vak_desktop.context.turns import TurnIndex
+from vak_desktop.context.request import ChatRequest, Message
+from vak_desktop.context.turns import Turn, TurnIndex
 from vak_desktop.providers.base import ChatProvider, TextDelta
 from vak_desktop.runtime.binding import ModelBinding
 
@@ -28,8 +30,13 @@ async def summarise_range(
     max_tokens: int,
     ratio: float,
     keep_alive: str | int | None,
+    window: int,
 ) -> Compaction:
-    """A packet over the inclusive `packet_range`, grown from the longest stored seed."""
+    """A packet over the inclusive `packet_range`, grown from the longest stored seed.
+
+    Each summariser request must fit `window` tokens (the model's usable horizon) with room for
+    its answer; when the new cards do not fit in one, they are summarised in consecutive chunks,
+    each seeded with the summary so far."""
     first = index.by_id(packet_range[0])
     last = index.by_id(packet_range[1])
     assert first is not None and last is not None
@@ -41,13 +48,54 @@ async def summarise_range(
             start = seeded_last.index + 1
         else:
             seed = None  # a longer packet than we need: summarise the range afresh
-    new_turns = list(index.turns[start : last.index + 1])
+    summary = seed.packet.summary if seed else ""
+    pending = list(index.turns[start : last.index + 1])
+    while pending:
+        chunk = _fitting_chunk(summary, pending, ratio, window - max_tokens)
+        summary = await _summarise(
+            provider, binding, summary, chunk, ratio, max_tokens=max_tokens, keep_alive=keep_alive
+        )
+        pending = pending[len(chunk) :]
     covered = index.turns[first.index : last.index + 1]
+    return Compaction(
+        first_turn_id=first.turn_id,
+        last_turn_id=last.turn_id,
+        summary=summary,
+        model=binding.model,
+        evidence=tuple(e for t in covered for e in t.evidence),
+    )
+
+
+def _messages(summary: str, turns: Sequence[Turn], ratio: float) -> tuple[Message, ...]:
+    seed = Compaction("", "", summary, "") if summary else None
+    return summariser_messages(seed, turns, [card_of(t, ratio) for t in turns])
+
+
+def _fitting_chunk(summary: str, turns: Sequence[Turn], ratio: float, room: int) -> list[Turn]:
+    """The longest run of `turns` from the start whose summariser request fits `room` tokens
+    (at least one turn: a single card is a few lines)."""
+    chunk: list[Turn] = []
+    for turn in turns:
+        chars = sum(m.chars() for m in _messages(summary, [*chunk, turn], ratio))
+        if chunk and estimate_tokens(chars, ratio) > room:
+            break
+        chunk.append(turn)
+    return chunk
+
+
+async def _summarise(
+    provider: ChatProvider,
+    binding: ModelBinding,
+    summary: str,
+    turns: Sequence[Turn],
+    ratio: float,
+    *,
+    max_tokens: int,
+    keep_alive: str | int | None,
+) -> str:
     request = ChatRequest(
         model=binding.model,
-        messages=summariser_messages(
-            seed.packet if seed else None, new_turns, [card_of(t, ratio) for t in new_turns]
-        ),
+        messages=_messages(summary, turns, ratio),
         max_tokens=max_tokens,
         keep_alive=keep_alive,
         think=False if "thinking" in binding.capabilities else None,
@@ -58,10 +106,4 @@ async def summarise_range(
         async for event in stream:
             if isinstance(event, TextDelta):
                 parts.append(event.text)
-    return Compaction(
-        first_turn_id=first.turn_id,
-        last_turn_id=last.turn_id,
-        summary="".join(parts).strip(),
-        model=binding.model,
-        evidence=tuple(e for t in covered for e in t.evidence),
-    )
+    return "".join(parts).strip()

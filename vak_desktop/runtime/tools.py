@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from vak_desktop.context.payloads import ToolCall
+from vak_desktop.context.evidence import carry
+from vak_desktop.context.payloads import EvidenceBody, ToolCall, ToolResult
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.events import ToolResultReady
 
 log = logging.getLogger(__name__)
 
@@ -78,3 +80,44 @@ class ToolRegistry:
     async def run_all(self, calls: Sequence[ToolCall], context: ToolContext) -> list[ToolOutput]:
         """Run one step's calls concurrently; results come back in call order."""
         return list(await asyncio.gather(*(self.run_one(c, context) for c in calls)))
+
+
+async def run_tool_calls(
+    registry: ToolRegistry, ledger: Ledger, session: str, calls: Sequence[ToolCall]
+) -> AsyncIterator[ToolResultReady]:
+    """Run a step's calls concurrently, then record each in call order: an EvidenceBody with the
+    whole result and a ToolResult with what the request carries (maybe a window of it)."""
+    outputs = await registry.run_all(calls, ToolContext(ledger, session))
+    for call, output in zip(calls, outputs, strict=True):
+        body = ledger.append(
+            session,
+            EvidenceBody(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                content=output.content,
+                chars=len(output.content),
+                is_error=output.is_error,
+            ),
+        )
+        carried = carry(output.content, body.id)
+        ledger.append(
+            session,
+            ToolResult(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                content=carried.text,
+                evidence=body.id,
+                chars=len(output.content),
+                is_error=output.is_error,
+                windowed=carried.windowed,
+            ),
+        )
+        yield ToolResultReady(
+            call.id,
+            call.name,
+            body.id,
+            len(output.content),
+            output.is_error,
+            carried.windowed,
+            carried.text[:2_000],
+        )

@@ -19,20 +19,18 @@ from dataclasses import dataclass
 from vak_desktop.context.assemble import prefix_digest
 from vak_desktop.context.capacity import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.cards import build_turn_card
-from vak_desktop.context.evidence import carry
 from vak_desktop.context.payloads import (
     Activity,
     AssistantStep,
     Directive,
-    EvidenceBody,
     Receipt,
     ToolCall,
-    ToolResult,
     Usage,
 )
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.context.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
 from vak_desktop.ledger import Ledger
+from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import (
     ChatProvider,
     Done,
@@ -43,19 +41,27 @@ from vak_desktop.providers.base import (
 )
 from vak_desktop.providers.errors import ContextOverflow, ProviderError
 from vak_desktop.runtime.binding import ModelBinding
+from vak_desktop.runtime.capacity import CapacityService
 from vak_desktop.runtime.events import (
     Notice,
     StepFinished,
     TextChunk,
     ThinkingChunk,
     ToolCallRequested,
-    ToolResultReady,
     TurnEvent,
     TurnFinished,
     TurnStarted,
 )
 from vak_desktop.runtime.projection import Projection, project_turn, step_request
-from vak_desktop.runtime.tools import ToolContext, ToolRegistry
+from vak_desktop.runtime.recovery import (
+    DEFAULT_INSTRUCTION_CHECKS,
+    InstructionCheck,
+    instruction_activity,
+    overflow_activity,
+    truncated,
+    truncation_activity,
+)
+from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant running in Vak Desktop on the user's own machine. "
@@ -76,6 +82,17 @@ class _StepOutcome:
     done: Done | None = None
 
 
+@dataclass
+class _TurnState:
+    """What a turn carries from step to step: its plan, the current model call, and whether
+    its one re-plan after a contradiction of the profile is spent."""
+
+    projection: Projection | None = None
+    ratio: float = FALLBACK_TOKENS_PER_CHAR
+    current: _StepOutcome | None = None
+    recovered: bool = False
+
+
 class TurnRunner:
     """Runs turns of any session against one provider, with one set of tools."""
 
@@ -87,12 +104,18 @@ class TurnRunner:
         *,
         keep_alive: str | int | None = "30m",
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        capacity: CapacityService | None = None,
+        instruction_checks: tuple[InstructionCheck, ...] = DEFAULT_INSTRUCTION_CHECKS,
     ) -> None:
         self.ledger = ledger
         self.provider = provider
         self.tools = tools
         self.keep_alive = keep_alive
         self.system_prompt = system_prompt
+        # Without a scheduler (the default) nothing probes in the background; the window
+        # passes `runtime.scheduler.probing_capacity(...)` to probe idle local models.
+        self.capacity = capacity if capacity is not None else CapacityService(ledger)
+        self.instruction_checks = instruction_checks
 
     def close_interrupted(self, session: str) -> str | None:
         """Close the session's last turn as interrupted if it never closed (the process died
@@ -131,6 +154,8 @@ class TurnRunner:
         """Run one turn and yield what happens. `parent` starts a branch (edit / regenerate)."""
         ledger = self.ledger
         self.close_interrupted(session)
+        self.capacity.turn_starting(binding)  # a probe of this model yields the runner
+        self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
         directive = Directive(
             text=text,
             images=images,
@@ -145,130 +170,215 @@ class TurnRunner:
         yield TurnStarted(session, turn.id, binding.model)
         total = Usage()
         outcome, error = "completed", ""
-        outcome_step: _StepOutcome | None = None
-        projected: list[Projection] = []
-        ratio = FALLBACK_TOKENS_PER_CHAR
+        state = _TurnState()
+        called: list[str] = []
+        largest_prompt = 0
         try:
-            async for event in project_turn(
-                ledger,
-                session,
-                self.provider,
-                binding,
-                system=self.system_prompt,
-                tools=self.tools.specs(),
-                keep_alive=self.keep_alive,
-                out=projected,
-            ):
+            async for event in self._replan(session, binding, state):
                 yield event
-            projection = projected[0]
-            ratio = projection.ratio
             for step in range(MAX_STEPS):
-                outcome_step = _StepOutcome(
-                    step_request(
-                        ledger,
-                        session,
-                        binding,
-                        projection,
-                        system=self.system_prompt,
-                        tools=self.tools.specs(),
-                        keep_alive=self.keep_alive,
-                        think=think,
-                    )
-                )
                 try:
-                    async for event in self._stream_step(session, binding, outcome_step):
+                    async for event in self._step(session, binding, step, think, state):
                         yield event
                 except ProviderError as exc:
-                    self._keep_partial(session, binding, outcome_step)
+                    self._keep_partial(session, binding, state.current)
                     outcome, error = "failed", str(exc)
                     ledger.append(session, Activity(type="provider_error", message=error))
                     break
-                done, request = outcome_step.done, outcome_step.request
-                assert done is not None
+                out, projection = state.current, state.projection
+                assert out is not None and out.done is not None and projection is not None
+                done = out.done
                 ledger.append(
                     session,
                     AssistantStep(
-                        text=outcome_step.text,
-                        thinking=outcome_step.thinking,
-                        tool_calls=tuple(outcome_step.calls),
+                        text=out.text,
+                        thinking=out.thinking,
+                        tool_calls=tuple(out.calls),
                         model=done.model or binding.model,
                         done_reason=done.done_reason,
                     ),
                 )
-                receipt = Receipt(
-                    provider=binding.provider,
-                    model=binding.model,
-                    usage=done.usage,
-                    timings=done.timings,
-                    prefix_digest=prefix_digest(self.system_prompt, request.tools),
-                    request_chars=request.chars(),
-                    request_messages=len(request.messages),
-                    num_ctx=request.num_ctx,
-                    step=step,
-                    done_reason=done.done_reason,
-                    plan=projection.plan.to_json() if step == 0 else {"planned_at_step": 0},
-                    tail=projection.tail if step == 0 else "",
-                )
+                receipt = self._receipt(binding, out.request, done, projection, step)
                 ledger.append(session, receipt)
                 total = total.plus(done.usage)
+                called += [c.name for c in out.calls]
+                largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
                 yield StepFinished(step, receipt)
-                if not outcome_step.calls:
+                if not out.calls:
+                    self._check_instructions(
+                        session, binding, projection, text, called, largest_prompt
+                    )
                     break
-                async for event in self._run_tools(session, outcome_step.calls):
+                async for event in run_tool_calls(self.tools, ledger, session, out.calls):
                     yield event
             else:
                 outcome, error = "degraded", f"stopped after {MAX_STEPS} steps of tool calls"
         except (asyncio.CancelledError, GeneratorExit):
-            if outcome_step is not None and outcome_step.done is None:
-                self._keep_partial(session, binding, outcome_step)
-            self._close(session, "cancelled", total, "stopped by the user", ratio)
+            if state.current is not None and state.current.done is None:
+                self._keep_partial(session, binding, state.current)
+            self._close(session, "cancelled", total, "stopped by the user", state.ratio)
             raise
-        self._close(session, outcome, total, error, ratio)
+        self._close(session, outcome, total, error, state.ratio)
+        self.capacity.turn_finished(binding)  # the model is idle: a probe may run now
         yield TurnFinished(session, turn.id, outcome, total, error)
 
-    async def _stream_step(
-        self, session: str, binding: ModelBinding, out: _StepOutcome
+    async def _step(
+        self,
+        session: str,
+        binding: ModelBinding,
+        step: int,
+        think: bool | None,
+        state: _TurnState,
     ) -> AsyncIterator[TurnEvent]:
-        """Stream one model call into `out`. An over-length rejection grows the window once."""
-        for attempt in range(2):
-            request = out.request
+        """Stream one model call into `state.current`. A request that contradicts the profile
+        (refused as over-length, or silently cut) is recorded, the turn re-planned against the
+        tightened profile and the step sent again — once per turn, never in a loop."""
+        while True:
+            assert state.projection is not None
+            out = state.current = _StepOutcome(
+                self._request(session, binding, state.projection, think)
+            )
             try:
-                async with contextlib.aclosing(self.provider.stream(request)) as stream:
-                    async for event in stream:
-                        if isinstance(event, TextDelta):
-                            out.text += event.text
-                            yield TextChunk(event.text)
-                        elif isinstance(event, ThinkingDelta):
-                            out.thinking += event.text
-                            yield ThinkingChunk(event.text)
-                        elif isinstance(event, ToolCallEvent):
-                            out.calls.append(event.call)
-                            yield ToolCallRequested(
-                                event.call.id, event.call.name, event.call.arguments
-                            )
-                        elif isinstance(event, StreamNotice):
-                            self.ledger.append(session, _repaired(event))
-                            yield Notice(event.message)
-                        elif isinstance(event, Done):
-                            out.done = event
-                return
+                async for event in self._stream_step(session, out):
+                    yield event
             except ContextOverflow as exc:
-                grown = attempt == 0 and not (out.text or out.calls)
-                if not (grown and binding.grow_to(exc.requested or request.num_ctx * 2)):
+                if state.recovered or out.text or out.calls:
                     raise
-                self.ledger.append(
-                    session,
-                    Activity(
-                        type="num_ctx_raised",
-                        message=f"request did not fit num_ctx {request.num_ctx}: {exc}",
-                        detail={"from": request.num_ctx, "to": binding.num_ctx},
-                    ),
+                contradiction = overflow_activity(
+                    exc, out.request, state.projection.profile, state.ratio, step
                 )
-                out.request = dataclasses.replace(request, num_ctx=binding.num_ctx)
+            else:
+                assert out.done is not None
+                if state.recovered or not truncated(out.done, out.request, state.ratio):
+                    return
+                contradiction = truncation_activity(
+                    out.done,
+                    out.request,
+                    state.projection.profile,
+                    state.ratio,
+                    step,
+                    text=out.text,
+                    thinking=out.thinking,
+                    calls=out.calls,
+                )
+            state.recovered = True
+            self.ledger.append(session, contradiction)
+            yield Notice(contradiction.message)
+            async for event in self._replan(session, binding, state):
+                yield event
 
-    def _keep_partial(self, session: str, binding: ModelBinding, out: _StepOutcome) -> None:
+    async def _replan(
+        self, session: str, binding: ModelBinding, state: _TurnState
+    ) -> AsyncIterator[TurnEvent]:
+        """Plan the turn against the profile the ledger gives now (again after a contradiction)."""
+        projected: list[Projection] = []
+        async for event in project_turn(
+            self.ledger,
+            session,
+            self.provider,
+            binding,
+            system=self.system_prompt,
+            tools=self.tools.specs(),
+            keep_alive=self.keep_alive,
+            capacity=self.capacity,
+            out=projected,
+        ):
+            yield event
+        state.projection = projected[-1]
+        state.ratio = state.projection.ratio
+
+    def _receipt(
+        self,
+        binding: ModelBinding,
+        request: ChatRequest,
+        done: Done,
+        projection: Projection,
+        step: int,
+    ) -> Receipt:
+        return Receipt(
+            provider=binding.provider,
+            model=binding.model,
+            usage=done.usage,
+            timings=done.timings,
+            prefix_digest=prefix_digest(self.system_prompt, request.tools),
+            request_chars=request.chars(),
+            request_messages=len(request.messages),
+            num_ctx=request.num_ctx,
+            step=step,
+            done_reason=done.done_reason,
+            plan=projection.plan.to_json() if step == 0 else {"planned_at_step": 0},
+            tail=projection.tail if step == 0 else "",
+        )
+
+    def _request(
+        self, session: str, binding: ModelBinding, projection: Projection, think: bool | None
+    ) -> ChatRequest:
+        return step_request(
+            self.ledger,
+            session,
+            binding,
+            projection,
+            system=self.system_prompt,
+            tools=self.tools.specs(),
+            keep_alive=self.keep_alive,
+            think=think,
+        )
+
+    def _check_instructions(
+        self,
+        session: str,
+        binding: ModelBinding,
+        projection: Projection,
+        directive: str,
+        called: list[str],
+        request_tokens: int,
+    ) -> None:
+        """Run the instruction-failure classifiers over the finished turn."""
+        offered = [spec.name for spec in self.tools.specs()]
+        for check in self.instruction_checks:
+            instruction = check(directive, offered, called)
+            if instruction is not None:
+                self.instruction_failed(session, binding, projection, instruction, request_tokens)
+
+    def instruction_failed(
+        self,
+        session: str,
+        binding: ModelBinding,
+        projection: Projection,
+        instruction: str,
+        request_tokens: int,
+    ) -> None:
+        """The hook for an explicit instruction the model did not follow: recorded always; above
+        0.8 × horizon it lowers the horizon (folded from the record) and asks for a re-probe."""
+        activity, tightens = instruction_activity(
+            instruction, request_tokens, projection.profile, utc_now()
+        )
+        self.ledger.append(session, activity)
+        if tightens:
+            self.capacity.reprobe(binding)
+
+    async def _stream_step(self, session: str, out: _StepOutcome) -> AsyncIterator[TurnEvent]:
+        """Stream one model call into `out`."""
+        async with contextlib.aclosing(self.provider.stream(out.request)) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    out.text += event.text
+                    yield TextChunk(event.text)
+                elif isinstance(event, ThinkingDelta):
+                    out.thinking += event.text
+                    yield ThinkingChunk(event.text)
+                elif isinstance(event, ToolCallEvent):
+                    out.calls.append(event.call)
+                    yield ToolCallRequested(event.call.id, event.call.name, event.call.arguments)
+                elif isinstance(event, StreamNotice):
+                    self.ledger.append(session, _repaired(event))
+                    yield Notice(event.message)
+                elif isinstance(event, Done):
+                    out.done = event
+
+    def _keep_partial(self, session: str, binding: ModelBinding, out: _StepOutcome | None) -> None:
         """Whatever streamed before a failure or a stop is kept, marked interrupted."""
-        if out.text or out.thinking or out.calls:
+        if out is not None and (out.text or out.thinking or out.calls):
             self.ledger.append(
                 session,
                 AssistantStep(
@@ -278,43 +388,6 @@ class TurnRunner:
                     model=binding.model,
                     interrupted=True,
                 ),
-            )
-
-    async def _run_tools(self, session: str, calls: list[ToolCall]) -> AsyncIterator[TurnEvent]:
-        context = ToolContext(self.ledger, session)
-        outputs = await self.tools.run_all(calls, context)
-        for call, output in zip(calls, outputs, strict=True):
-            body = self.ledger.append(
-                session,
-                EvidenceBody(
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    content=output.content,
-                    chars=len(output.content),
-                    is_error=output.is_error,
-                ),
-            )
-            carried = carry(output.content, body.id)
-            self.ledger.append(
-                session,
-                ToolResult(
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    content=carried.text,
-                    evidence=body.id,
-                    chars=len(output.content),
-                    is_error=output.is_error,
-                    windowed=carried.windowed,
-                ),
-            )
-            yield ToolResultReady(
-                call.id,
-                call.name,
-                body.id,
-                len(output.content),
-                output.is_error,
-                carried.windowed,
-                carried.text[:2_000],
             )
 
 

@@ -34,6 +34,7 @@ from vak_desktop.runtime import (
     TurnRunner,
     bind_model,
     default_tools,
+    probing_capacity,
     session_summaries,
     session_turns,
 )
@@ -95,13 +96,21 @@ class ChatService(QObject):
         tools: ToolRegistry | None = None,
         *,
         keep_alive: str | int | None = "30m",
+        background_probes: bool = False,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._ledger = ledger
         self._provider = provider
+        # With background probes, an idle local model's capacity is measured after a turn
+        # finishes; a turn on that model cancels the probe rather than wait for it.
+        capacity = probing_capacity(ledger, provider) if background_probes else None
         self._runner = TurnRunner(
-            ledger, provider, tools if tools is not None else default_tools(), keep_alive=keep_alive
+            ledger,
+            provider,
+            tools if tools is not None else default_tools(),
+            keep_alive=keep_alive,
+            capacity=capacity,
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None
@@ -343,3 +352,4 @@ class ChatService(QObject):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._runner.capacity.aclose()

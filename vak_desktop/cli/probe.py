@@ -1,0 +1,152 @@
+"""`vak probe` and `vak profile`: a model's measured CapacityProfile, from a terminal.
+
+`vak probe MODEL` runs the capacity ladder in the foreground — the same `run_probe` the
+background scheduler uses — with one progress line per sample on stderr, records the result
+in the ledger's profile store (where every session finds it at its next bind) and prints the
+profile. A fresh stored profile (24 h local, 7 d hosted, same model digest) is printed without
+probing unless `--force`. `vak profile MODEL` prints the stored profile and never touches the
+provider. Both print the contract's JSON shape with `--json` (shared/design/cli.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from vak_desktop.cli.common import CliError, bind, emit, open_ledger, with_provider
+from vak_desktop.context.capacity import profile_to_json
+from vak_desktop.context.payloads import CapacityProfile
+from vak_desktop.context.probe import TTL_HOSTED_S, TTL_LOCAL_S, is_fresh, probed_at
+from vak_desktop.ledger.canonical import utc_now
+from vak_desktop.providers import ChatProvider, ModelDigests, is_local
+from vak_desktop.runtime.capacity import key_of
+from vak_desktop.runtime.probe import ProbeProgress, run_probe
+
+
+def progress_line(progress: ProbeProgress) -> str:
+    """One sample, for stderr: rung, phase, size, verdict, time."""
+    sample = progress.sample_result
+    if sample.overflow:
+        verdict = "refused: longer than the window"
+    elif sample.error:
+        verdict = f"failed: {sample.error}"
+    elif sample.followed:
+        verdict = "followed (written as text)" if sample.as_text else "followed"
+    else:
+        verdict = f"not followed (called {sample.called})" if sample.called else "not followed"
+    return (
+        f"rung {progress.rung:>2} {progress.phase:<7} {progress.tokens:>8,} tokens "
+        f"({progress.turns} turns, num_ctx {progress.num_ctx:,})  sample {progress.sample}: "
+        f"{verdict}  {sample.wall_ns / 1e9:.2f} s"
+    )
+
+
+def _print_progress(progress: ProbeProgress) -> None:
+    print(progress_line(progress), file=sys.stderr, flush=True)
+
+
+def _show(profile: CapacityProfile, as_json: bool) -> None:
+    if as_json:
+        emit(profile_to_json(profile))
+        return
+    horizon = profile.instruction_horizon
+    provenance = profile.provenance
+    verified = f"{profile.verified_window:,}" if profile.verified_window else "not refused yet"
+    print(
+        f"{profile.model}: instruction horizon {horizon.tokens:,} tokens "
+        f"(confidence {horizon.confidence:.1f})"
+    )
+    print(
+        f"  declared window {profile.declared_window:,} · verified window {verified} · "
+        f"num_ctx {profile.num_ctx:,} · output reserve {profile.output_reserve:,}"
+    )
+    print(
+        f"  tokens per char {profile.tokens_per_char.value:.3f} · prefill "
+        f"{profile.prefill_tps.value:,.0f} tokens/s · cache {profile.cache}"
+    )
+    source = provenance.get("source", "metadata")
+    if source == "probe":
+        wall = int(provenance.get("wall_ns", 0)) / 1e9
+        print(
+            f"  probed {probed_at(profile)} in {provenance.get('requests', 0)} requests "
+            f"({int(provenance.get('prompt_tokens', 0)):,} prompt tokens, {wall:.1f} s)"
+        )
+        if provenance.get("rescue"):
+            print("  the model followed the instruction at no size tried, not even the bare prefix")
+    else:
+        print(f"  {source} only: not probed")
+
+
+async def cmd_probe(args: argparse.Namespace) -> int:
+    ledger = open_ledger(args)
+    store = ledger.profiles()
+
+    async def work(provider: ChatProvider) -> int:
+        binding = await bind(provider, args.model)
+        digest = await provider.digest(args.model) if isinstance(provider, ModelDigests) else ""
+        stored = store.latest(*key_of(binding))
+        ttl = TTL_LOCAL_S if is_local(provider) else TTL_HOSTED_S
+        fresh = stored is not None and is_fresh(stored.profile, utc_now(), ttl_s=ttl, digest=digest)
+        if stored is not None and fresh and not args.force:
+            print(
+                f"vak: a fresh profile from {probed_at(stored.profile)} is stored; "
+                "--force probes again",
+                file=sys.stderr,
+            )
+            _show(stored.profile, args.json)
+            return 0
+        record = await run_probe(
+            provider,
+            args.model,
+            details=binding.details,
+            digest=digest,
+            max_prompt_tokens=args.max_tokens,
+            on_sample=_print_progress,
+        )
+        store.record(record.profile, record.activity)
+        _show(record.profile, args.json)
+        return 0
+
+    try:
+        result: int = await with_provider(args, work)
+        return result
+    finally:
+        ledger.close()
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    ledger = open_ledger(args)
+    try:
+        stored = ledger.profiles().latest(args.provider, args.model)
+    finally:
+        ledger.close()
+    if stored is None:
+        raise CliError(f"no stored profile for {args.model}; run `vak probe {args.model}`")
+    _show(stored.profile, args.json)
+    return 0
+
+
+def add_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: list[argparse.ArgumentParser]
+) -> None:
+    """Register `probe` and `profile` on the `vak` parser."""
+    probe = sub.add_parser(
+        "probe", parents=common, help="measure a model's capacity profile (foreground)"
+    )
+    probe.add_argument("model")
+    probe.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the largest prompt, in tokens, the ladder tries (default: 0.9 × declared window)",
+    )
+    probe.add_argument(
+        "--force", action="store_true", help="probe even if a fresh profile is stored"
+    )
+    probe.set_defaults(func=cmd_probe)
+    profile = sub.add_parser(
+        "profile", parents=common, help="the stored capacity profile of a model (no probing)"
+    )
+    profile.add_argument("model")
+    profile.set_defaults(func=cmd_profile)
