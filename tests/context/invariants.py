@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from vak_desktop.context.assemble import AssembledRequest, current_turn_messages
 from vak_desktop.context.capacity import estimate_tokens
-from vak_desktop.context.cards import full_record
+from vak_desktop.context.cards import card_of, full_record
 from vak_desktop.context.digests import digest_result
 from vak_desktop.context.evidence import RESULT_LIMIT, carry, short_ref
 from vak_desktop.context.packets import render_handoff
@@ -227,10 +227,11 @@ def check_request(
     names = [t.name for t in request.tools]
     assert len(names) == len(set(names)), f"a tool twice: {names}"
     thread = thread_lines(request.tail)
-    whole_directives = {index.by_number(n).directive.text for n in whole}  # type: ignore[union-attr]
-    assert not set(thread) & whole_directives, "a directive both whole and in the thread"
+    # the thread names each packeted directive as its card asks it (verbatim when short)
+    whole_asks = {card_of(index.by_number(n), ratio).asked for n in whole}  # type: ignore[arg-type]
+    assert not set(thread) & whole_asks, "a directive both whole and in the thread"
     assert current.directive.text not in thread
-    packeted = {t.directive.text for t in history if fidelity[t.turn_id] is Fidelity.PACKET}
+    packeted = {card_of(t, ratio).asked for t in history if fidelity[t.turn_id] is Fidelity.PACKET}
     assert set(thread) <= packeted
 
 

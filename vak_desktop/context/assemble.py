@@ -95,11 +95,13 @@ def render_tail(context: TailContext, thread: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
-def thread_for(plan: Plan, index: TurnIndex) -> list[str]:
-    """Directives not in the working set verbatim: the latest ones inside the packet."""
+def thread_for(plan: Plan, index: TurnIndex, ratio: float) -> list[str]:
+    """Directives not in the working set verbatim: the latest ones inside the packet, each as
+    its card asks it (verbatim when short, else its first sentence and how much follows), so a
+    few long pastes cannot crowd out the history the thread is there to point at."""
     packeted = [t for t in plan.turns if t.fidelity is Fidelity.PACKET]
     latest = packeted[-PACKET_BATCH_TURNS:]
-    return [index.turns[t.index].directive.text for t in latest]
+    return [card_of(index.turns[t.index], ratio).asked for t in latest]
 
 
 def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
@@ -191,7 +193,7 @@ def plan_request(
             current_turn_reserve=reserve,
             ranked=ranked,
         )
-        tail = render_tail(tail_context, thread_for(plan, index))
+        tail = render_tail(tail_context, thread_for(plan, index, ratio))
         if estimate_tokens(len(tail), ratio) <= tail_tokens:
             return plan, tail
 
