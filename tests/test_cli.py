@@ -229,6 +229,8 @@ def test_import_then_export_round_trips_an_openai_conversation(
 def test_import_refuses_a_bad_document_clearly(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    code, _, err = vak(capsys, "import", str(tmp_path / "missing.json"))
+    assert code == 2 and "cannot read" in err and "missing.json" in err
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"messages": [{"role": "wizard", "content": "x"}]}))
     code, _, err = vak(capsys, "import", str(bad))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.doubles.ollama_server import OllamaDouble
-from vak_desktop.cli import main
+from tests.test_cli import vak
 
 MODEL = "gemma4:e2b"
 CONTRACT_KEYS = {
@@ -30,15 +30,6 @@ def double_fixture() -> Iterator[OllamaDouble]:
     with OllamaDouble(instruction_horizon=13_000) as double:
         double.add_model(MODEL, trained_window=131_072)
         yield double
-
-
-def vak(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _probe(capsys: pytest.CaptureFixture[str], double: OllamaDouble, *more: str) -> Any:

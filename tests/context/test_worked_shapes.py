@@ -126,3 +126,25 @@ def test_a_frontier_model_keeps_the_whole_session(ledger: Ledger) -> None:
     assert fidelities(plan) == {Fidelity.FULL: 31}
     assert plan.packet_range is None
     assert not any(text.startswith(("<earlier_turns>", "<context_summary")) for text in history)
+
+
+def test_a_long_session_keeps_dozens_of_turns_whole_when_not_every_card_fits(
+    ledger: Ledger,
+) -> None:
+    """Cards alone could fill the budget of a long session; they get half of it when they do
+    not all fit, so the other half still holds whole turns (spec §4: dozens on a big model)."""
+    builder = SessionBuilder(ledger)
+    for n in range(600):
+        builder.turn(
+            TurnScript(directive=f"Question {n} about part {n % 13}?", answer=f"Part {n}. " * 40)
+        )
+    index = builder.index()
+    roomy = profile(12_000, output_reserve=1_024)
+    plan, _ = plan_request(
+        index, roomy, None, system="You are helpful.", tools=(), tail_context=TAIL
+    )
+    counts = {f: sum(t.fidelity is f for t in plan.turns) for f in Fidelity}
+    assert counts[Fidelity.FULL] >= 12, counts
+    assert counts[Fidelity.CARD] >= 50, counts
+    assert counts[Fidelity.PACKET] > 0 and plan.packet_range is not None
+    assert plan.history_tokens <= plan.budget.available

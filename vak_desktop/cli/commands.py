@@ -101,7 +101,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    raw = Path(args.file).read_bytes() if args.file != "-" else sys.stdin.buffer.read()
+    try:
+        raw = Path(args.file).read_bytes() if args.file != "-" else sys.stdin.buffer.read()
+    except OSError as exc:
+        raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     try:
         document = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

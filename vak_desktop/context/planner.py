@@ -6,8 +6,8 @@
         relevance = BM25(directive) / best score                best match = 1.0
         anaphora  = 1.0 for the preceding turn when the directive refers back
 
-Turns go in as cards newest → oldest while they fit; the overflow collapses into one packet over
-the oldest turns, its boundary moved in batches of PACKET_BATCH_TURNS so it holds steady across
+Turns go in as cards newest → oldest while they fit (in half the budget when not every card
+does); the overflow collapses into one packet over the oldest turns, its boundary moved in batches of PACKET_BATCH_TURNS so it holds steady across
 turns. The slice the cards and the packet leave promotes turns to Full in descending value (a
 turn that does not fit is skipped for a cheaper one further down): §10's "promoted to full record
 inside a reserved slice of the budget". That gives §10's small-model shape (~2 turns whole, the
@@ -196,19 +196,25 @@ def plan_working_set(
 
     def fill(available: int, packet_end: int) -> tuple[list[Fidelity], int]:
         """Fidelity per position in `live` given the budget. Every turn from `packet_end` on is
-        a card, newest → oldest while the cards fit (a turn leaves the working set only when
-        not even its card fits); the slice the cards leave promotes turns to Full in descending
+        a card, newest → oldest while the cards fit (in half the budget when not all of them
+        do); the slice the cards leave promotes turns to Full in descending
         value, a turn that does not fit skipped for a cheaper one further down (§10: "promoted
         to full record inside a reserved slice of the budget"). The rest are in the packet.
         Returns the fidelities and the tokens spent, the wrapper of every run of cards
         included."""
         chosen = [Fidelity.PACKET] * len(live)
         remaining, last = available, len(live) - 1
+        # When not every card fits, the cards get half the budget and the other half is the
+        # slice turns are promoted into: a frontier model on a long session keeps dozens of
+        # turns whole instead of thousands of cards and a single whole turn.
+        every_card = sum(card_cost[packet_end:]) + block
+        card_room = available if every_card <= available else available // 2
         for position in range(last, packet_end - 1, -1):
             cost = card_cost[position] + (block if position == last else 0)
-            if cost > remaining:
+            if cost > card_room:
                 break
             chosen[position] = Fidelity.CARD
+            card_room -= cost
             remaining -= cost
         for position in by_value:
             cost = full_cost[position]
