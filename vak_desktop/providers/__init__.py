@@ -46,12 +46,18 @@ from vak_desktop.providers.errors import (
 )
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.providers.ollama_wire import resolve_host
+from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
+from vak_desktop.providers.openai_wire import resolve_host as resolve_openai_host
 
 ProviderFactory = Callable[[httpx.AsyncClient, str], ChatProvider]
 
 # name -> (factory taking an already-resolved host, default host when the caller gives none)
 _REGISTRY: dict[str, tuple[ProviderFactory, Callable[[], str]]] = {
     "ollama": (OllamaProvider, lambda: resolve_host(os.environ.get("OLLAMA_HOST"))),
+    "openai-compatible": (
+        OpenAICompatibleProvider,
+        lambda: resolve_openai_host(os.environ.get("VAK_OPENAI_COMPATIBLE_HOST")),
+    ),
 }
 
 
@@ -69,7 +75,8 @@ def _entry(name: str) -> tuple[ProviderFactory, Callable[[], str]]:
 
 
 def default_host(name: str) -> str:
-    """Where provider `name` is found when the user has not said (ollama: `OLLAMA_HOST`)."""
+    """Where provider `name` is found when the user has not said (ollama: `OLLAMA_HOST`;
+    openai-compatible: `VAK_OPENAI_COMPATIBLE_HOST`, else http://127.0.0.1:8080)."""
     return _entry(name)[1]()
 
 
@@ -96,6 +103,7 @@ __all__ = [
     "ModelSummary",
     "ModelUnloader",
     "OllamaProvider",
+    "OpenAICompatibleProvider",
     "ProviderError",
     "ProviderFactory",
     "PullProgress",
@@ -114,4 +122,5 @@ __all__ = [
     "known_providers",
     "open_provider",
     "resolve_host",
+    "resolve_openai_host",
 ]

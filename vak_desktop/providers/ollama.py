@@ -25,6 +25,7 @@ import httpx
 
 from vak_desktop.context.payloads import ToolCall
 from vak_desktop.context.request import ChatRequest
+from vak_desktop.providers import http_common as http
 from vak_desktop.providers import ollama_wire as wire
 from vak_desktop.providers.base import (
     LoadedModel,
@@ -42,7 +43,6 @@ from vak_desktop.providers.errors import (
     ProviderError,
     RateLimited,
     ServerError,
-    Unreachable,
 )
 
 
@@ -114,7 +114,7 @@ class OllamaProvider:
         number, responded = 0, False
         try:
             async with self._client.stream(
-                "POST", self.host + "/api/chat", json=body, timeout=wire.TIMEOUT
+                "POST", self.host + "/api/chat", json=body, timeout=http.TIMEOUT
             ) as response:
                 if response.status_code >= 400:
                     await response.aread()
@@ -122,10 +122,10 @@ class OllamaProvider:
                 responded = True
                 async with contextlib.aclosing(wire.numbered_lines(response)) as numbered:
                     async for number, raw in numbered:
-                        text, notice = wire.decode_line(raw, number)
+                        text, notice = http.decode_line(raw, number)
                         if notice is not None:
                             yield notice
-                        chunk = wire.parse_object(text, number, raw)
+                        chunk = http.parse_object(text, number, raw)
                         if "error" in chunk:
                             raise wire.stream_error(str(chunk["error"]), request.num_ctx)
                         message = chunk.get("message") or {}
@@ -189,7 +189,7 @@ class OllamaProvider:
             ModelSummary(
                 name=str(m.get("name") or m.get("model") or ""),
                 digest=str(m.get("digest") or ""),
-                size=wire.int_field(m, "size"),
+                size=http.int_field(m, "size"),
                 modified_at=str(m.get("modified_at") or ""),
                 family=str(wire.details_of(m).get("family") or ""),
                 parameter_size=str(wire.details_of(m).get("parameter_size") or ""),
@@ -234,10 +234,10 @@ class OllamaProvider:
             LoadedModel(
                 name=str(m.get("name") or m.get("model") or ""),
                 digest=str(m.get("digest") or ""),
-                size=wire.int_field(m, "size"),
-                size_vram=wire.int_field(m, "size_vram"),
+                size=http.int_field(m, "size"),
+                size_vram=http.int_field(m, "size_vram"),
                 expires_at=str(m.get("expires_at") or ""),
-                context_length=wire.int_field(m, "context_length") or None,
+                context_length=http.int_field(m, "context_length") or None,
             )
             for m in wire.objects(data.get("models"))
         ]
@@ -247,7 +247,7 @@ class OllamaProvider:
         number, responded, finished = 0, False, False
         try:
             async with self._client.stream(
-                "POST", self.host + "/api/pull", json={"model": model}, timeout=wire.TIMEOUT
+                "POST", self.host + "/api/pull", json={"model": model}, timeout=http.TIMEOUT
             ) as response:
                 if response.status_code >= 400:
                     await response.aread()
@@ -257,7 +257,7 @@ class OllamaProvider:
                 responded = True
                 async with contextlib.aclosing(wire.numbered_lines(response)) as numbered:
                     async for number, raw in numbered:
-                        line = wire.parse_object(raw.decode("utf-8", errors="replace"), number, raw)
+                        line = http.parse_object(raw.decode("utf-8", errors="replace"), number, raw)
                         if "error" in line:
                             detail = str(line["error"])
                             if "file does not exist" in detail:
@@ -268,8 +268,8 @@ class OllamaProvider:
                         yield PullProgress(
                             status=status,
                             digest=str(line.get("digest") or ""),
-                            total=wire.int_field(line, "total"),
-                            completed=wire.int_field(line, "completed"),
+                            total=http.int_field(line, "total"),
+                            completed=http.int_field(line, "completed"),
                             extra={
                                 k: str(v)
                                 for k, v in line.items()
@@ -301,7 +301,7 @@ class OllamaProvider:
     ) -> httpx.Response:
         try:
             response = await self._client.request(
-                method, self.host + path, json=body, timeout=wire.TIMEOUT
+                method, self.host + path, json=body, timeout=http.TIMEOUT
             )
         except httpx.TransportError as exc:
             raise self._transport_error(exc, False, 0) from exc
@@ -330,7 +330,7 @@ class OllamaProvider:
         if missing is not None:
             return ModelNotFound(model or missing[1], text)
         if status in (429, 503):
-            return RateLimited(text, wire.retry_after(response.headers.get("retry-after")))
+            return RateLimited(text, http.retry_after(response.headers.get("retry-after")))
         if status >= 500:
             return ServerError(text, status)
         # A 4xx about our request (a tool-less model sent tools, a bad keep_alive …): the
@@ -340,25 +340,12 @@ class OllamaProvider:
     def _transport_error(
         self, exc: httpx.TransportError, responded: bool, line: int
     ) -> ProviderError:
-        detail = str(exc) or type(exc).__name__
-        if responded:  # the server answered, then the connection broke or went quiet
-            return BadResponse(
-                f"stream ended before the final chunk: connection lost ({detail})", line or None
-            )
-        if isinstance(exc, httpx.ConnectTimeout):
-            reason = (
-                "Ollama is not running at this address, or a firewall drops the connection "
-                f"(no answer within {wire.TIMEOUT.connect:.0f} s)"
-            )
-        elif isinstance(exc, httpx.ConnectError) and wire.DNS_FAILURE.search(detail):
-            reason = f"the host name does not resolve, so Ollama is not running there ({detail})"
-        elif isinstance(exc, httpx.ConnectError):
-            reason = (
-                f"Ollama is not running at this address ({detail}); start it with "
-                "`ollama serve` or check the host in settings"
-            )
-        elif isinstance(exc, httpx.TimeoutException):
-            reason = f"Ollama accepted the connection but did not answer within {wire.TIMEOUT.read:.0f} s"
-        else:
-            reason = f"the connection to Ollama failed ({detail})"
-        return Unreachable(self.host, reason)
+        return http.transport_error(
+            exc,
+            host=self.host,
+            responded=responded,
+            line=line,
+            server="Ollama",
+            start_hint="start it with `ollama serve`",
+            stream_end="the final chunk",
+        )

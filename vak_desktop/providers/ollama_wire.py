@@ -17,15 +17,13 @@ import httpx
 
 from vak_desktop.context.payloads import Timings, Usage
 from vak_desktop.context.request import Message
-from vak_desktop.providers.base import Done, StreamNotice
-from vak_desktop.providers.errors import BadResponse, ContextOverflow, ProviderError, ServerError
+from vak_desktop.providers.base import Done
+from vak_desktop.providers.errors import ContextOverflow, ProviderError, ServerError
+from vak_desktop.providers.http_common import int_field, opt_int
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_PORT = 11434
 DEFAULT_KEEP_ALIVE = "30m"
-# Connecting to a local server is instant or it is not running; loading a large model from
-# disk before the first byte can take minutes, so the read timeout is generous.
-TIMEOUT = httpx.Timeout(600.0, connect=5.0)
 
 # Texts Ollama (and the llama.cpp server behind it) use for "the prompt does not fit".
 _OVERFLOW_MARKERS = (
@@ -36,7 +34,6 @@ _OVERFLOW_MARKERS = (
     "input length exceeds",
 )
 _LLAMA_SIZES = re.compile(r"\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)")
-DNS_FAILURE = re.compile(r"name or service|nodename|getaddrinfo|no address|name resolution", re.I)
 MODEL_NOT_FOUND = re.compile(r"model ['\"]?(.*?)['\"]? not found")
 
 
@@ -110,29 +107,6 @@ async def numbered_lines(response: httpx.Response) -> AsyncGenerator[tuple[int, 
         yield number + 1, buffer
 
 
-def decode_line(raw: bytes, number: int) -> tuple[str, StreamNotice | None]:
-    try:
-        return raw.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        message = (
-            f"line {number}: invalid UTF-8 at byte {exc.start} of the line "
-            "was replaced with U+FFFD; the raw line is kept"
-        )
-        return raw.decode("utf-8", errors="replace"), StreamNotice(message, raw)
-
-
-def parse_object(text: str, number: int, raw: bytes) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise BadResponse(
-            f"line {number} is not JSON ({exc}): {text[:120]!r}", number, raw
-        ) from None
-    if not isinstance(value, dict):
-        raise BadResponse(f"line {number} is not a JSON object", number, raw)
-    return value
-
-
 def done_event(chunk: Mapping[str, Any], model: str, first_token_ns: int, wall_ns: int) -> Done:
     # Ollama omits every metric whose value is zero.
     return Done(
@@ -193,32 +167,12 @@ def error_text(response: httpx.Response) -> str:
     return json.dumps(data)
 
 
-def retry_after(value: str | None) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 def parameter_int(parameters: str, key: str) -> int | None:
     for line in parameters.splitlines():
         name, _, value = line.strip().partition(" ")
         if name == key:
             return opt_int(value.strip())
     return None
-
-
-def opt_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def int_field(mapping: Mapping[str, Any], key: str) -> int:
-    return opt_int(mapping.get(key)) or 0
 
 
 def details_of(mapping: Mapping[str, Any]) -> Mapping[str, Any]:

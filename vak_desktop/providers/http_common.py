@@ -1,0 +1,104 @@
+"""What every HTTP provider adapter shares: timeouts, reading NDJSON/SSE lines without losing a
+byte, number fields that may be missing, and one wording for "the server is not there".
+
+Each adapter keeps its own wire module for what is particular to its protocol; this module holds
+only what would otherwise be written twice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from vak_desktop.providers.base import StreamNotice
+from vak_desktop.providers.errors import BadResponse, ProviderError, Unreachable
+
+# Connecting to a local server is instant or it is not running; loading a large model from
+# disk before the first byte can take minutes, so the read timeout is generous.
+TIMEOUT = httpx.Timeout(600.0, connect=5.0)
+DNS_FAILURE = re.compile(r"name or service|nodename|getaddrinfo|no address|name resolution", re.I)
+
+
+def decode_line(raw: bytes, number: int) -> tuple[str, StreamNotice | None]:
+    """A line as text; invalid UTF-8 is replaced with U+FFFD and announced with the raw bytes."""
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        message = (
+            f"line {number}: invalid UTF-8 at byte {exc.start} of the line "
+            "was replaced with U+FFFD; the raw line is kept"
+        )
+        return raw.decode("utf-8", errors="replace"), StreamNotice(message, raw)
+
+
+def parse_object(text: str, number: int, raw: bytes) -> dict[str, Any]:
+    """A line that must be one JSON object, or a BadResponse naming the line."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise BadResponse(
+            f"line {number} is not JSON ({exc}): {text[:120]!r}", number, raw
+        ) from None
+    if not isinstance(value, dict):
+        raise BadResponse(f"line {number} is not a JSON object", number, raw)
+    return value
+
+
+def retry_after(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def opt_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def int_field(mapping: Mapping[str, Any], key: str) -> int:
+    return opt_int(mapping.get(key)) or 0
+
+
+def transport_error(
+    exc: httpx.TransportError,
+    *,
+    host: str,
+    responded: bool,
+    line: int,
+    server: str,
+    start_hint: str,
+    stream_end: str,
+) -> ProviderError:
+    """A transport failure as the user should read it. `responded`: the server had answered
+    and the stream then broke (a BadResponse), else the server was never reached."""
+    detail = str(exc) or type(exc).__name__
+    if responded:
+        return BadResponse(
+            f"stream ended before {stream_end}: connection lost ({detail})", line or None
+        )
+    if isinstance(exc, httpx.ConnectTimeout):
+        reason = (
+            f"{server} is not running at this address, or a firewall drops the connection "
+            f"(no answer within {TIMEOUT.connect:.0f} s)"
+        )
+    elif isinstance(exc, httpx.ConnectError) and DNS_FAILURE.search(detail):
+        reason = f"the host name does not resolve, so {server} is not running there ({detail})"
+    elif isinstance(exc, httpx.ConnectError):
+        reason = (
+            f"{server} is not running at this address ({detail}); {start_hint} "
+            "or check the host in settings"
+        )
+    elif isinstance(exc, httpx.TimeoutException):
+        reason = f"{server} accepted the connection but did not answer within {TIMEOUT.read:.0f} s"
+    else:
+        reason = f"the connection to {server} failed ({detail})"
+    return Unreachable(host, reason)

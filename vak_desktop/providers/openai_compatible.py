@@ -1,0 +1,247 @@
+"""The OpenAI-compatible adapter: a `ChatRequest` rendered for `/v1/chat/completions`, the
+server-sent events read back.
+
+One adapter for every server that speaks the chat-completions dialect: the llama.cpp server,
+LM Studio, vLLM, Ollama's `/v1`, gateways. Usage is asked for with `stream_options`, so the
+last chunk carries it; OpenAI's `prompt_tokens` includes `cached_tokens`, which we keep apart
+as the cache-read tier. Tool calls arrive as deltas keyed by `index` and are emitted whole,
+arguments parsed, when the stream ends.
+
+Nothing read from the wire is silently lost: an event that is not JSON raises `BadResponse`
+naming the line, a line with invalid UTF-8 is repaired and announced with a `StreamNotice`
+carrying the raw bytes, and a stream that stops before `data: [DONE]` is an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import httpx
+
+from vak_desktop.context.payloads import Timings, Usage
+from vak_desktop.context.request import ChatRequest
+from vak_desktop.providers import http_common as http
+from vak_desktop.providers import openai_wire as wire
+from vak_desktop.providers.base import (
+    Done,
+    ModelSummary,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+)
+from vak_desktop.providers.errors import (
+    BadResponse,
+    ModelNotFound,
+    ProviderError,
+    RateLimited,
+    ServerError,
+)
+
+
+class OpenAICompatibleProvider:
+    """Streams chat from one OpenAI-compatible server and lists its models.
+
+    Implements `ChatProvider`, `RunsLocally` (local when the host is a loopback address) and
+    `ModelCatalog`.
+    """
+
+    name = "openai-compatible"
+    local: bool
+
+    def __init__(self, client: httpx.AsyncClient, host: str, *, api_key: str | None = None) -> None:
+        self.host = wire.resolve_host(host)
+        self.local = wire.is_loopback(self.host)  # on this machine: probing costs time, not money
+        self._client = client
+        self._api_key = api_key
+        self._call_numbers = itertools.count(1)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAICompatibleProvider(host={self.host!r})"
+
+    # -- chat -------------------------------------------------------------------------------
+
+    def render(self, request: ChatRequest) -> dict[str, Any]:
+        """The exact JSON body `stream` posts to /v1/chat/completions for `request`."""
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": [wire.render_message(m) for m in request.messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in request.tools
+            ]
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        return body
+
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        """Yield deltas as they arrive, then each tool call, then exactly one `Done`."""
+        body = self.render(request)
+        started = time.perf_counter_ns()
+        first_token_ns = 0
+        number, responded = 0, False
+        calls = wire.ToolCallAssembler()
+        usage, timings, finish, model = Usage(), Timings(), "", request.model
+        try:
+            async with self._client.stream(
+                "POST",
+                self.host + "/v1/chat/completions",
+                json=body,
+                headers=self._headers(),
+                timeout=http.TIMEOUT,
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise self._status_error(response, request.model)
+                responded = True
+                async with contextlib.aclosing(wire.sse_data(response)) as events:
+                    async for number, raw in events:
+                        if raw.strip() == wire.DONE_MARKER:
+                            for call in calls.finish(self._next_call_id):
+                                yield ToolCallEvent(call)
+                            wall_ns = time.perf_counter_ns() - started
+                            timings = Timings(
+                                prompt_eval_ns=timings.prompt_eval_ns,
+                                eval_ns=timings.eval_ns,
+                                first_token_ns=first_token_ns,
+                                wall_ns=wall_ns,
+                            )
+                            yield Done(finish, usage, timings, model)
+                            return
+                        text, notice = http.decode_line(raw, number)
+                        if notice is not None:
+                            yield notice
+                        chunk = http.parse_object(text, number, raw)
+                        if "error" in chunk:
+                            message, error = wire.error_of(chunk)
+                            raise wire.overflow(message, error) or ServerError(message)
+                        model = str(chunk.get("model") or model)
+                        if chunk.get("usage"):
+                            usage = wire.usage_of(chunk["usage"])
+                        if isinstance(chunk.get("timings"), dict):  # llama.cpp's own
+                            timings = _llama_timings(chunk["timings"])
+                        for choice in _choices(chunk, number, raw):
+                            finish = str(choice.get("finish_reason") or finish)
+                            delta = choice.get("delta") or {}
+                            if not isinstance(delta, dict):
+                                raise BadResponse("'delta' is not an object", number, raw)
+                            out = _delta_events(delta, number, raw)
+                            if delta.get("tool_calls") is not None:
+                                calls.add(delta["tool_calls"], number, raw)
+                            if (out or delta.get("tool_calls")) and not first_token_ns:
+                                first_token_ns = time.perf_counter_ns() - started
+                            for event in out:
+                                yield event
+        except httpx.TransportError as exc:
+            raise self._transport_error(exc, responded, number) from exc
+        raise BadResponse("stream ended before `data: [DONE]`", number or None)
+
+    def _next_call_id(self) -> str:
+        return f"call_{next(self._call_numbers)}"
+
+    # -- models -----------------------------------------------------------------------------
+
+    async def list_models(self) -> list[ModelSummary]:
+        """The models the server serves (GET /v1/models)."""
+        try:
+            response = await self._client.get(
+                self.host + "/v1/models", headers=self._headers(), timeout=http.TIMEOUT
+            )
+        except httpx.TransportError as exc:
+            raise self._transport_error(exc, False, 0) from exc
+        if response.status_code >= 400:
+            raise self._status_error(response, "")
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+            raise BadResponse("/v1/models did not answer a model list", raw=response.content)
+        return [
+            ModelSummary(name=str(m.get("id") or ""), modified_at=str(m.get("created") or ""))
+            for m in data["data"]
+            if isinstance(m, dict) and m.get("id")
+        ]
+
+    # -- HTTP plumbing ----------------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    def _status_error(self, response: httpx.Response, model: str) -> ProviderError:
+        status = response.status_code
+        text, error = wire.error_body(response)
+        overflow = wire.overflow(text, error)
+        if overflow is not None:
+            return overflow
+        if status == 401:
+            why = "the key was rejected" if self._api_key else "the server wants a key; none is set"
+            return ProviderError(
+                f"API key rejected by {self.host} (HTTP 401: {why}): {text}; "
+                "check the API key in settings"
+            )
+        if status == 404 and "model" in text.lower():
+            return ModelNotFound(model or text, text)
+        if status in (429, 503):
+            return RateLimited(text, http.retry_after(response.headers.get("retry-after")))
+        if status >= 500:
+            return ServerError(text, status)
+        return ProviderError(f"{self.host} refused the request (HTTP {status}): {text}")
+
+    def _transport_error(
+        self, exc: httpx.TransportError, responded: bool, line: int
+    ) -> ProviderError:
+        return http.transport_error(
+            exc,
+            host=self.host,
+            responded=responded,
+            line=line,
+            server="the server",
+            start_hint="start it (e.g. `llama-server`)",
+            stream_end="`data: [DONE]`",
+        )
+
+
+def _choices(chunk: dict[str, Any], number: int, raw: bytes) -> list[dict[str, Any]]:
+    choices = chunk.get("choices") or []
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise BadResponse("'choices' is not a list of objects", number, raw)
+    return choices
+
+
+def _delta_events(delta: dict[str, Any], number: int, raw: bytes) -> list[StreamEvent]:
+    events: list[StreamEvent] = []
+    thinking = delta.get("reasoning_content") or delta.get("reasoning") or ""
+    content = delta.get("content") or ""
+    if not isinstance(thinking, str) or not isinstance(content, str):
+        raise BadResponse("delta content or reasoning is not a string", number, raw)
+    if thinking:
+        events.append(ThinkingDelta(thinking))
+    if content:
+        events.append(TextDelta(content))
+    return events
+
+
+def _llama_timings(value: dict[str, Any]) -> Timings:
+    def ns(key: str) -> int:
+        ms = value.get(key)
+        return int(ms * 1_000_000) if isinstance(ms, int | float) and ms > 0 else 0
+
+    return Timings(prompt_eval_ns=ns("prompt_ms"), eval_ns=ns("predicted_ms"))
