@@ -174,9 +174,7 @@ def plan_request(
     tail whose thread belongs to another plan (a directive both whole and in the thread)."""
     ratio = tokens_per_char(profile)
     history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
-    prefix_chars = len(system) + sum(
-        len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in tools
-    )
+    prefix_chars = len(system) + sum(t.chars() for t in tools)
     reserve = current_turn_reserve(history, current, ratio)
     ranked = candidates(history, ratio, current.directive.text if current else "")
     tail = render_tail(tail_context, [])

@@ -37,6 +37,10 @@ class ToolSpec:
     description: str
     parameters: JsonObject = field(default_factory=lambda: {"type": "object", "properties": {}})
 
+    def chars(self) -> int:
+        """Characters this schema puts in a request, counted one way everywhere."""
+        return len(self.name) + len(self.description) + len(str(self.parameters))
+
 
 @dataclass(frozen=True)
 class ChatRequest:
@@ -54,6 +58,4 @@ class ChatRequest:
     cache_breakpoints: tuple[int, ...] = ()  # message indexes that end a cacheable prefix
 
     def chars(self) -> int:
-        return sum(m.chars() for m in self.messages) + sum(
-            len(t.name) + len(t.description) + len(str(t.parameters)) for t in self.tools
-        )
+        return sum(m.chars() for m in self.messages) + sum(t.chars() for t in self.tools)

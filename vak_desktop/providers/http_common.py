@@ -15,7 +15,13 @@ from typing import Any
 import httpx
 
 from vak_desktop.providers.base import StreamNotice
-from vak_desktop.providers.errors import BadResponse, ProviderError, Unreachable
+from vak_desktop.providers.errors import (
+    BadResponse,
+    ProviderError,
+    RateLimited,
+    ServerError,
+    Unreachable,
+)
 
 # Connecting to a local server is instant or it is not running; loading a large model from
 # disk before the first byte can take minutes, so the read timeout is generous.
@@ -66,6 +72,19 @@ def opt_int(value: Any) -> int | None:
 
 def int_field(mapping: Mapping[str, Any], key: str) -> int:
     return opt_int(mapping.get(key)) or 0
+
+
+def status_error(response: httpx.Response, text: str, who: str) -> ProviderError:
+    """The error for an HTTP status no adapter-specific rule claimed: slow down (429, 503),
+    the server failed (5xx), or it refused our request (other 4xx) in its own words."""
+    status = response.status_code
+    if status in (429, 503):
+        return RateLimited(text, retry_after(response.headers.get("retry-after")))
+    if status >= 500:
+        return ServerError(text, status)
+    # A 4xx about our request: the server read us fine, so not a BadResponse; the base class
+    # carries its text.
+    return ProviderError(f"{who} refused the request (HTTP {status}): {text}")
 
 
 def transport_error(

@@ -41,7 +41,6 @@ from vak_desktop.providers.errors import (
     BadResponse,
     ModelNotFound,
     ProviderError,
-    RateLimited,
     ServerError,
 )
 
@@ -329,13 +328,8 @@ class OllamaProvider:
         missing = wire.MODEL_NOT_FOUND.search(text) if status == 404 else None
         if missing is not None:
             return ModelNotFound(model or missing[1], text)
-        if status in (429, 503):
-            return RateLimited(text, http.retry_after(response.headers.get("retry-after")))
-        if status >= 500:
-            return ServerError(text, status)
-        # A 4xx about our request (a tool-less model sent tools, a bad keep_alive …): the
-        # server read us fine, so this is not a BadResponse; the base class carries its text.
-        return ProviderError(f"Ollama at {self.host} refused the request (HTTP {status}): {text}")
+        # e.g. a tool-less model sent tools, a bad keep_alive
+        return http.status_error(response, text, f"Ollama at {self.host}")
 
     def _transport_error(
         self, exc: httpx.TransportError, responded: bool, line: int

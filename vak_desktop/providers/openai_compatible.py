@@ -38,7 +38,6 @@ from vak_desktop.providers.errors import (
     BadResponse,
     ModelNotFound,
     ProviderError,
-    RateLimited,
     ServerError,
 )
 
@@ -199,11 +198,7 @@ class OpenAICompatibleProvider:
             )
         if status == 404 and "model" in text.lower():
             return ModelNotFound(model or text, text)
-        if status in (429, 503):
-            return RateLimited(text, http.retry_after(response.headers.get("retry-after")))
-        if status >= 500:
-            return ServerError(text, status)
-        return ProviderError(f"{self.host} refused the request (HTTP {status}): {text}")
+        return http.status_error(response, text, self.host)
 
     def _transport_error(
         self, exc: httpx.TransportError, responded: bool, line: int

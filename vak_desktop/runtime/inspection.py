@@ -50,9 +50,7 @@ def preview_next(
         tail=projection.tail,
         ratio=projection.ratio,
     )
-    chars = sum(m.chars() for m in request.messages) + sum(
-        len(t.name) + len(t.description) + len(str(t.parameters)) for t in tools
-    )
+    chars = sum(m.chars() for m in request.messages) + sum(t.chars() for t in tools)
     tokens = estimate_tokens(chars, projection.ratio)
     needed = tokens + profile.output_reserve
     num_ctx = profile.num_ctx  # a measured profile's one window, unless this request outgrows it

@@ -31,14 +31,14 @@ def session_summaries(ledger: Ledger, include_archived: bool = False) -> list[Se
     """Every session, the most recently active first."""
     out = []
     for info in ledger.sessions(include_archived=include_archived):
-        turns = split_turns(ledger.chain_to_root(info.id))
-        head = ledger.head(info.id)
+        chain = ledger.chain_to_root(info.id)
+        turns = split_turns(chain)
         out.append(
             SessionSummary(
                 id=info.id,
                 title=info.title or "Untitled",
                 turns=len(turns),
-                updated_at=head.created_at if head else info.created_at,
+                updated_at=chain[-1].created_at if chain else info.created_at,
                 model=turns[-1].directive.model if turns else "",
                 archived=info.archived,
             )
