@@ -22,8 +22,8 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.errors import ContextOverflow, ServerError
 from vak_desktop.runtime import ModelBinding, ToolOutput, ToolRegistry, TurnRunner, default_tools
 from vak_desktop.runtime.events import TextChunk, ToolResultReady, TurnEvent, TurnFinished
-from vak_desktop.runtime.recall import RecallTool
 from vak_desktop.runtime.tools import ToolContext
+from vak_desktop.runtime.tools.recall import RecallTool
 
 
 def _binding() -> ModelBinding:

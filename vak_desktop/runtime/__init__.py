@@ -9,9 +9,9 @@ from vak_desktop.runtime.interchange import (
     import_openai,
 )
 from vak_desktop.runtime.probe import ProbeProgress, ProbeRecord, run_probe
-from vak_desktop.runtime.recall import RecallTool
 from vak_desktop.runtime.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
 from vak_desktop.runtime.tools import Tool, ToolContext, ToolOutput, ToolRegistry
+from vak_desktop.runtime.tools.recall import RecallTool
 from vak_desktop.runtime.transcripts import (
     SessionSummary,
     session_summaries,

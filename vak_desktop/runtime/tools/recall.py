@@ -16,7 +16,7 @@ from vak_desktop.context.payloads import EvidenceBody, Presentation, ToolResult
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.context.turns import build_turn_index
 from vak_desktop.ledger import UnknownEntry
-from vak_desktop.runtime.tools import ToolContext, ToolFailure, ToolOutput
+from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
 
 RECALL_SPEC = ToolSpec(
     name="recall",
