@@ -46,7 +46,7 @@ def index_terms(card: TurnCard) -> Terms:
     return tuple(counts), tuple(counts.values())
 
 
-def _terms(card: TurnCard) -> Terms:
+def card_terms(card: TurnCard) -> Terms:
     """The card as a BM25 document: its stored terms, or its index text tokenised now."""
     if card.terms:
         return card.terms, card.term_counts
@@ -54,8 +54,13 @@ def _terms(card: TurnCard) -> Terms:
     return terms if terms[0] else _EMPTY
 
 
-def bm25_scores(query: Sequence[str], documents: Sequence[Terms]) -> list[float]:
-    """Okapi BM25 of each document (its distinct terms and their counts) for `query`."""
+def bm25_scores(
+    query: Sequence[str], documents: Sequence[Terms], *, always_positive: bool = False
+) -> list[float]:
+    """Okapi BM25 of each document (its distinct terms and their counts) for `query`.
+
+    `always_positive` takes Lucene's idf, log(1 + (N − n + 0.5) / (n + 0.5)), for search: with
+    Okapi's, a word held by exactly half of a small corpus weighs nothing and is never found."""
     size = len(documents)
     lengths = [sum(counts) for _, counts in documents]
     # documents holding each term, counted in first-seen order (the library's float order)
@@ -65,7 +70,10 @@ def bm25_scores(query: Sequence[str], documents: Sequence[Terms]) -> list[float]
     idf_sum = 0.0
     negative = []
     for term, holders in frequency.items():
-        value = math.log(size - holders + 0.5) - math.log(holders + 0.5)
+        if always_positive:
+            value = math.log(1 + (size - holders + 0.5) / (holders + 0.5))
+        else:
+            value = math.log(size - holders + 0.5) - math.log(holders + 0.5)
         idf[term] = value
         idf_sum += value
         if value < 0:
@@ -97,6 +105,6 @@ def relevance(directive: str, cards: Sequence[TurnCard]) -> list[float]:
     query = words(directive)
     if not query or not cards:
         return [0.0] * len(cards)
-    scores = bm25_scores(query, [_terms(c) for c in cards])
+    scores = bm25_scores(query, [card_terms(c) for c in cards])
     best = max(scores)
     return [max(0.0, s / best) if best > 0 else 0.0 for s in scores]

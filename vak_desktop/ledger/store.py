@@ -285,6 +285,14 @@ class Ledger:
         for row in cursor:
             yield _row_to_entry(row)
 
+    def entries_of_kind(self, kind: str) -> Iterator[Entry]:
+        """Every entry of one kind across all sessions, in append order (all branches)."""
+        cursor = self._db.execute(
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE kind = ? ORDER BY seq", [kind]
+        )
+        for row in cursor:
+            yield _row_to_entry(row)
+
     def chain_to_root(self, session: str, head: str | None = None) -> list[Entry]:
         """The entries from the session's root to `head` (default: the session head), in order."""
         self.session(session)
