@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from vak_desktop.context.assemble import prefix_digest
+from vak_desktop.context.cache_watch import system_digest, tool_digests
 from vak_desktop.context.capacity import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.cards import build_turn_card
 from vak_desktop.context.payloads import (
@@ -41,6 +42,7 @@ from vak_desktop.providers.base import (
 )
 from vak_desktop.providers.errors import ContextOverflow, ProviderError
 from vak_desktop.runtime.binding import ModelBinding
+from vak_desktop.runtime.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.capacity import CapacityService
 from vak_desktop.runtime.events import (
     Notice,
@@ -173,6 +175,7 @@ class TurnRunner:
         state = _TurnState()
         called: list[str] = []
         largest_prompt = 0
+        watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
         try:
             async for event in self._replan(session, binding, state):
                 yield event
@@ -200,6 +203,10 @@ class TurnRunner:
                 )
                 receipt = self._receipt(binding, out.request, done, projection, step)
                 ledger.append(session, receipt)
+                for activity in watch.observe(
+                    out.request, receipt, projection.profile, state.ratio
+                ):
+                    ledger.append(session, activity)
                 total = total.plus(done.usage)
                 called += [c.name for c in out.calls]
                 largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
@@ -308,6 +315,8 @@ class TurnRunner:
             done_reason=done.done_reason,
             plan=projection.plan.to_json() if step == 0 else {"planned_at_step": 0},
             tail=projection.tail if step == 0 else "",
+            system_digest=system_digest(self.system_prompt),
+            tool_digests=tool_digests(request.tools),
         )
 
     def _request(
