@@ -55,8 +55,8 @@ def free_port() -> int:
 
 
 @contextmanager
-def time_server_over_http() -> Iterator[str]:
-    """`mcp-server-time`'s tools over streamable HTTP on loopback; yields the endpoint URL."""
+def time_server_over_http() -> Iterator[tuple[str, int]]:
+    """`mcp-server-time`'s tools over streamable HTTP on loopback; yields (endpoint URL, pid)."""
     port = free_port()
     script = (
         "from mcp_server_time.server import create_server; "
@@ -78,7 +78,7 @@ def time_server_over_http() -> Iterator[str]:
                 if time.monotonic() > deadline:
                     raise RuntimeError("the HTTP MCP server did not listen within 30 s") from None
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", process.pid
     finally:
         process.terminate()
         process.wait(10)

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -43,13 +42,6 @@ from vak_desktop.runtime.tools.recall import RecallTool
 TOKYO = {"server": "time", "tool": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}
 
 
-@pytest.fixture
-async def tool(ledger: Ledger) -> AsyncIterator[McpTool]:
-    mcp = McpTool([time_server()], ledger)
-    yield mcp
-    await mcp.aclose()
-
-
 def _observations(ledger: Ledger) -> list[Activity]:
     return [
         e.payload
@@ -79,28 +71,6 @@ def _tokyo_now_matches(text: str) -> None:
     stamp = datetime.fromisoformat(answer["datetime"])
     assert stamp.utcoffset() == timedelta(hours=9)
     assert abs(stamp - datetime.now(ZoneInfo("Asia/Tokyo"))) < timedelta(minutes=5)
-
-
-async def test_no_server_starts_until_a_call_names_it_then_it_is_kept_until_aclose(
-    ledger: Ledger, tool: McpTool
-) -> None:
-    session = ledger.create_session().id
-    assert "time (not used yet: list its tools first)" in tool.spec.description
-    assert server_processes() == []  # made, described, admitted: nothing runs
-
-    listing = await _run(tool, ledger, session, {"server": "time"})
-    assert "offers 2 tools" in listing and "## get_current_time" in listing
-    assert '"timezone"' in listing and "## convert_time" in listing  # schemas come with it
-    [pid] = server_processes()
-
-    _tokyo_now_matches(await _run(tool, ledger, session, TOKYO))
-    assert server_processes() == [pid]  # reused, not restarted
-    [seen] = _observations(ledger)
-    assert seen.detail["tools"] == ["convert_time", "get_current_time"]
-    assert seen.detail["target"].endswith("-m mcp_server_time --local-timezone UTC")
-
-    await tool.aclose()
-    assert server_processes() == []
 
 
 async def test_a_turn_calls_the_time_server_and_the_ledger_holds_the_result(
@@ -157,21 +127,32 @@ async def test_a_turn_calls_the_time_server_and_the_ledger_holds_the_result(
     assert activities[0] == MCP_TOOLS_OBSERVED  # written in the session whose call started it
 
 
-async def test_a_fresh_process_names_the_observed_tools_without_starting_the_server(
+async def test_a_server_starts_on_first_demand_is_reused_closed_and_named_after_a_restart(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "restart.sqlite3"
     ledger = Ledger.open(path)
     session = ledger.create_session().id
-    first = McpTool([time_server()], ledger)
+    tool = McpTool([time_server()], ledger)
     try:
-        _tokyo_now_matches(await _run(first, ledger, session, TOKYO))
-    finally:
-        await first.aclose()
-    ledger.close()
-    assert server_processes() == []
+        assert "time (not used yet: list its tools first)" in tool.spec.description
+        assert server_processes() == []  # made, described, admitted: nothing runs
 
-    reopened = Ledger.open(path)
+        listing = await _run(tool, ledger, session, {"server": "time"})
+        assert "offers 2 tools" in listing and "## get_current_time" in listing
+        assert '"timezone"' in listing and "## convert_time" in listing  # schemas come along
+        [pid] = server_processes()
+        _tokyo_now_matches(await _run(tool, ledger, session, TOKYO))
+        assert server_processes() == [pid]  # reused, not restarted
+        [seen] = _observations(ledger)
+        assert seen.detail["tools"] == ["convert_time", "get_current_time"]
+        assert seen.detail["target"].endswith("-m mcp_server_time --local-timezone UTC")
+    finally:
+        await tool.aclose()
+    assert server_processes() == []
+    ledger.close()
+
+    reopened = Ledger.open(path)  # a new process, as far as the tool can tell
     try:
         renamed_elsewhere = time_server("clock", "--help-me")  # another target: not observed
         off = McpServer("off", ("true",), enabled=False)
@@ -182,8 +163,7 @@ async def test_a_fresh_process_names_the_observed_tools_without_starting_the_ser
         assert "off" not in description.split("Servers:")[1]  # disabled: not admitted
         assert fresh.spec.parameters["properties"]["server"]["enum"] == ["time", "clock"]
         assert server_processes() == []  # named from the ledger alone
-        again = McpTool([time_server()], reopened)
-        assert again.spec == McpTool([time_server()], reopened).spec  # byte-stable
+        assert McpTool([time_server()], reopened).spec == McpTool([time_server()], reopened).spec
     finally:
         reopened.close()
 
@@ -219,7 +199,9 @@ async def test_a_server_killed_mid_call_is_an_error_result_and_the_turn_complete
             e.payload for e in ledger.chain_to_root(session) if isinstance(e.payload, ToolResult)
         ]
         assert result.is_error
-        assert "stopped during the call to 'get_current_time'" in result.content
+        assert "the process of MCP server 'time' ended during the call to 'get_current_time'" in (
+            result.content
+        )
         assert "The next call starts it again" in result.content
         assert provider.requests[1].messages[-1].content == result.content  # the model saw it
         assert tool.pool.running("time") is None
@@ -300,7 +282,7 @@ async def test_streamable_http_server_lists_and_calls_and_an_unreachable_url_is_
 ) -> None:
     session = ledger.create_session().id
     gone = McpServer("gone", url=f"http://127.0.0.1:{free_port()}/mcp")
-    with time_server_over_http() as url:
+    with time_server_over_http() as (url, pid):
         tool = McpTool([McpServer("remote-time", url=url), gone], ledger)
         try:
             listing = await _run(tool, ledger, session, {"server": "remote-time"})
@@ -313,6 +295,20 @@ async def test_streamable_http_server_lists_and_calls_and_an_unreachable_url_is_
             text = await _run(tool, ledger, session, {"server": "gone"})
             assert text.startswith("ERROR error: could not reach MCP server 'gone' (http://")
             assert "ConnectError" in text
+
+            connection = tool.pool.running("remote-time")
+            assert connection is not None
+            os.kill(pid, signal.SIGSTOP)
+            call = asyncio.create_task(
+                _run(tool, ledger, session, {**TOKYO, "server": "remote-time"})
+            )
+            await _wait_for(lambda: connection.in_flight == 1, "the call to be in flight")
+            os.kill(pid, signal.SIGKILL)
+            text = await asyncio.wait_for(call, 30)
+            assert text == (
+                "ERROR error: the connection to MCP server 'remote-time' ended during the call to "
+                "'get_current_time'; no result came back. The next call connects to it again."
+            )
         finally:
             await tool.aclose()
 
@@ -326,6 +322,8 @@ def test_default_tools_add_mcp_only_when_a_server_is_admitted() -> None:
     off = McpServer("off", ("true",), enabled=False)
     assert names(Settings(mcp_servers=(off,))) == ["recall"]
     assert names(Settings(mcp_servers=(off, time_server()))) == ["recall", "mcp"]
+    with pytest.raises(ValueError, match="two MCP servers share the name 'time'"):
+        McpTool([time_server(), time_server("time", "--other")])
     assert server_processes() == []
 
 

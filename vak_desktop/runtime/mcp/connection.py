@@ -107,9 +107,10 @@ class McpConnection:
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._dead = True
+                what = "connection to" if self.server.url else "process of"
                 raise McpUnavailable(
-                    f"MCP server {self.server.name!r} stopped during the call to {tool!r}; "
-                    "no result came back" + self._stderr_note()
+                    f"the {what} MCP server {self.server.name!r} ended during the call to "
+                    f"{tool!r}; no result came back" + self._stderr_note()
                 ) from None
             if exc.code == REQUEST_TIMEOUT:
                 raise McpCallFailed(

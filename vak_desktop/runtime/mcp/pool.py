@@ -25,6 +25,9 @@ class McpPool:
 
     def __init__(self, servers: Iterable[McpServer], *, start_timeout: float = START_TIMEOUT):
         servers = tuple(servers)
+        names = [s.name for s in servers]
+        if twice := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"two MCP servers share the name {', '.join(map(repr, twice))}")
         self.admitted: tuple[McpServer, ...] = tuple(s for s in servers if s.enabled)
         self._disabled = {s.name for s in servers if not s.enabled}
         self._by_name = {s.name: s for s in self.admitted}

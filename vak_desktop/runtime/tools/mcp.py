@@ -135,7 +135,8 @@ class McpTool:
         except McpUnavailable as exc:
             log.info("%s", exc)
             await self.pool.discard(connection)
-            raise ToolFailure(f"{exc}. The next call starts it again.") from None
+            again = "connects to it" if connection.server.url else "starts it"
+            raise ToolFailure(f"{exc}. The next call {again} again.") from None
         except McpCallFailed as exc:
             raise ToolFailure(str(exc)) from None
         text = result_text(result)
