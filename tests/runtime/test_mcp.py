@@ -277,6 +277,29 @@ async def test_a_server_that_cannot_start_is_a_clear_error_result(ledger: Ledger
         await tool.aclose()
 
 
+async def test_a_server_that_never_answers_times_out_and_a_stopped_start_leaves_nothing(
+    ledger: Ledger,
+) -> None:
+    session = ledger.create_session().id
+    mute = McpServer("mute", ("sleep", "41.5"))  # a process that never speaks MCP
+    tool = McpTool([mute], ledger, start_timeout=1.0)
+    stopped = McpTool([McpServer("mute", ("sleep", "42.5"))], ledger)
+    try:
+        starting = asyncio.create_task(_run(stopped, ledger, session, {"server": "mute"}))
+        text = await _run(tool, ledger, session, {"server": "mute"})
+        assert text == "ERROR error: MCP server 'mute' did not answer within 1 s of starting"
+        assert server_processes("sleep 41.5") == []  # stopped when the start gave up
+        assert server_processes("sleep 42.5") != []
+        starting.cancel()  # the turn was stopped while the server started
+        await asyncio.gather(starting, return_exceptions=True)
+        assert starting.cancelled()
+        await _wait_for(lambda: server_processes("sleep 42.5") == [], "the process to end")
+        assert stopped.pool.running("mute") is None
+    finally:
+        await tool.aclose()
+        await stopped.aclose()
+
+
 async def test_streamable_http_server_lists_and_calls_and_an_unreachable_url_is_an_error(
     ledger: Ledger,
 ) -> None:

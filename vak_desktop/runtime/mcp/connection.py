@@ -44,6 +44,9 @@ STDERR_TAIL = 600  # characters of a stdio server's stderr quoted when it fails
 CLOSE_WAIT = 10.0  # the SDK bounds its own stdio shutdown at about 6 s (close stdin, TERM, KILL)
 
 
+_closing: set[asyncio.Task[None]] = set()  # owners cancelled without waiting, kept until done
+
+
 class McpUnavailable(Exception):
     """The server could not be started or reached, or it went away; the message says which."""
 
@@ -85,14 +88,26 @@ class McpConnection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), start_within)
         except TimeoutError:
+            note = self._stderr_note()
             await self.aclose()
             raise McpUnavailable(
-                f"MCP server {self.server.name!r} did not answer within {start_within:g} s of starting"
-                + self._stderr_note()
+                f"MCP server {self.server.name!r} did not answer within {start_within:g} s "
+                "of starting" + note
             ) from None
         except McpUnavailable:
             await self.aclose()
             raise
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # the turn stopped while it started
+                self._abandon()
+                raise
+            raise McpUnavailable(  # aclose() from elsewhere ended the start
+                f"MCP server {self.server.name!r} was closed while starting"
+            ) from None
+        finally:
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # retrieved, so asyncio never reports it as lost
 
     async def call(
         self, tool: str, arguments: dict[str, Any], answer_within: float
@@ -133,11 +148,27 @@ class McpConnection:
         self._close.set()
         owner, self._owner = self._owner, None
         if owner is not None and not owner.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(owner), CLOSE_WAIT)
-            except TimeoutError:
+            if self._session is None:  # still starting: it is not waiting to be told
                 owner.cancel()
-                await asyncio.gather(owner, return_exceptions=True)
+            _, pending = await asyncio.wait({owner}, timeout=CLOSE_WAIT)
+            if pending:
+                owner.cancel()
+                await asyncio.wait({owner})
+        self._close_stderr()
+
+    def _abandon(self) -> None:
+        """Cancel the owner without waiting (the SDK's shutdown runs shielded inside it)."""
+        self._close.set()
+        owner, self._owner = self._owner, None
+        if owner is not None and not owner.done():
+            owner.cancel()
+            _closing.add(owner)
+            owner.add_done_callback(_closing.discard)
+            owner.add_done_callback(lambda _: self._close_stderr())
+        else:
+            self._close_stderr()
+
+    def _close_stderr(self) -> None:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -165,10 +196,8 @@ class McpConnection:
         finally:
             self._dead = True
             self._session = None
-            if not ready.done():  # cancelled while starting
-                ready.set_exception(
-                    McpUnavailable(f"MCP server {self.server.name!r} was closed while starting")
-                )
+            if not ready.done():  # cancelled while starting; nobody may be waiting any more
+                ready.cancel()
 
     def _transport(self) -> AbstractAsyncContextManager[Any]:
         server = self.server
