@@ -7,8 +7,10 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -39,7 +41,11 @@ from vak_desktop.runtime.tools import ToolContext, ToolRegistry
 from vak_desktop.runtime.tools.mcp import McpTool
 from vak_desktop.runtime.tools.recall import RecallTool
 
-TOKYO = {"server": "time", "tool": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}
+TOKYO: dict[str, Any] = {
+    "server": "time",
+    "tool": "get_current_time",
+    "arguments": {"timezone": "Asia/Tokyo"},
+}
 
 
 def _observations(ledger: Ledger) -> list[Activity]:
@@ -50,16 +56,16 @@ def _observations(ledger: Ledger) -> list[Activity]:
     ]
 
 
-async def _run(tool: McpTool, ledger: Ledger, session: str, arguments: dict[str, object]) -> str:
+async def _run(tool: McpTool, ledger: Ledger, session: str, arguments: dict[str, Any]) -> str:
     """One call through a registry, as a turn makes it; returns the text, error or not."""
     registry = ToolRegistry([tool])
     output = await registry.run_one(ToolCall("c1", "mcp", arguments), ToolContext(ledger, session))
     return ("ERROR " if output.is_error else "") + output.content
 
 
-async def _wait_for(condition: object, what: str, within: float = 20.0) -> None:
+async def _wait_for(condition: Callable[[], bool], what: str, within: float = 20.0) -> None:
     deadline = asyncio.get_running_loop().time() + within
-    while not condition():  # type: ignore[operator]
+    while not condition():
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.02)
