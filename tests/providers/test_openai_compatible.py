@@ -27,8 +27,10 @@ from vak_desktop.context.request import ChatRequest, Message, ToolSpec
 from vak_desktop.providers import (
     BadResponse,
     ChatProvider,
+    NO_RETRY,
     ContextOverflow,
     Done,
+    KeyRefused,
     ModelCatalog,
     ModelNotFound,
     ProviderError,
@@ -287,8 +289,11 @@ async def test_rejected_api_key_is_explained(http: httpx.AsyncClient) -> None:
     with OpenAIDouble(models=(MODEL,), api_key="sk-right") as server:
         wrong = OpenAICompatibleProvider(http, server.url, api_key="sk-wrong")
         error = await failure(wrong, ask("hi"))
-        assert type(error) is ProviderError and "API key rejected" in str(error)
+        assert isinstance(error, KeyRefused) and error.status == 401
+        assert "API key for provider 'openai-compatible' was refused" in str(error)
+        assert "Settings → Providers" in str(error)
         assert "sk-wrong" not in str(error) and "sk-wrong" not in repr(wrong)
+        assert "sk-r" not in str(error)  # not even the masked form the server echoed
         right = OpenAICompatibleProvider(http, server.url, api_key="sk-right")
         assert text_of(await collect(right, ask("hi"))) == server.default_text
         assert server.requests[-1][2]["authorization"] == "Bearer sk-right"
@@ -305,7 +310,8 @@ async def test_status_errors(
 ) -> None:
     headers = {"Retry-After": "7"} if status == 429 else {}
     server.script(Fail(status, {"error": {"message": "busy", "type": "x"}}, headers))
-    error = await failure(provider, ask("hi"))
+    once = OpenAICompatibleProvider(provider._client, server.url, retry=NO_RETRY)
+    error = await failure(once, ask("hi"))
     assert type(error) is expected and "busy" in str(error)
     if status == 429:
         assert isinstance(error, RateLimited) and error.retry_after == 7.0
