@@ -23,7 +23,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
-# a `data:` event (bytes are sent as they are), or (event name, data) for named events
+
+class Raw(bytes):
+    """Lines sent verbatim (an SSE comment such as OpenRouter's `: OPENROUTER PROCESSING`)."""
+
+
+# a `data:` event (bytes are its payload as they are), (event name, data) for named events,
+# or `Raw` lines
 Chunk = dict[str, Any] | bytes | tuple[str, dict[str, Any]]
 
 
@@ -344,6 +350,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _event(chunk: Chunk) -> bytes:
+    if isinstance(chunk, Raw):
+        return bytes(chunk) + b"\n\n"
     if isinstance(chunk, tuple):
         name, data = chunk
         return f"event: {name}\n".encode() + b"data: " + json.dumps(data).encode() + b"\n\n"

@@ -25,9 +25,9 @@ from tests.doubles.openai_server import (
 from vak_desktop.context.payloads import ToolCall, Usage
 from vak_desktop.context.request import ChatRequest, Message, ToolSpec
 from vak_desktop.providers import (
+    NO_RETRY,
     BadResponse,
     ChatProvider,
-    NO_RETRY,
     ContextOverflow,
     Done,
     KeyRefused,
