@@ -32,6 +32,7 @@ from vak_desktop.providers import (
     Done,
     KeyRefused,
     ModelCatalog,
+    ModelInspector,
     ModelNotFound,
     ProviderError,
     RateLimited,
@@ -49,6 +50,7 @@ from vak_desktop.providers import (
 )
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
 from vak_desktop.providers.openai_wire import resolve_host
+from vak_desktop.runtime import bind_model, capacity_profile_for
 
 MODEL = "qwen2.5-coder-0.5b"
 WEATHER = ToolSpec(
@@ -357,3 +359,44 @@ def test_resolve_host() -> None:
     assert resolve_host("0.0.0.0:8080") == "http://127.0.0.1:8080"
     assert resolve_host("https://api.example.com/v1") == "https://api.example.com"
     assert resolve_host("http://h:11434/v1/") == "http://h:11434"
+
+
+# -- metadata rung --------------------------------------------------------------------------
+
+
+async def test_llama_cpp_window_comes_from_props(http: httpx.AsyncClient) -> None:
+    # the server was started with -c 8192 for a model trained on 32k: it accepts 8192
+    with OpenAIDouble(
+        models=("qwen.gguf",), windows={"qwen.gguf": 32_768}, window_field="max_model_len"
+    ) as server:
+        server.props_n_ctx = 8_192
+        provider = OpenAICompatibleProvider(http, server.url)
+        assert isinstance(provider, ModelInspector)
+        details = await provider.show("qwen.gguf")
+        assert details.declared_window == 8_192 and details.configured_num_ctx == 8_192
+        # a llama.cpp server answers whatever name it is asked with its one model
+        assert (await provider.show("any-name")).declared_window == 8_192
+        assert [r[1] for r in server.requests] == ["/v1/models", "/props", "/props"]
+
+
+async def test_vllm_window_comes_from_the_model_list(http: httpx.AsyncClient) -> None:
+    with OpenAIDouble(
+        models=("Qwen/Qwen2.5-7B",),
+        windows={"Qwen/Qwen2.5-7B": 32_768},
+        window_field="max_model_len",
+    ) as server:
+        provider = OpenAICompatibleProvider(http, server.url)
+        details = await provider.show("Qwen/Qwen2.5-7B")
+        assert details.declared_window == 32_768 and details.configured_num_ctx is None
+        with pytest.raises(ModelNotFound, match=r"Qwen/Qwen2\.5-7B"):
+            await provider.show("llama3")  # the error lists what the server does have
+
+
+async def test_a_metadata_window_feeds_the_capacity_profile(
+    server: OpenAIDouble, http: httpx.AsyncClient
+) -> None:
+    server.windows[MODEL] = 16_384
+    binding = await bind_model(OpenAICompatibleProvider(http, server.url), MODEL)
+    profile = capacity_profile_for(binding, [], "2026-11-30T10:20:00Z")
+    assert profile.declared_window == 16_384 and profile.instruction_horizon.tokens == 16_384
+    assert profile.provider == "openai-compatible"
