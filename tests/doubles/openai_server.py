@@ -4,7 +4,7 @@ plumbing (`ScriptedServer`, `SSE`, `Fail`) the other SSE doubles (`anthropic_ser
 
 Replies are scripted: `double.script(SSE([...]))` queues a stream of chunks, `double.script(
 Fail(status, body))` an error answer; an unscripted request gets `default_text` streamed with a
-usage chunk. Helpers build the chunks the way OpenAI, vLLM and the llama.cpp server send them:
+usage chunk counting 4 characters of the request per token. Helpers build the chunks the way OpenAI, vLLM and the llama.cpp server send them:
 text deltas, tool-call deltas keyed by `index` with `arguments` split in pieces, a final usage
 chunk with `prompt_tokens_details.cached_tokens`, and the two over-length error bodies.
 Every request is recorded in `requests` as (method, path, headers, body).
@@ -279,7 +279,12 @@ class OpenAIDouble(ScriptedServer):
         scripted = self.scripted()
         if scripted is not None:
             return scripted
-        return SSE([*text_chunks(self.default_text, model=body["model"]), usage_chunk(20, 6)])
+        # a tokenizer's count, roughly: 4 characters of the request's JSON per token
+        prompt = len(json.dumps([body["messages"], body.get("tools", [])])) // 4
+        completion = -(-len(self.default_text) // 4)
+        return SSE(
+            [*text_chunks(self.default_text, model=body["model"]), usage_chunk(prompt, completion)]
+        )
 
 
 class _Server(ThreadingHTTPServer):
