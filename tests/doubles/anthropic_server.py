@@ -176,7 +176,10 @@ class AnthropicDouble(ScriptedServer):
             return Fail(400, error_body("invalid_request_error", problem))
         if body["model"] not in self.models:
             return Fail(404, error_body("not_found_error", f"model: {body['model']}"))
-        return self.scripted() or reply(body["model"], self.default_text)
+        # unscripted: the default text, its prompt counted at 4 characters of the request's
+        # JSON per token (a constant count would look like a silently cut prompt)
+        prompt = len(json.dumps([body.get("system"), body["messages"], body.get("tools")])) // 4
+        return self.scripted() or reply(body["model"], self.default_text, usage(prompt))
 
     def _page(self, after: str) -> Fail:
         """One page of `page_size` models (the double's page size, not the `limit` asked)."""
@@ -228,5 +231,4 @@ class AnthropicDouble(ScriptedServer):
         marked = sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)
         if marked > 4:
             return f"A maximum of 4 blocks with cache_control may be provided. Found {marked}."
-        json.dumps(body)  # every value must be JSON
         return ""

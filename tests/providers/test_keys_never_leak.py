@@ -10,15 +10,13 @@ the refused one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import keyring
 import pytest
 
 from tests.doubles.openai_server import OpenAIDouble
-from tests.runtime.test_shared_services import MemoryKeyring
+from tests.providers.hosted import MemoryKeyring, memory_keyring_fixture  # noqa: F401
 from vak_desktop.context.payloads import Activity
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import NO_RETRY, KeyRefused, OpenAIProvider
@@ -31,15 +29,6 @@ from vak_desktop.runtime.settings import HostedProvider, Settings, load_settings
 MODEL = "gpt-4o-mini"
 KEY = "sk-proj-LEAKCHECK-7f3a9c2e1b5d4a6f"
 WRONG = "sk-proj-WRONGKEY-00112233445566"
-
-
-@pytest.fixture(name="memory_keyring")
-def memory_keyring_fixture() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 def files_bytes(directory: Path) -> dict[str, bytes]:
