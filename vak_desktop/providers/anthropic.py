@@ -114,15 +114,7 @@ class AnthropicProvider:
                             yield Done(state.done_reason(), state.usage, timings, state.model)
                             return
         except httpx.TransportError as exc:
-            raise http.transport_error(
-                exc,
-                host=self.host,
-                responded=responded,
-                line=number,
-                server="the Anthropic API",
-                start_hint="check the network connection",
-                stream_end="`message_stop`",
-            ) from exc
+            raise self._transport_error(exc, responded, number) from exc
         raise BadResponse("stream ended before `message_stop`", number or None)
 
     # -- models -----------------------------------------------------------------------------
@@ -168,15 +160,7 @@ class AnthropicProvider:
                     self.host + path, headers=self._headers(), timeout=http.TIMEOUT
                 )
             except httpx.TransportError as exc:
-                raise http.transport_error(
-                    exc,
-                    host=self.host,
-                    responded=False,
-                    line=0,
-                    server="the Anthropic API",
-                    start_hint="check the network connection",
-                    stream_end="the answer",
-                ) from exc
+                raise self._transport_error(exc, False, 0) from exc
             if response.status_code >= 400:
                 raise self._status_error(response, model)
             try:
@@ -193,6 +177,19 @@ class AnthropicProvider:
         if self._api_key:
             headers["x-api-key"] = self._api_key
         return headers
+
+    def _transport_error(
+        self, exc: httpx.TransportError, responded: bool, line: int
+    ) -> ProviderError:
+        return http.transport_error(
+            exc,
+            host=self.host,
+            responded=responded,
+            line=line,
+            server="the Anthropic API",
+            start_hint="check the network connection",
+            stream_end="`message_stop`",
+        )
 
     def _status_error(self, response: httpx.Response, model: str) -> ProviderError:
         status = response.status_code

@@ -49,7 +49,6 @@ from vak_desktop.providers.errors import (
 )
 from vak_desktop.providers.retry import RetryPolicy
 
-
 CATALOGUE_TTL_S = 60.0
 
 
