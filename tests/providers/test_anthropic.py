@@ -33,7 +33,7 @@ from tests.providers.hosted import (
     fast_retry,
     text_of,
 )
-from vak_desktop.context.payloads import ToolCall, Usage
+from vak_desktop.context.payloads import Receipt, ToolCall, Usage
 from vak_desktop.context.request import ChatRequest, Message, ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import (
@@ -48,6 +48,8 @@ from vak_desktop.providers import (
     is_local,
     open_provider,
 )
+from vak_desktop.runtime import TurnRunner, bind_model, default_tools
+from vak_desktop.runtime.events import TurnFinished
 
 MODEL = "claude-sonnet-4-5"
 KEY = "sk-ant-api03-0123456789abcdef"
@@ -305,3 +307,31 @@ async def test_registered_as_hosted(server: AnthropicDouble, http: httpx.AsyncCl
     provider = open_provider("anthropic", http, server.url, api_key=KEY)
     assert isinstance(provider, AnthropicProvider) and not is_local(provider)
     assert text_of(await collect(provider.stream(ask("hi")))) == server.default_text
+
+
+async def test_a_real_turn_with_a_tool_step_round_trips(
+    server: AnthropicDouble, provider: AnthropicProvider, ledger: Ledger
+) -> None:
+    """The runtime's own second request (its tool step and result appended) is one the API
+    accepts, and the receipts keep every cache tier."""
+    first: list[Any] = [start(MODEL, usage(900, 1, read=0, written=2400))]
+    first += tool_block(0, "toolu_r", "recall", json.dumps({"turn": 1}))
+    first += finish("tool_use", 30)
+    second: list[Any] = [start(MODEL, usage(60, 1, read=2400))]
+    second += text_block(0, "Nothing earlier to recall.")
+    second += finish("end_turn", 9)
+    server.script(SSE(first, marker=None), SSE(second, marker=None))
+    session = ledger.create_session().id
+    binding = await bind_model(provider, MODEL)
+    runner = TurnRunner(ledger, provider, default_tools())
+    events = [e async for e in runner.run(session, "Recall turn 1, please.", binding)]
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and finished.outcome == "completed", finished
+    bodies = [r[3] for r in server.requests if r[0] == "POST"]
+    assert len(bodies) == 2
+    blocks = [b["type"] for m in bodies[1]["messages"] for b in m["content"]]
+    assert blocks[-2:] == ["tool_use", "tool_result"]
+    receipts = [e.payload for e in ledger.chain_to_root(session) if isinstance(e.payload, Receipt)]
+    assert [r.usage.prompt_tokens() for r in receipts] == [3300, 2460]
+    assert receipts[0].usage.cache_write_tokens == 2400
+    assert receipts[1].usage.cache_read_tokens == 2400

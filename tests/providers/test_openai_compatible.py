@@ -36,6 +36,7 @@ from vak_desktop.providers import (
     ModelNotFound,
     ProviderError,
     RateLimited,
+    RetryPolicy,
     ServerError,
     StreamEvent,
     StreamNotice,
@@ -400,3 +401,22 @@ async def test_a_metadata_window_feeds_the_capacity_profile(
     profile = capacity_profile_for(binding, [], "2026-11-30T10:20:00Z")
     assert profile.declared_window == 16_384 and profile.instruction_horizon.tokens == 16_384
     assert profile.provider == "openai-compatible"
+
+
+async def test_a_server_still_loading_its_model_is_waited_for(
+    server: OpenAIDouble, http: httpx.AsyncClient
+) -> None:
+    # llama.cpp answers 503 "Loading model" until the weights are in memory
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    loading = Fail(
+        503, {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+    )
+    server.script(loading, loading, SSE(text_chunks("ready")))
+    policy = RetryPolicy(base_delay=0.5, sleep=sleep, jitter=lambda: 0.0)
+    provider = OpenAICompatibleProvider(http, server.url, retry=policy)
+    assert text_of(await collect(provider, ask("hi"))) == "ready"
+    assert waits == [0.25, 0.5]

@@ -17,7 +17,6 @@ from tests.doubles.openai_server import (
     OpenAIDouble,
     Raw,
     chunk,
-    openai_overflow,
     text_chunks,
     tool_call_chunks,
     usage_chunk,
@@ -125,7 +124,11 @@ async def test_tool_calls(server: OpenAIDouble, provider: OpenRouterProvider) ->
 async def test_over_length_is_context_overflow(
     server: OpenAIDouble, provider: OpenRouterProvider
 ) -> None:
-    server.script(openai_overflow(140_000, 131_072))
+    message = (
+        "This endpoint's maximum context length is 131072 tokens. However, you requested about "
+        "140000 tokens (139000 of text input, 1000 in the output). Please reduce the length."
+    )
+    server.script(Fail(400, {"error": {"message": message, "code": 400}}))
     error = await failure(provider, ask("long"))
     assert isinstance(error, ContextOverflow) and (error.requested, error.limit) == (
         140_000,

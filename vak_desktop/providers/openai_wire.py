@@ -26,7 +26,9 @@ DEFAULT_HOST = "http://127.0.0.1:8080"  # llama.cpp server's default address
 DONE_MARKER = b"[DONE]"
 
 _MAX_CONTEXT = re.compile(r"maximum context length is (\d+)")
-_REQUESTED = re.compile(r"(?:requested|resulted in|prompt (?:has|contains)) (\d+) tokens")
+_REQUESTED = re.compile(
+    r"(?:requested|resulted in|prompt (?:has|contains))(?: about)? (\d+) tokens"
+)  # OpenAI, vLLM; OpenRouter says "you requested about N tokens"
 _IMAGE_MIME = (("iVBOR", "image/png"), ("/9j/", "image/jpeg"), ("R0lGOD", "image/gif"))
 
 
