@@ -181,6 +181,19 @@ async def test_a_long_retry_after_is_not_waited_for(
     assert sleeps.waits == []
 
 
+async def test_an_exhausted_quota_is_not_retried(
+    server: OpenAIDouble, provider: OpenAIProvider, sleeps: Sleeps
+) -> None:
+    message = "You exceeded your current quota, please check your plan and billing details."
+    body = {
+        "error": {"message": message, "type": "insufficient_quota", "code": "insufficient_quota"}
+    }
+    server.script(Fail(429, body))
+    error = await failure(provider, ask("hi"))
+    assert not isinstance(error, RateLimited) and "no quota left" in str(error)
+    assert sleeps.waits == [] and posts(server) == 1
+
+
 async def test_nothing_is_retried_once_an_event_was_yielded(
     server: OpenAIDouble, provider: OpenAIProvider, sleeps: Sleeps
 ) -> None:

@@ -286,6 +286,11 @@ class OpenAICompatibleProvider:
             return overflow
         if status in (401, 403):
             return KeyRefused(self.key_name, self.host, status, text, bool(self._api_key))
+        if status == 429 and error.get("code") == "insufficient_quota":  # waiting cannot help
+            return ProviderError(
+                f"the account behind the API key for {self.key_name!r} has no quota left "
+                f"(HTTP 429): {text}"
+            )
         if status == 404 and "model" in text.lower():
             return ModelNotFound(model or text, text)
         return http.status_error(response, text, self.host)
