@@ -247,6 +247,11 @@ async def test_metadata_rung(server: OpenAIDouble, provider: OpenAIProvider) -> 
     with pytest.raises(ModelNotFound):
         await provider.show("gpt-nope")
     assert server.requests[-1][:2] == ("GET", "/v1/models/gpt-nope")
+    # after a listing, showing each listed model costs no request
+    names = [m.name for m in await provider.list_models()]
+    before = len(server.requests)
+    assert [(await provider.show(n)).name for n in names] == names
+    assert len(server.requests) == before
 
 
 async def test_registered_as_hosted(server: OpenAIDouble, http: httpx.AsyncClient) -> None:

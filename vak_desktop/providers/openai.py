@@ -58,7 +58,8 @@ class OpenAIProvider(OpenAICompatibleProvider):
         return {"prompt_cache_key": request.session_key} if request.session_key else {}
 
     async def show(self, model: str) -> ModelDetails:
-        entry = await self._get_json(f"/v1/models/{model}", model)
+        # `vak models` asks about every listed model: the fresh list answers, not one GET each
+        entry = self._listed(model) or await self._get_json(f"/v1/models/{model}", model)
         declared = wire.declared_window(entry) if isinstance(entry, dict) else None
         return ModelDetails(
             name=model,

@@ -231,11 +231,18 @@ class OpenAICompatibleProvider:
         """What a `/v1/models` entry says the model can do (generic servers say nothing)."""
         return ()
 
+    def _fresh_entries(self) -> list[dict[str, Any]] | None:
+        """The model list read less than a minute ago, if there is one."""
+        held, at = self._entries
+        return held if held is not None and time.monotonic() - at < CATALOGUE_TTL_S else None
+
+    def _listed(self, model: str) -> dict[str, Any] | None:
+        return next((e for e in self._fresh_entries() or [] if e["id"] == model), None)
+
     async def _model_entries(self) -> list[dict[str, Any]]:
         """The `/v1/models` entries, read again when the last read is older than a minute
         (`vak models` shows every listed model: OpenRouter's catalogue is hundreds long)."""
-        held, at = self._entries
-        if held is not None and time.monotonic() - at < CATALOGUE_TTL_S:
+        if (held := self._fresh_entries()) is not None:
             return held
         data = await self._get_json("/v1/models")
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):
