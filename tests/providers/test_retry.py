@@ -59,5 +59,8 @@ def test_keys_are_taken_out_of_what_servers_echo() -> None:
     assert redact("Incorrect API key provided: sk-pr***mnop.", None) == (
         "Incorrect API key provided: [redacted]"
     )
-    assert redact("an odd-looking key", "custom-secret-1") == "an odd-looking key"
+    assert redact("an odd-looking key-value pair", "custom-secret-1") == (
+        "an odd-looking key-value pair"
+    )
+    assert redact("uses sk-learn and sk-ant-api03-xyz", None) == "uses sk-learn and [redacted]"
     assert redact("the custom-secret-1 key", "custom-secret-1") == "the [redacted] key"

@@ -84,8 +84,9 @@ def retry_after_of(headers: httpx.Headers) -> float | None:
     return retry_after(headers.get("retry-after"))
 
 
-# What a provider may echo of a key it refused (OpenAI: "Incorrect API key provided: sk-ab***yz").
-_KEYLIKE = re.compile(r"\b(?:sk|key|rk|pk)-[A-Za-z0-9_*.\-]{4,}")
+# What a provider may echo of a key it refused (OpenAI: "Incorrect API key provided: sk-ab***yz"):
+# a key prefix, then a run holding a digit or a mask star (so "sk-learn" is left alone).
+_KEYLIKE = re.compile(r"\b(?:sk|rk|pk)-(?=[\w.\-]*[0-9*])[\w*.\-]{4,}")
 
 
 def redact(text: str, secret: str | None) -> str:
