@@ -66,6 +66,7 @@ from vak_desktop.runtime.recovery import (
     truncation_activity,
 )
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
+from vak_desktop.runtime.tools.surface import ToolSurface, tool_surface
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant running in Vak Desktop on the user's own machine. "
@@ -89,9 +90,10 @@ class _StepOutcome:
 
 @dataclass
 class _TurnState:
-    """What a turn carries from step to step: its plan, the current model call, and whether
-    its one re-plan after a contradiction of the profile is spent."""
+    """What a turn carries from step to step: its tool surface, its plan, the current model
+    call, and whether its one re-plan after a contradiction of the profile is spent."""
 
+    surface: ToolSurface
     projection: Projection | None = None
     ratio: float = FALLBACK_TOKENS_PER_CHAR
     current: _StepOutcome | None = None
@@ -181,7 +183,7 @@ class TurnRunner:
         yield TurnStarted(session, turn.id, binding.model)
         total = Usage()
         outcome, error = "completed", ""
-        state = _TurnState()
+        state = _TurnState(tool_surface(self.tools, self.system_prompt, text))
         called: list[str] = []
         largest_prompt = 0
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
@@ -210,7 +212,7 @@ class TurnRunner:
                         done_reason=done.done_reason,
                     ),
                 )
-                receipt = self._receipt(binding, out.request, done, projection, step)
+                receipt = self._receipt(binding, out.request, done, projection, step, state)
                 ledger.append(session, receipt)
                 for activity in watch.observe(
                     out.request, receipt, projection.profile, state.ratio
@@ -227,6 +229,9 @@ class TurnRunner:
                     break
                 async for event in run_tool_calls(self.tools, ledger, session, out.calls):
                     yield event
+                state.surface, misreads = state.surface.after(out.calls)  # find_tools loads
+                for misread in misreads:
+                    ledger.append(session, misread)
             else:
                 outcome, error = "degraded", f"stopped after {MAX_STEPS} steps of tool calls"
         except (asyncio.CancelledError, GeneratorExit):
@@ -300,7 +305,7 @@ class TurnRunner:
         while True:
             assert state.projection is not None
             out = state.current = _StepOutcome(
-                self._request(session, binding, state.projection, think)
+                self._request(session, binding, state.projection, think, state.surface)
             )
             try:
                 async for event in self._stream_step(session, out):
@@ -341,8 +346,8 @@ class TurnRunner:
             session,
             self.provider,
             binding,
-            system=self.system_prompt,
-            tools=self.tools.specs(),
+            system=state.surface.system,
+            tools=state.surface.prefix,  # the plan prices the prefix loaded at step 0
             keep_alive=self.keep_alive,
             capacity=self.capacity,
             out=projected,
@@ -358,13 +363,14 @@ class TurnRunner:
         done: Done,
         projection: Projection,
         step: int,
+        state: _TurnState,
     ) -> Receipt:
         return Receipt(
             provider=binding.provider,
             model=binding.model,
             usage=done.usage,
             timings=done.timings,
-            prefix_digest=prefix_digest(self.system_prompt, request.tools),
+            prefix_digest=prefix_digest(state.surface.system, state.surface.prefix),
             request_chars=request.chars(),
             request_messages=len(request.messages),
             num_ctx=request.num_ctx,
@@ -377,15 +383,20 @@ class TurnRunner:
         )
 
     def _request(
-        self, session: str, binding: ModelBinding, projection: Projection, think: bool | None
+        self,
+        session: str,
+        binding: ModelBinding,
+        projection: Projection,
+        think: bool | None,
+        surface: ToolSurface,
     ) -> ChatRequest:
         return step_request(
             self.ledger,
             session,
             binding,
             projection,
-            system=self.system_prompt,
-            tools=self.tools.specs(),
+            system=surface.system,
+            tools=surface.tools,  # the step-0 tools, then any find_tools loaded since
             keep_alive=self.keep_alive,
             think=think,
         )

@@ -1,0 +1,123 @@
+"""The tool surface (spec §5): which admitted tools a turn's requests carry.
+
+Every admitted tool is callable; the surface decides only which schemas are loaded. At a turn's
+first step it loads the always-loaded tools, the tools whose domains the directive's reading
+meets, the tools that declare no domains, and the card tools (`emit_<type>_card`) the request
+reads as. Everything else admitted is one line of the catalogue ("More tools") in the system
+prompt, which depends on the admitted set alone, so it never moves when the loaded set does.
+
+Within a turn the request only grows: `find_tools` appends the schemas it found after the ones
+loaded at step 0, and the system text and those first schemas (the prefix) stay byte-identical.
+A catalogue tool the model then uses — through `find_tools` or straight from the catalogue — is
+a tool the reading did not predict: a *misread*, recorded as an Activity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vak_desktop.context.cards import is_card_tool, leading_sentence
+from vak_desktop.context.payloads import Activity, ToolCall
+from vak_desktop.context.reading import Reading, read_directive
+from vak_desktop.context.request import ToolSpec
+from vak_desktop.runtime.tools.find_tools import FIND_TOOLS, promoted_by
+from vak_desktop.runtime.tools.registry import ToolRegistry, ToolTraits
+
+MISREAD = "misread"
+CATALOGUE_HEADING = (
+    "More tools (not loaded yet: call find_tools with what you need or their names, and "
+    "you can call them from your next step on):"
+)
+
+
+def catalogue_text(registry: ToolRegistry) -> str:
+    """ "More tools": `name — first sentence` per catalogue tool, sorted by name; "" if none."""
+    specs = sorted(registry.catalogue(), key=lambda spec: spec.name)
+    if not specs:
+        return ""
+    lines = [f"- {spec.name} — {leading_sentence(spec.description)}" for spec in specs]
+    return "\n".join([CATALOGUE_HEADING, *lines])
+
+
+def stable_system(base: str, registry: ToolRegistry) -> str:
+    """The system text: the base prompt, the tools' own notes (skills …), the catalogue.
+    A function of the prompt and the admitted set only: byte-identical across turns."""
+    parts = [base.rstrip(), *registry.prompt_sections(), catalogue_text(registry)]
+    return "\n\n".join(part for part in parts if part)
+
+
+def loads(spec: ToolSpec, traits: ToolTraits, reading: Reading) -> bool:
+    """Whether the surface loads this admitted tool at a turn's first step."""
+    if traits.always_loaded or reading.everything:
+        return True
+    if is_card_tool(spec.name):
+        return reading.reads_as_card(spec.name) or reading.meets(traits.serves)
+    return traits.undeclared or reading.meets(traits.serves)
+
+
+@dataclass(frozen=True)
+class ToolSurface:
+    """One turn's surface: the system text, the schemas loaded at step 0 (the prefix), and the
+    ones `find_tools` added since, in the order they were found."""
+
+    system: str
+    reading: Reading
+    prefix: tuple[ToolSpec, ...]
+    catalogue: tuple[ToolSpec, ...]
+    promoted: tuple[ToolSpec, ...] = ()
+    misread: frozenset[str] = frozenset()  # tools already recorded as misreads this turn
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """What the next request carries: the prefix, then the tools found during the turn."""
+        return self.prefix + self.promoted
+
+    def after(self, calls: Sequence[ToolCall]) -> tuple[ToolSurface, list[Activity]]:
+        """The surface after a step's calls ran, and the misreads they reveal (one per tool
+        per turn). Calls are taken in call order, as their results were appended."""
+        predicted = {spec.name for spec in self.prefix}
+        deferred = {spec.name for spec in self.catalogue}
+        promoted = list(self.promoted)
+        misread = set(self.misread)
+        activities: list[Activity] = []
+        for call in calls:
+            if call.name == FIND_TOOLS:
+                known = {spec.name for spec in self.prefix} | {s.name for s in promoted}
+                promoted += [
+                    s for s in promoted_by(call.arguments, self.catalogue) if s.name not in known
+                ]
+                continue
+            if call.name in predicted or call.name not in deferred or call.name in misread:
+                continue
+            misread.add(call.name)
+            found = any(spec.name == call.name for spec in promoted)
+            activities.append(self._misread(call.name, "find_tools" if found else "catalogue"))
+        surface = ToolSurface(
+            self.system,
+            self.reading,
+            self.prefix,
+            self.catalogue,
+            tuple(promoted),
+            frozenset(misread),
+        )
+        return surface, activities
+
+    def _misread(self, tool: str, via: str) -> Activity:
+        return Activity(
+            type=MISREAD,
+            message=f"{tool} was used, but the reading of the request did not load it",
+            detail={"tool": tool, "via": via, "reading": self.reading.to_json()},
+        )
+
+
+def tool_surface(
+    registry: ToolRegistry, base_system: str, directive: str, reading: Reading | None = None
+) -> ToolSurface:
+    """The surface of a turn whose directive is `directive` (read here unless `reading` is
+    given): the stable system text and the tools loaded at its first step, in admitted order."""
+    reading = reading if reading is not None else read_directive(directive)
+    prefix = tuple(
+        spec for spec in registry.specs() if loads(spec, registry.traits(spec.name), reading)
+    )
+    return ToolSurface(stable_system(base_system, registry), reading, prefix, registry.catalogue())
