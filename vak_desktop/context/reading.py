@@ -33,7 +33,12 @@ ORIENTATION = frozenset({FILES, MEMORY})  # what an uncertain reading loads
 CARD_TYPES = ("chart", "checklist", "entity", "metric", "research", "table", "timeline")
 
 _WORD = re.compile(r"[\w'-]+")
-_FILE_NAME = re.compile(r"[\w-]+\.[a-z0-9]{1,5}\b|\S+[/\\]\S+|~[/\\]")
+_EXTENSIONS = (
+    "py|md|txt|json|toml|yaml|yml|rs|js|ts|tsx|jsx|c|h|cpp|hpp|go|java|kt|swift|rb|php|cs|"
+    "html|css|scss|sh|ini|cfg|conf|csv|tsv|log|xml|sql|pdf|docx?|xlsx?|ipynb|lock|env"
+)
+# a file name with a known extension, or a path: ./x, ../x, ~/x, /x, or a/b/c
+_FILE_NAME = re.compile(rf"\w[\w-]*\.(?:{_EXTENSIONS})\b|(?:^|\s)(?:\.{{1,2}}/|~/|/)\w|\w+/\w+/\w")
 
 _FILE_WORDS = _set(
     "file files folder folders directory directories dir path paths repo repository codebase "
@@ -56,6 +61,10 @@ _LOCAL = _set(
     "directory folder file files branch repo repository time date clock you your yourself "
     "parser code function class module session conversation chat model project line "
     "working cwd path workspace"
+)
+_QUANTITY = _set(
+    "price prices rate rates score scores temperature cost costs value level count total "
+    "percent percentage exchange population balance"
 )
 _LIVE_VERB_BEFORE = _set("i we you they he she who people to")
 _LIVE_VERB_AFTER = _set("in at with on here there near by together")
@@ -114,13 +123,13 @@ def read_directive(text: str) -> Reading:
         domains.add(MEMORY)
     if present & _WEB_WORDS or "look up" in lowered or "http" in lowered:
         domains.add(WEB)
-    if _is_live(tokens, lowered):
+    if _is_live(tokens, lowered) and not _FILE_NAME.search(lowered):  # a file is local
         domains.add(LIVE)
     cards = {kind for kind, cues in _CARD_CUES.items() if present & cues}
     if "who is" in lowered:
         cards.add("entity")
-    if LIVE in domains:
-        cards.add("metric")  # a value as it stands now is a metric card's whole job
+    if LIVE in domains and (present & _QUANTITY or "how much" in lowered):
+        cards.add("metric")  # one value as it stands now is a metric card's whole job
     if not domains:
         return Reading(ORIENTATION, frozenset(cards), orienting=True)
     return Reading(frozenset(domains), frozenset(cards))

@@ -132,11 +132,12 @@ class Walk:
 
 
 def walk(workspace: Workspace, roots: Sequence[Path], match: re.Pattern[str]) -> Walk:
-    """Files under `roots` whose path relative to their root matches, sorted per root. Linked
+    """Files under `roots` whose path relative to their root matches, in path order. Linked
     folders are not entered; linked files count only when they point inside the workspace."""
     found = Walk()
     visited = 0
     for root in roots:
+        start = len(found.files)
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
             for name in sorted(filenames):
@@ -151,6 +152,7 @@ def walk(workspace: Workspace, roots: Sequence[Path], match: re.Pattern[str]) ->
                     found.links_out += 1
                     continue
                 found.files.append(path)
+        found.files[start:] = sorted(found.files[start:], key=lambda p: p.relative_to(root).parts)
     return found
 
 

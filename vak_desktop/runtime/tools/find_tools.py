@@ -64,9 +64,10 @@ def match_tools(query: str, catalogue: Sequence[ToolSpec]) -> tuple[ToolSpec, ..
     """The catalogue tools `query` asks for, best first: tools it names exactly (in the order
     named), else tools scored by its words in their names (×3) and descriptions (×1)."""
     by_name = {spec.name.lower(): spec for spec in catalogue}
-    named = [by_name[n] for n in re.split(r"[\s,]+", query.strip().lower()) if n in by_name]
+    asked = dict.fromkeys(re.split(r"[\s,]+", query.strip().lower()))  # ordered, no repeats
+    named = [by_name[name] for name in asked if name in by_name]
     if named:
-        return tuple(dict.fromkeys(named))[:MAX_MATCHES]
+        return tuple(named[:MAX_MATCHES])
     wanted = _terms(query)
     scored = []
     for spec in catalogue:
