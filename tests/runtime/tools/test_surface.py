@@ -256,3 +256,11 @@ async def test_find_tools_through_the_ollama_double_loads_the_tool_on_the_wire(
     assert second["messages"][: len(first["messages"])] == first["messages"]
     assert "unit_convert — Convert a quantity" in first["messages"][0]["content"]
     assert third["messages"][-1]["content"] == "4.828 km"
+
+
+def test_a_runtime_nudge_can_load_a_named_catalogue_tool(tmp_path: Path) -> None:
+    surface = tool_surface(_registry(tmp_path), "sys", "hello")
+    loaded = surface.load(["emit_chart_card", "emit_chart_card", "recall", "no_such_tool"])
+    assert [t.name for t in loaded.tools] == [*(t.name for t in surface.prefix), "emit_chart_card"]
+    assert loaded.prefix == surface.prefix and loaded.system == surface.system
+    assert loaded.load(["emit_chart_card"]) == loaded

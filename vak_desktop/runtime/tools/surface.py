@@ -14,6 +14,7 @@ a tool the reading did not predict: a *misread*, recorded as an Activity.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -72,6 +73,18 @@ class ToolSurface:
     def tools(self) -> tuple[ToolSpec, ...]:
         """What the next request carries: the prefix, then the tools found during the turn."""
         return self.prefix + self.promoted
+
+    def load(self, names: Sequence[str]) -> ToolSurface:
+        """The surface with these catalogue tools loaded from the next step on, appended after
+        what is loaded already (a runtime nudge that names a card tool loads it this way)."""
+        known = {spec.name for spec in self.tools}
+        by_name = {spec.name: spec for spec in self.catalogue}
+        extra: list[ToolSpec] = []
+        for name in names:
+            if name in by_name and name not in known:
+                extra.append(by_name[name])
+                known.add(name)
+        return dataclasses.replace(self, promoted=self.promoted + tuple(extra))
 
     def after(self, calls: Sequence[ToolCall]) -> tuple[ToolSurface, list[Activity]]:
         """The surface after a step's calls ran, and the misreads they reveal (one per tool
