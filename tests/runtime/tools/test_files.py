@@ -124,6 +124,8 @@ async def test_glob_lists_files_by_pattern(
     assert top.content.splitlines() == ["src/app.py", "src/util.py"]
     narrowed = await call(tools, ledger, session, "glob", pattern="*.md", path="docs")
     assert narrowed.content.splitlines() == ["docs/deep/guide.md"]
+    on_file = await call(tools, ledger, session, "glob", pattern="*", path="notes.md")
+    assert on_file.is_error and "notes.md is a file" in on_file.content
     none = await call(tools, ledger, session, "glob", pattern="*.rs")
     assert not none.is_error and none.content.startswith("no files match '*.rs'")
 

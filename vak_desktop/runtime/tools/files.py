@@ -25,7 +25,7 @@ from typing import Any
 from vak_desktop.context.reading import FILES
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
-from vak_desktop.runtime.tools.workspace import Workspace
+from vak_desktop.runtime.tools.workspace import NO_FOLDERS, Workspace
 
 
 def _set(words: str) -> frozenset[str]:
@@ -184,7 +184,7 @@ class _FileTool:
         """The folder the call narrows to with `path`, else every workspace folder."""
         if arguments.get("path") in (None, ""):
             if not workspace.folders:
-                workspace.resolve("", self.spec.name)  # raises: there are no folders
+                raise ToolFailure(NO_FOLDERS)
             return list(workspace.folders)
         path = workspace.resolve(self.text_argument(arguments, "path"), self.spec.name)
         if not path.exists():
@@ -276,6 +276,10 @@ class GlobTool(_FileTool):
     def work(self, arguments: dict[str, Any], workspace: Workspace) -> ToolOutput:
         pattern = self.text_argument(arguments, "pattern").strip()
         roots = self.folder(arguments, workspace)
+        if roots[0].is_file():
+            raise ToolFailure(
+                f"{workspace.shown(roots[0])} is a file: give glob a folder as `path`"
+            )
         if ".." in pattern.split("/"):
             raise workspace.refusal(pattern, roots[0] / pattern, "glob")
         if Path(pattern).is_absolute():  # fine inside a folder: listed from that folder
