@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.doubles.fixtures import TOOL_MODEL, double_fixture, http_fixture  # noqa: F401
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.runtime.scripted import Scripted, ScriptedProvider
 from tests.runtime.tools.helpers import make_tree
 from vak_desktop.context.assemble import prefix_digest
-from vak_desktop.context.payloads import Activity, Receipt, ToolResult
+from vak_desktop.context.payloads import Activity, Receipt, ToolCall, ToolResult
 from vak_desktop.context.reading import read_directive
 from vak_desktop.context.request import ChatRequest, ToolSpec
 from vak_desktop.ledger import Ledger
@@ -69,8 +71,10 @@ class Undeclared:
         return ToolOutput(json.dumps(arguments))
 
 
-def _registry(tmp_path: Path) -> ToolRegistry:
-    registry = default_tools(Settings(workspace=(str(make_tree(tmp_path).root),)))
+def _registry(tmp_path: Path | None = None) -> ToolRegistry:
+    """The default tools (over a real workspace when given one) and the three above."""
+    folders = (str(make_tree(tmp_path).root),) if tmp_path else ()
+    registry = default_tools(Settings(workspace=folders))
     for tool in (UnitConvert(), EmitChartCard(), Undeclared()):
         registry.add(tool)
     return registry
@@ -264,3 +268,39 @@ def test_a_runtime_nudge_can_load_a_named_catalogue_tool(tmp_path: Path) -> None
     assert [t.name for t in loaded.tools] == [*(t.name for t in surface.prefix), "emit_chart_card"]
     assert loaded.prefix == surface.prefix and loaded.system == surface.system
     assert loaded.load(["emit_chart_card"]) == loaded
+
+
+QUERIES = st.sampled_from(
+    ["unit_convert", "chart", "echo", "convert units", "nothing here", "", "echo, emit_chart_card"]
+)
+CALLS = st.lists(
+    st.one_of(
+        QUERIES.map(lambda q: ToolCall("f", "find_tools", {"query": q})),
+        st.sampled_from(["unit_convert", "echo", "emit_chart_card", "read", "nope"]).map(
+            lambda name: ToolCall("c", name, {})
+        ),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    directive=st.sampled_from(["hello", "plot a chart", "grep the files"]),
+    steps=st.lists(CALLS, max_size=5),
+)
+def test_within_a_turn_the_tools_only_grow_and_the_prefix_never_moves(
+    directive: str, steps: list[list[ToolCall]]
+) -> None:
+    surface = tool_surface(_registry(), DEFAULT_SYSTEM_PROMPT, directive)
+    first = surface
+    misread: list[str] = []
+    for calls in steps:
+        before = surface.tools
+        surface, activities = surface.after(calls)
+        assert surface.tools[: len(before)] == before  # an append, never a reshuffle
+        assert surface.prefix == first.prefix and surface.system == first.system
+        assert len({t.name for t in surface.tools}) == len(surface.tools)  # each schema once
+        misread += [a.detail["tool"] for a in activities]
+    assert len(misread) == len(set(misread))  # one misread per tool per turn
+    assert not set(misread) & {t.name for t in first.prefix}
