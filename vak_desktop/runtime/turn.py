@@ -248,13 +248,14 @@ class TurnRunner:
     async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
         """Write the packet the session's next turn will want, if it wants one not stored
         (`/compact`, "Compact now", and the look-ahead after each turn)."""
+        floor = tool_surface(self.tools, self.system_prompt, "")  # the next ask is unknown
         return await compact_session(
             self.ledger,
             session,
             self.provider,
             binding,
-            system=self.system_prompt,
-            tools=self.tools.specs(),
+            system=floor.system,
+            tools=floor.prefix,
             keep_alive=self.keep_alive,
             capacity=self.capacity,
         )
@@ -378,7 +379,7 @@ class TurnRunner:
             done_reason=done.done_reason,
             plan=projection.plan.to_json() if step == 0 else {"planned_at_step": 0},
             tail=projection.tail if step == 0 else "",
-            system_digest=system_digest(self.system_prompt),
+            system_digest=system_digest(state.surface.system),
             tool_digests=tool_digests(request.tools),
         )
 
