@@ -134,6 +134,7 @@ class ToolRegistry:
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolOutput(f"error: no tool named {call.name!r} (tools: {known})", True)
+        context = dataclasses.replace(context, catalogue=self.catalogue())
         try:
             return await tool.run(dict(call.arguments), context)
         except ToolFailure as exc:
@@ -153,7 +154,6 @@ class ToolRegistry:
 
     async def run_all(self, calls: Sequence[ToolCall], context: ToolContext) -> list[ToolOutput]:
         """Run one step's calls concurrently; results come back in call order."""
-        context = dataclasses.replace(context, catalogue=self.catalogue())
         return list(await asyncio.gather(*(self.run_one(c, context) for c in calls)))
 
 

@@ -91,29 +91,19 @@ class ToolSurface:
         per turn). Calls are taken in call order, as their results were appended."""
         predicted = {spec.name for spec in self.prefix}
         deferred = {spec.name for spec in self.catalogue}
-        promoted = list(self.promoted)
-        misread = set(self.misread)
-        activities: list[Activity] = []
+        surface, activities = self, []
         for call in calls:
             if call.name == FIND_TOOLS:
-                known = {spec.name for spec in self.prefix} | {s.name for s in promoted}
-                promoted += [
-                    s for s in promoted_by(call.arguments, self.catalogue) if s.name not in known
-                ]
+                found = promoted_by(call.arguments, self.catalogue)
+                surface = surface.load([spec.name for spec in found])
                 continue
-            if call.name in predicted or call.name not in deferred or call.name in misread:
+            if call.name in predicted or call.name not in deferred or call.name in surface.misread:
                 continue
-            misread.add(call.name)
-            found = any(spec.name == call.name for spec in promoted)
-            activities.append(self._misread(call.name, "find_tools" if found else "catalogue"))
-        surface = ToolSurface(
-            self.system,
-            self.reading,
-            self.prefix,
-            self.catalogue,
-            tuple(promoted),
-            frozenset(misread),
-        )
+            via = (
+                "find_tools" if any(s.name == call.name for s in surface.promoted) else "catalogue"
+            )
+            activities.append(self._misread(call.name, via))
+            surface = dataclasses.replace(surface, misread=surface.misread | {call.name})
         return surface, activities
 
     def _misread(self, tool: str, via: str) -> Activity:
