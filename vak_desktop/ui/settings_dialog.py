@@ -311,7 +311,8 @@ class SettingsDialog(QDialog):
         providers, keys, problem = self._providers()
         if problem:
             fail(self.provider_error, 3, problem)
-        self.host.setProperty("invalid", self.host_error.isVisibleTo(self))
+        _mark(self.host, not self.host_error.isHidden())
+        _mark(self.keep_alive, not self.keep_alive_error.isHidden())
         if first_bad is not None:
             self.tabs.setCurrentIndex(first_bad)
             return None
@@ -410,6 +411,13 @@ class SettingsDialog(QDialog):
             if isinstance(app, QApplication):
                 apply_theme(app, self._theme_before)
         super().reject()
+
+
+def _mark(field: QWidget, invalid: bool) -> None:
+    """Border `field` in the danger colour while it holds a value that cannot be saved."""
+    field.setProperty("invalid", invalid)
+    field.style().unpolish(field)
+    field.style().polish(field)
 
 
 def _text(table: QTableWidget, row: int, column: int) -> str:

@@ -11,7 +11,9 @@ least 4.5:1 on the surfaces it is drawn on (`tests/ui/test_settings_dialog.py` c
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
@@ -252,6 +254,33 @@ def qt_palette(p: Palette) -> QPalette:
     return palette
 
 
+def _arrow(p: Palette) -> str:
+    """A small chevron in the palette's subtle colour, as an SVG file the style sheet names
+    (a style sheet can only draw a combo box's arrow from an image)."""
+    path = Path(tempfile.gettempdir()) / f"vak-chevron-{p.SUBTLE.lstrip('#')}.svg"
+    if not path.exists():
+        path.write_text(
+            '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="6" viewBox="0 0 10 6">'
+            f'<path d="M1 1l4 4 4-4" fill="none" stroke="{p.SUBTLE}" stroke-width="1.6" '
+            'stroke-linecap="round" stroke-linejoin="round"/></svg>',
+            encoding="utf-8",
+        )
+    return path.as_posix()
+
+
+def _check() -> str:
+    """A white tick for checked boxes (on the accent colour, in both themes)."""
+    path = Path(tempfile.gettempdir()) / "vak-tick-ffffff.svg"
+    if not path.exists():
+        path.write_text(
+            '<svg xmlns="http://www.w3.org/2000/svg" width="14" height="14" viewBox="0 0 14 14">'
+            '<path d="M3 7.2l2.6 2.6L11 4.4" fill="none" stroke="#ffffff" stroke-width="1.9" '
+            'stroke-linecap="round" stroke-linejoin="round"/></svg>',
+            encoding="utf-8",
+        )
+    return path.as_posix()
+
+
 def style_sheet(p: Palette) -> str:
     """The style sheet for palette `p` (objects are addressed by their object names)."""
     return f"""
@@ -281,11 +310,14 @@ QLineEdit, QComboBox, QPlainTextEdit {{
     background: {p.BASE}; color: {p.TEXT}; border: 1px solid {p.BORDER}; border-radius: 6px;
     padding: 4px 6px; selection-background-color: {p.ACCENT}; selection-color: white;
 }}
-QComboBox::drop-down {{ border: none; width: 22px; }}
-QComboBox::down-arrow {{
-    image: none; width: 0; height: 0; margin-right: 6px;
-    border-left: 4px solid transparent; border-right: 4px solid transparent;
-    border-top: 5px solid {p.SUBTLE};
+QComboBox::drop-down {{ border: none; width: 24px; }}
+QComboBox::down-arrow {{ image: url({_arrow(p)}); width: 10px; height: 6px; }}
+QCheckBox::indicator, QTableWidget::indicator {{
+    width: 14px; height: 14px; border: 1px solid {p.SUBTLE}; border-radius: 3px;
+    background: {p.BASE};
+}}
+QCheckBox::indicator:checked, QTableWidget::indicator:checked {{
+    background: {p.ACCENT}; border-color: {p.ACCENT}; image: url({_check()});
 }}
 QLineEdit[invalid="true"] {{ border: 1px solid {p.DANGER}; }}
 QComboBox QAbstractItemView {{
