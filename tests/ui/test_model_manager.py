@@ -3,6 +3,7 @@ confirmation, unload, keep_alive per model (sent on every request), probe now.""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -27,6 +30,13 @@ PULLABLE = "qwen2.5:0.5b"
 SHOTS = Path("/tmp/shots_uimodels")
 SHOTS.mkdir(exist_ok=True)
 LEFT = Qt.MouseButton.LeftButton
+
+
+@pytest.fixture(autouse=True)
+def _collect_on_the_ui_thread() -> None:
+    """Free earlier tests' Qt garbage here, on the UI thread: collected on one of the
+    double's threads, a widget with a running timer would leave Qt a dangling timer."""
+    gc.collect()
 
 
 @dataclass
@@ -47,14 +57,14 @@ async def open_manager(qtbot: Any, tmp_path: Path, double: OllamaDouble) -> Asyn
             controller = ModelsController(
                 ledger, open_provider("ollama", client, double.url), settings
             )
-            dialog = ModelManager(controller)
-            qtbot.addWidget(dialog)
+            dialog = ModelManager(controller)  # deleted below, not by qtbot
             dialog.show()
             await controller.refresh()
             try:
                 yield Manager(dialog, controller, settings, client, ledger)
             finally:
                 await controller.aclose()
+                shiboken6.delete(dialog)  # on this thread, not whichever thread collects it
     finally:
         ledger.close()
 
@@ -225,13 +235,14 @@ async def test_screenshots_mid_pull_light_and_dark(
 ) -> None:
     from vak_desktop.ui.theme import apply_theme
 
+    double.instruction_horizon = 6_000
     async with open_manager(qtbot, tmp_path, double) as m:
-        load = {"model": "llama3.2", "messages": [], "keep_alive": "30m"}
-        (await m.client.post(double.url + "/api/chat", json=load)).raise_for_status()
+        await m.controller.service.probe("llama3.2:latest", keep_alive="30m")
         await m.controller.refresh()
+        _select(m.dialog, "llama3.2:latest")
         for theme in ("light", "dark"):
             apply_theme(qapp, theme)
             render_mid_pull(m.dialog)
-            assert m.dialog.pull.bar.value() == 420
+            assert m.dialog.pull.bar.value() == 419
             assert m.dialog.grab().save(str(SHOTS / f"model_manager_mid_pull_{theme}.png"))
         apply_theme(qapp, "light")

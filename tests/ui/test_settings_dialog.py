@@ -3,12 +3,14 @@ validation that loses nothing, and the theme applied live (with readable contras
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import keyring
 import pytest
+import shiboken6
 from keyring.backend import KeyringBackend
 from keyring.errors import PasswordDeleteError
 from PySide6.QtWidgets import QApplication
@@ -50,12 +52,18 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(previous)
 
 
+@pytest.fixture(autouse=True)
+def _collect_on_the_ui_thread() -> None:
+    """Free earlier tests' Qt garbage here, on the UI thread (see test_model_manager.py)."""
+    gc.collect()
+
+
 @pytest.fixture
-def dialog(qtbot: Any, tmp_path: Path) -> SettingsDialog:
+def dialog(qtbot: Any, tmp_path: Path) -> Iterator[SettingsDialog]:
     dialog = SettingsDialog(SettingsController(tmp_path / "settings.toml"))
-    qtbot.addWidget(dialog)
-    dialog.show()
-    return dialog
+    dialog.show()  # deleted below on this thread, not by qtbot
+    yield dialog
+    shiboken6.delete(dialog)
 
 
 def test_every_field_round_trips_through_the_dialog_and_the_file(
@@ -64,7 +72,6 @@ def test_every_field_round_trips_through_the_dialog_and_the_file(
     folder = tmp_path / "notes"
     folder.mkdir()
     first = SettingsDialog(SettingsController(tmp_path / "settings.toml"))
-    qtbot.addWidget(first)
     first.host.setText("http://10.0.0.5:11434")
     first.keep_alive.setText("2h")
     first.probe_idle.setChecked(False)
@@ -106,13 +113,14 @@ def test_every_field_round_trips_through_the_dialog_and_the_file(
     assert first.api_key_field(1).text() == ""
 
     second = SettingsDialog(SettingsController(path))  # what the next start shows
-    qtbot.addWidget(second)
     assert second.collect() == (expected, {})
     assert second.api_key_field(1).placeholderText() == "stored in keyring"
     second.providers.removeRow(1)  # removing the provider forgets its key
     assert second.save()
     assert memory_keyring.store == {}
     theme.apply_theme(QApplication.instance(), "light")  # type: ignore[arg-type]
+    for made in (first, second):
+        shiboken6.delete(made)
 
 
 def test_invalid_fields_are_marked_inline_and_nothing_is_lost(
@@ -157,12 +165,12 @@ def test_an_unreadable_file_is_kept_when_the_dialog_saves(
     path = tmp_path / "settings.toml"
     path.write_text('[general]\ntheme = "purple"\n')
     dialog = SettingsDialog(SettingsController(path))
-    qtbot.addWidget(dialog)
     dialog.show()
     assert dialog.file_error.isVisible() and "theme must be one of" in dialog.file_error.text()
     assert dialog.save()
     assert (tmp_path / "settings.toml.unreadable").read_text() == '[general]\ntheme = "purple"\n'
     assert load_settings(path) == Settings()
+    shiboken6.delete(dialog)
 
 
 def test_theme_applies_live_and_cancel_puts_it_back(dialog: SettingsDialog, qapp: Any) -> None:

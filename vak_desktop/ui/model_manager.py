@@ -3,8 +3,7 @@
 A dialog over one `ModelsController`. The table lists every local model with its size, family,
 quantisation, capabilities, trained window, whether it is loaded (and until when) and its
 measured instruction horizon; the pane under it shows the selected model's measured profile
-and its actions. `PullPanel` (also used by onboarding) pulls a model by name with a progress
-bar and Cancel. Nothing here waits: every action is a task of the controller, and the views
+and its actions; `PullPanel` (ui/pull_panel.py, shared with onboarding) pulls by name. Nothing here waits: every action is a task of the controller, and the views
 follow its signals. `render_mid_pull` puts the manager in a mid-pull state for screenshots.
 """
 
@@ -23,7 +22,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -33,9 +31,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.runtime.models import ModelRow, PullState, check_model_name
+from vak_desktop.runtime.models import ModelRow, PullState
 from vak_desktop.runtime.probe import ProbeProgress
 from vak_desktop.ui.models_controller import CANCELLED, SUCCEEDED, ModelsController
+from vak_desktop.ui.pull_panel import PullPanel, human_size
 
 COLUMNS = (
     "Model",
@@ -48,16 +47,6 @@ COLUMNS = (
     "Measured horizon",
 )
 KEEP_ALIVE_CHOICES = ("5m", "30m", "1h", "4h", "24h", "-1")
-_PROGRESS_STEPS = 1000
-
-
-def human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit in ("B", "KB") else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{value:.1f} TB"  # pragma: no cover
 
 
 def loaded_until(expires_at: str, now: datetime | None = None) -> str:
@@ -88,117 +77,14 @@ def _profile_words(row: ModelRow) -> dict[str, str]:
         "Prefix cache": {"prefix_stable": "hits", "provider_reported": "reported by provider"}.get(
             p.cache, "no hits seen"
         ),
-        "Verified window": f"{p.verified_window:,} tokens" if p.verified_window else "—",
+        "Verified window": f"{p.verified_window:,} tokens (a refusal)"
+        if p.verified_window
+        else "no over-length refusal seen",
     }
     if p.num_ctx:
         words["Runner window"] = f"{p.num_ctx:,} tokens"
-    words["Measured"] = p.probed_at.replace("T", " ")[:16] + " UTC" if p.probed_at else "—"
+    words["Probed"] = p.probed_at.replace("T", " ")[:16] + " UTC" if p.probed_at else "—"
     return words
-
-
-class PullPanel(QFrame):
-    """Pull a model by name: a name field, Pull, a progress bar with the bytes, and Cancel."""
-
-    def __init__(
-        self, controller: ModelsController, suggestion: str = "", parent: QWidget | None = None
-    ) -> None:
-        super().__init__(parent)
-        self.controller = controller
-        self.name = QLineEdit(suggestion)
-        self.name.setPlaceholderText("Model name, e.g. qwen2.5:0.5b or llama3.2:1b")
-        self.name.setAccessibleName("Model to pull")
-        self.name.returnPressed.connect(self.start)
-        self.pull_button = QPushButton("Pull")
-        self.pull_button.setObjectName("primaryButton")
-        self.pull_button.setAccessibleName("Pull model")
-        self.pull_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setAccessibleName("Cancel pull")
-        self.cancel_button.clicked.connect(controller.cancel_pull)
-        self.bar = QProgressBar()
-        self.bar.setRange(0, _PROGRESS_STEPS)
-        self.bar.setAccessibleName("Pull progress")
-        self.bar.setFormat("%p%")
-        self.status = QLabel()
-        self.status.setObjectName("hint")
-        self.status.setWordWrap(True)
-        self.error = QLabel()
-        self.error.setObjectName("fieldError")
-        self.error.setWordWrap(True)
-        top = QHBoxLayout()
-        top.addWidget(self.name, 1)
-        top.addWidget(self.pull_button)
-        progress = QHBoxLayout()
-        progress.addWidget(self.bar, 1)
-        progress.addWidget(self.cancel_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(6)
-        layout.addLayout(top)
-        layout.addWidget(self.error)
-        layout.addLayout(progress)
-        layout.addWidget(self.status)
-        self.values: list[int] = []  # every value the bar showed during the last pull
-        controller.pullStarted.connect(self._started)
-        controller.pullProgress.connect(self.show_state)
-        controller.pullFinished.connect(self._finished)
-        self._idle()
-
-    def start(self) -> None:
-        """Pull the model named in the field (refuses an empty or malformed name inline)."""
-        try:
-            name = check_model_name(self.name.text())
-        except ValueError as exc:
-            self.error.setText(str(exc))
-            self.error.show()
-            return
-        self.error.hide()
-        if self.controller.pull(name) is None:
-            self.error.setText(f"{self.controller.pulling} is being pulled; wait or cancel it")
-            self.error.show()
-
-    def _idle(self) -> None:
-        self.bar.hide()
-        self.cancel_button.hide()
-        self.error.hide()
-        self.status.setVisible(bool(self.status.text()))
-        self.pull_button.setEnabled(True)
-        self.name.setEnabled(True)
-
-    def _started(self, model: str) -> None:
-        self.values = []
-        self.bar.setValue(0)
-        self.bar.show()
-        self.cancel_button.show()
-        self.cancel_button.setEnabled(True)
-        self.pull_button.setEnabled(False)
-        self.name.setEnabled(False)
-        self.status.setText(f"Pulling {model}: asking for the manifest…")
-        self.status.show()
-
-    def show_state(self, state: PullState) -> None:
-        """Show one progress report (the controller's signal; screenshots call it directly)."""
-        value = round(state.fraction * _PROGRESS_STEPS)
-        self.bar.setValue(value)
-        self.values.append(value)
-        self.bar.show()
-        self.cancel_button.show()
-        size = f" · {human_size(state.completed)} of {human_size(state.total)}"
-        self.status.setText(f"{state.model}: {state.status}{size if state.total else ''}")
-        self.status.show()
-
-    def _finished(self, model: str, outcome: str, message: str) -> None:
-        if outcome == SUCCEEDED:
-            self.status.setText(f"✓ {model} is ready to chat with.")
-            self.name.clear()
-        elif outcome == CANCELLED:
-            self.status.setText(f"Pull of {model} cancelled. Pulling it again resumes.")
-        else:
-            self.status.setText("")
-            self.error.setText(f"Could not pull {model}: {message}")
-        self._idle()
-        if outcome not in (SUCCEEDED, CANCELLED):
-            self.error.show()
 
 
 class ModelManager(QDialog):
@@ -486,13 +372,13 @@ class ModelManager(QDialog):
 
 def render_mid_pull(
     manager: ModelManager,
-    model: str = "qwen2.5:0.5b",
-    completed: int = 167_000_000,
-    total: int = 397_821_319,
+    model: str = "gemma3:1b",
+    completed: int = 342_000_000,
+    total: int = 815_319_791,
 ) -> None:
     """Put `manager` in the state of a pull under way (for screenshots): its progress bar,
     byte counts and Cancel button, as the controller's signals would leave them."""
     panel = manager.pull
     panel.name.setText(model)
     panel._started(model)
-    panel.show_state(PullState(model, "pulling 6f96e01a3f55", completed, total))
+    panel.show_state(PullState(model, "pulling 7cd4618c1faf", completed, total))

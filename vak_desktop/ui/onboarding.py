@@ -23,8 +23,9 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 
 from vak_desktop.runtime.models import SUGGESTED_MODEL
 from vak_desktop.ui.chat_service import CHECKING, REACHABLE, ChatService, Reachability
-from vak_desktop.ui.model_manager import ModelManager, PullPanel
+from vak_desktop.ui.model_manager import ModelManager
 from vak_desktop.ui.models_controller import ModelsController
+from vak_desktop.ui.pull_panel import PullPanel
 from vak_desktop.ui.settings_dialog import SettingsController, SettingsDialog
 
 RECHECK_MS = 3000
@@ -104,8 +105,9 @@ class OnboardingPanel(QFrame):
         self._update(self._service.reachability)
 
     def recheck(self) -> None:
-        """Ask Ollama again (the timer calls this; it skips while a check is running)."""
-        if self._service.reachability.state != CHECKING:
+        """Ask Ollama again (the timer calls this; it skips while a check is running and
+        while the panel is not on screen, e.g. after its window closed)."""
+        if self.isVisible() and self._service.reachability.state != CHECKING:
             self._service.refresh_models()
 
     def _update(self, state: Reachability) -> None:
@@ -170,6 +172,8 @@ class ModelTools:
         return self.dialog
 
     async def aclose(self) -> None:
+        """Stop re-checking and cancel the model controller's tasks (at shutdown)."""
+        self.onboarding.timer.stop()
         await self.models.aclose()
 
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import os
 import shlex
-from pathlib import Path
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -42,48 +41,12 @@ from vak_desktop.runtime.settings import (
     HostedProvider,
     McpServer,
     Settings,
-    SettingsError,
     check_keep_alive,
-    load_settings,
-    save_settings,
-    settings_path,
 )
+from vak_desktop.ui.settings_controller import SettingsController
 from vak_desktop.ui.theme import apply_theme, current_theme
 
-
-class SettingsController(QObject):
-    """The settings in force, their file, and a signal when they change.
-
-    A file that cannot be read is not silently replaced: `error` says what is wrong, the
-    defaults are used meanwhile, and the first save keeps the old file beside the new one."""
-
-    changed = Signal(object)  # Settings
-
-    def __init__(self, path: Path | None = None, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.path = path or settings_path()
-        self.error = ""
-        try:
-            self._settings = load_settings(self.path)
-        except SettingsError as exc:
-            self._settings, self.error = Settings(), str(exc)
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings
-
-    def keep_alive_for(self, model: str) -> str:
-        """The keep_alive a request for `model` carries (what the chat service asks for)."""
-        return self._settings.keep_alive_for(model)
-
-    def save(self, settings: Settings) -> Path:
-        if self.error and self.path.exists():
-            self.path.replace(self.path.with_suffix(".toml.unreadable"))
-        save_settings(settings, self.path)
-        self.error = ""
-        self._settings = settings
-        self.changed.emit(settings)
-        return self.path
+__all__ = ["SettingsController", "SettingsDialog"]
 
 
 def _error_label() -> QLabel:
@@ -166,7 +129,7 @@ class SettingsDialog(QDialog):
         self.probe_hosted = QCheckBox("Also measure hosted models (each probe costs API tokens)")
         self.probe_hosted.setChecked(s.probe_hosted)
         self.probe_hosted.setAccessibleName("Probe hosted models")
-        hint = QLabel("A changed host is used from the next start of Vak.")
+        hint = QLabel("A changed host or probe setting applies from the next start of Vak.")
         hint.setObjectName("hint")
         form.addRow("Ollama host", self.host)
         form.addRow("", self.host_error)
