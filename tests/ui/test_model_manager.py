@@ -246,3 +246,34 @@ async def test_screenshots_mid_pull_light_and_dark(
             assert m.dialog.pull.bar.value() == 419
             assert m.dialog.grab().save(str(SHOTS / f"model_manager_mid_pull_{theme}.png"))
         apply_theme(qapp, "light")
+
+
+def unnamed_controls(root: Any) -> list[str]:
+    """Controls under `root` a screen reader could not name (no accessible name, no text)."""
+    from PySide6.QtWidgets import (
+        QAbstractButton,
+        QComboBox,
+        QLineEdit,
+        QProgressBar,
+        QTableWidget,
+        QWidget,
+    )
+
+    kinds = (QAbstractButton, QComboBox, QLineEdit, QProgressBar, QTableWidget)
+    missing = []
+    for widget in root.findChildren(QWidget):
+        if not isinstance(widget, kinds) or widget.objectName().startswith("qt_"):
+            continue  # Qt's own parts (a table's corner button …) are not ours to name
+        if isinstance(widget, QLineEdit) and isinstance(widget.parent(), QComboBox):
+            continue  # a combo box's own editor: the combo box carries the name
+        text = widget.text() if isinstance(widget, QAbstractButton) else ""
+        if not (widget.accessibleName() or text.strip()):
+            missing.append(f"{type(widget).__name__} {widget.objectName()!r}")
+    return missing
+
+
+async def test_every_control_has_an_accessible_name(
+    double: OllamaDouble, qtbot: Any, tmp_path: Path
+) -> None:
+    async with open_manager(qtbot, tmp_path, double) as m:
+        assert unnamed_controls(m.dialog) == []

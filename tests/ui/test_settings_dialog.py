@@ -211,3 +211,10 @@ def test_screenshots_light_and_dark(dialog: SettingsDialog, qapp: Any, tmp_path:
             dialog.tabs.setCurrentIndex(index)
             assert dialog.grab().save(str(SHOTS / f"settings_{tab}_{name}.png"))
     theme.apply_theme(qapp, "light")
+
+
+def test_every_control_has_an_accessible_name(dialog: SettingsDialog) -> None:
+    from tests.ui.test_model_manager import unnamed_controls
+
+    dialog.add_provider("claude", "anthropic", "")
+    assert unnamed_controls(dialog) == []
