@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.context.sessions import SessionBuilder, TurnScript
 from tests.doubles.ollama_server import OllamaDouble
 from tests.ui.harness import open_harness, until
+from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.models import SUGGESTED_MODEL
 from vak_desktop.ui.onboarding import install_steps
 
@@ -67,6 +69,34 @@ async def _down_then_up(qtbot: Any, ledger_path: Path) -> None:
                 assert harness.service.models == [SUGGESTED_MODEL]
                 assert harness.window.picker.combo.currentText() == SUGGESTED_MODEL
                 assert any(p == "/api/pull" for _, p, _ in double.requests)
+        finally:
+            await tools.aclose()
+
+
+async def test_after_the_first_run_only_the_banner_shows_and_the_window_recovers_by_itself(
+    qtbot: Any, ledger_path: Path
+) -> None:
+    await _known_user(qtbot, ledger_path)
+    gc.collect()  # the window is freed on this thread (see test_model_manager.py)
+
+
+async def _known_user(qtbot: Any, ledger_path: Path) -> None:
+    ledger_path.parent.mkdir(parents=True)
+    ledger = Ledger.open(ledger_path)
+    SessionBuilder(ledger).turn(TurnScript("hello again", answer="Hi."))
+    ledger.close()
+    port = _free_port()
+    async with open_harness(qtbot, ledger_path, f"http://127.0.0.1:{port}") as harness:
+        tools = harness.window.tools
+        try:
+            tools.onboarding.timer.setInterval(100)
+            assert harness.window.banner.isVisible()
+            assert not tools.onboarding.isVisible() and tools.onboarding.timer.isActive()
+            with OllamaDouble(port=port) as double:
+                double.add_model("llama3.2")
+                await until(lambda: not harness.window.banner.isVisible(), what="the re-check")
+                assert harness.service.models == ["llama3.2:latest"]
+                assert not tools.onboarding.timer.isActive()
         finally:
             await tools.aclose()
 

@@ -1,9 +1,11 @@
 """First run: what to do when Ollama is not there, or has no model yet; and the window's hook.
 
 `OnboardingPanel` follows the chat service's reachability and model list. While Ollama cannot be
-reached it says how to install and start it on this operating system and checks again on its
-own every few seconds; when Ollama answers with no model it offers to pull a small one (the
-same `PullPanel` as the model manager); once a model is there it hides.
+reached it checks again on its own every few seconds (so the window recovers by itself when
+Ollama starts), and on a first run — a ledger without any session — it also says how to install
+and start Ollama on this operating system; later the banner's one line is enough. When Ollama
+answers with no model it offers to pull a small one (the same `PullPanel` as the model
+manager); once a model is there it hides.
 
 `attach_model_tools(window)` is the one call `MainWindow` makes to get the Models and Settings
 actions, the onboarding panel above the chat, and the controllers behind them.
@@ -71,6 +73,8 @@ class OnboardingPanel(QFrame):
         self.setObjectName("onboarding")
         self.setAccessibleName("Getting started")
         self._service = service
+        # first run: nothing in the ledger yet (the sessions table alone: cheap at startup)
+        self.first_run = not service.ledger.sessions(include_archived=True)
         self.title = QLabel()
         self.title.setObjectName("dialogTitle")
         self.body = QLabel()
@@ -106,8 +110,8 @@ class OnboardingPanel(QFrame):
 
     def recheck(self) -> None:
         """Ask Ollama again (the timer calls this; it skips while a check is running and
-        while the panel is not on screen, e.g. after its window closed)."""
-        if self.isVisible() and self._service.reachability.state != CHECKING:
+        while the window is not on screen, e.g. after it closed)."""
+        if self.window().isVisible() and self._service.reachability.state != CHECKING:
             self._service.refresh_models()
 
     def _update(self, state: Reachability) -> None:
@@ -127,7 +131,7 @@ class OnboardingPanel(QFrame):
             self.check_now.show()
             self.pull.hide()
             self.timer.start()
-            self.show()
+            self.setVisible(self.first_run)
         elif state.state == REACHABLE and not self._service.models:
             self.timer.stop()
             self.title.setText("Pull a first model")
