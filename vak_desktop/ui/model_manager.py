@@ -169,7 +169,9 @@ class ModelManager(QDialog):
         self.keep_alive.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.keep_alive.activated.connect(self._keep_alive_chosen)
         # Enter, not focus-out: a dialog being destroyed takes the focus away too
-        self.keep_alive.lineEdit().returnPressed.connect(self._keep_alive_chosen)
+        editor = self.keep_alive.lineEdit()
+        assert editor is not None  # an editable combo box has one
+        editor.returnPressed.connect(self._keep_alive_chosen)
         self.keep_alive_hint = QLabel()
         self.keep_alive_hint.setObjectName("hint")
         self.unload_button = QPushButton("Unload now")

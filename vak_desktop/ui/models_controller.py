@@ -13,15 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Coroutine
-from typing import Any, cast
+from collections.abc import Coroutine
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider
 from vak_desktop.providers.errors import ProviderError
-from vak_desktop.runtime.models import ModelRow, ModelService, PullState
+from vak_desktop.runtime.models import ModelRow, ModelService
 from vak_desktop.runtime.probe import ProbeProgress
 from vak_desktop.runtime.settings import check_keep_alive, full_model_name
 from vak_desktop.ui.settings_dialog import SettingsController
@@ -106,7 +106,7 @@ class ModelsController(QObject):
     async def _run_pull(self, model: str) -> None:
         outcome, message = FAILED, ""
         try:
-            states = cast(AsyncGenerator[PullState, None], self.service.pull(model))
+            states = self.service.pull(model)
             async with contextlib.aclosing(states):
                 async for state in states:
                     self.pullProgress.emit(state)

@@ -297,6 +297,7 @@ class SettingsDialog(QDialog):
             name = _text(self.mcp, row, 0)
             target = _text(self.mcp, row, 1)
             check = self.mcp.item(row, 2)
+            assert check is not None  # add_mcp_server puts one in every row
             enabled = check.checkState() == Qt.CheckState.Checked
             env = dict(check.data(Qt.ItemDataRole.UserRole) or {})
             if not name:
