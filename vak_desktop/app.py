@@ -59,7 +59,7 @@ async def run_window(app: QApplication, args: argparse.Namespace) -> None:
         async with httpx.AsyncClient() as client:
             provider = open_provider(PROVIDER, client, args.host or default_host(PROVIDER))
             service = ChatService(ledger, provider, background_probes=True)
-            window = MainWindow(service)
+            window = MainWindow(service, ledger)
             window.show()
             service.refresh_models()
             try:

@@ -1,0 +1,146 @@
+"""The inspector: a dock with the Plan, Request, Evidence and Probe panels.
+
+A turn picker at the top chooses what Plan and Request show (default: the latest turn; "Next
+request" is the preview of what sending now would plan). Panels are read only while the dock is
+visible and only the tab in view, so a hidden inspector costs the window nothing.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from vak_desktop.ui.inspector.evidence import EvidencePanel
+from vak_desktop.ui.inspector.plan import PlanPanel
+from vak_desktop.ui.inspector.probe import ProbePanel
+from vak_desktop.ui.inspector.request import RequestPanel
+from vak_desktop.ui.inspector.source import NEXT, Inspection
+
+ASKED_CHARS = 48
+
+
+class InspectorDock(QDockWidget):
+    """The four panels over one `Inspection`."""
+
+    def __init__(self, inspection: Inspection, parent: QWidget | None = None) -> None:
+        super().__init__("Inspector", parent)
+        self.setObjectName("inspectorDock")
+        self.setAccessibleName("Inspector")
+        self.setAllowedAreas(
+            Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+        self._inspection = inspection
+        self._stale: set[int] = set()
+        self.turn = QComboBox()
+        self.turn.setObjectName("inspectorTurn")
+        self.turn.setAccessibleName("Turn to inspect")
+        self.turn.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.turn.setMinimumContentsLength(20)
+        self.turn.activated.connect(lambda _i: self._turn_chosen())
+        self.plan = PlanPanel(inspection)
+        self.request = RequestPanel(inspection)
+        self.evidence = EvidencePanel(inspection)
+        self.probe = ProbePanel(inspection)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("inspectorTabs")
+        self.tabs.setAccessibleName("Inspector panels")
+        self.tabs.setDocumentMode(True)
+        for panel, title, name in (
+            (self.plan, "Plan", "Plan panel"),
+            (self.request, "Request", "Request panel"),
+            (self.evidence, "Evidence", "Evidence panel"),
+            (self.probe, "Probe", "Probe panel"),
+        ):
+            panel.setAccessibleName(name)
+            self.tabs.addTab(panel, title)
+        self.tabs.currentChanged.connect(lambda _i: self._refresh_current())
+        label = QLabel("Turn")
+        label.setObjectName("fieldLabel")
+        label.setAccessibleName("Turn label")
+        picker = QHBoxLayout()
+        picker.setContentsMargins(10, 8, 10, 0)
+        picker.addWidget(label)
+        picker.addWidget(self.turn, 1)
+        body = QWidget()
+        body.setObjectName("inspectorBody")
+        body.setAccessibleName("Inspector body")
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(picker)
+        layout.addWidget(self.tabs, 1)
+        self.setWidget(body)
+        inspection.changed.connect(self.refresh)
+        self.visibilityChanged.connect(lambda visible: visible and self.refresh())
+
+    @property
+    def turn_id(self) -> str:
+        data = self.turn.currentData()
+        return str(data) if data is not None else NEXT
+
+    def show_panel(self, name: str) -> None:
+        """Bring the panel called `name` (Plan, Request, Evidence, Probe) to the front."""
+        for index in range(self.tabs.count()):
+            if self.tabs.tabText(index) == name:
+                self.tabs.setCurrentIndex(index)
+                return
+        raise ValueError(f"no inspector panel called {name!r}")
+
+    def select_turn(self, turn_id: str) -> None:
+        """Inspect `turn_id` (NEXT for the next request)."""
+        index = self.turn.findData(turn_id)
+        if index >= 0:
+            self.turn.setCurrentIndex(index)
+            self._turn_chosen()
+
+    def refresh(self) -> None:
+        """Re-read after a change: the turn list, then the panel in view (others when shown)."""
+        self._stale = set(range(self.tabs.count()))
+        if not self.isVisible():
+            return
+        previous = self.turn.currentData()
+        turns = self._inspection.turns()
+        blocked = self.turn.blockSignals(True)
+        try:
+            self.turn.clear()
+            self.turn.addItem("Next request (preview)", NEXT)
+            for turn in reversed(turns):
+                asked = " ".join(turn.directive.text.split())
+                if len(asked) > ASKED_CHARS:
+                    asked = asked[: ASKED_CHARS - 1] + "…"
+                self.turn.addItem(f"Turn {turn.number}: {asked}", turn.turn_id)
+            index = self.turn.findData(previous) if previous not in (None, NEXT) else -1
+            self.turn.setCurrentIndex(index if index >= 0 else min(1, self.turn.count() - 1))
+        finally:
+            self.turn.blockSignals(blocked)
+        self._refresh_current()
+
+    def _turn_chosen(self) -> None:
+        self._stale |= {self.tabs.indexOf(self.plan), self.tabs.indexOf(self.request)}
+        self._refresh_current()
+
+    def _refresh_current(self) -> None:
+        index = self.tabs.currentIndex()
+        if index not in self._stale or not self.isVisible():
+            return
+        self._stale.discard(index)
+        panel = self.tabs.widget(index)
+        if panel is self.plan:
+            self.plan.show_turn(self.turn_id)
+        elif panel is self.request:
+            self.request.show_turn(self.turn_id)
+        elif panel is self.evidence:
+            self.evidence.reload()
+        elif panel is self.probe:
+            self.probe.reload()
+        self.turn.setEnabled(panel in (self.plan, self.request))
