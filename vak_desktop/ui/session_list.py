@@ -47,6 +47,7 @@ class SessionList(QWidget):
     def __init__(self, service: ChatService, ledger: Ledger, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("sidebar")
+        self.setAccessibleName("Chats sidebar")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self._service = service
         self._ledger = ledger
@@ -54,6 +55,7 @@ class SessionList(QWidget):
 
         self.title = QLabel("Chats")
         self.title.setObjectName("sidebarTitle")
+        self.title.setAccessibleName("Sidebar title")
         self.new_chat = QPushButton("New chat")
         self.new_chat.setObjectName("newChatButton")
         self.new_chat.setAccessibleName("New chat")
@@ -92,10 +94,12 @@ class SessionList(QWidget):
         self.hits.itemClicked.connect(self._hit_picked)
         self.no_hits = QLabel("No chat mentions that.")
         self.no_hits.setObjectName("emptyNote")
+        self.no_hits.setAccessibleName("No search results")
         self.no_hits.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self.no_hits.setWordWrap(True)
 
         self.stack = QStackedWidget()
+        self.stack.setAccessibleName("Chats or search results")
         self.stack.addWidget(self.list)
         self.stack.addWidget(self.hits)
         self.stack.addWidget(self.no_hits)

@@ -37,6 +37,7 @@ class StatusBar(QStatusBar):
     def __init__(self, inspection: Inspection, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("statusBar")
+        self.setAccessibleName("Status")
         self.setSizeGripEnabled(False)
         self._inspection = inspection
         self.model_status = QLabel()

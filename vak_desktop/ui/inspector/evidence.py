@@ -112,6 +112,7 @@ class EvidencePanel(QWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setAccessibleName("Results and their text")
         self.splitter.addWidget(self.table)
         self.splitter.addWidget(self.views)
         self.splitter.setStretchFactor(1, 2)

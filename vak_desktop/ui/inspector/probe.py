@@ -128,6 +128,7 @@ class ProbePanel(QWidget):
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.body = QWidget()
+        self.body.setAccessibleName("Profile provenance")
         inner = QVBoxLayout(self.body)
         inner.setContentsMargins(0, 0, 0, 0)
         inner.setSpacing(8)
