@@ -25,6 +25,7 @@ from vak_desktop.ui.inspector.request import RequestPanel
 from vak_desktop.ui.inspector.source import NEXT, Inspection
 
 ASKED_CHARS = 48
+PANELS = ("Plan", "Request", "Evidence", "Probe")
 
 
 class InspectorDock(QDockWidget):
@@ -39,6 +40,7 @@ class InspectorDock(QDockWidget):
         )
         self._inspection = inspection
         self._stale: set[int] = set()
+        self._panels: dict[str, QWidget] = {}
         self.turn = QComboBox()
         self.turn.setObjectName("inspectorTurn")
         self.turn.setAccessibleName("Turn to inspect")
@@ -47,23 +49,10 @@ class InspectorDock(QDockWidget):
         )
         self.turn.setMinimumContentsLength(20)
         self.turn.activated.connect(lambda _i: self._turn_chosen())
-        self.plan = PlanPanel(inspection)
-        self.request = RequestPanel(inspection)
-        self.evidence = EvidencePanel(inspection)
-        self.probe = ProbePanel(inspection)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("inspectorTabs")
         self.tabs.setAccessibleName("Inspector panels")
         self.tabs.setDocumentMode(True)
-        for panel, title, name in (
-            (self.plan, "Plan", "Plan panel"),
-            (self.request, "Request", "Request panel"),
-            (self.evidence, "Evidence", "Evidence panel"),
-            (self.probe, "Probe", "Probe panel"),
-        ):
-            panel.setAccessibleName(name)
-            self.tabs.addTab(panel, title)
-        self.tabs.currentChanged.connect(lambda _i: self._refresh_current())
         label = QLabel("Turn")
         label.setObjectName("fieldLabel")
         label.setAccessibleName("Turn label")
@@ -83,6 +72,53 @@ class InspectorDock(QDockWidget):
         inspection.changed.connect(self.refresh)
         self.visibilityChanged.connect(lambda visible: visible and self.refresh())
 
+    # The panels are built the first time the dock is shown: most starts never open it, and
+    # building them is a third of the window's construction time.
+
+    @property
+    def plan(self) -> PlanPanel:
+        self._build()
+        panel = self._panels["plan"]
+        assert isinstance(panel, PlanPanel)
+        return panel
+
+    @property
+    def request(self) -> RequestPanel:
+        self._build()
+        panel = self._panels["request"]
+        assert isinstance(panel, RequestPanel)
+        return panel
+
+    @property
+    def evidence(self) -> EvidencePanel:
+        self._build()
+        panel = self._panels["evidence"]
+        assert isinstance(panel, EvidencePanel)
+        return panel
+
+    @property
+    def probe(self) -> ProbePanel:
+        self._build()
+        panel = self._panels["probe"]
+        assert isinstance(panel, ProbePanel)
+        return panel
+
+    def _build(self) -> None:
+        if self._panels:
+            return
+        inspection = self._inspection
+        panels = (
+            ("plan", PlanPanel(inspection), "Plan", "Plan panel"),
+            ("request", RequestPanel(inspection), "Request", "Request panel"),
+            ("evidence", EvidencePanel(inspection), "Evidence", "Evidence panel"),
+            ("probe", ProbePanel(inspection), "Probe", "Probe panel"),
+        )
+        for attribute, panel, title, name in panels:
+            panel.setAccessibleName(name)
+            self._panels[attribute] = panel
+            self.tabs.addTab(panel, title)
+        self.tabs.currentChanged.connect(lambda _i: self._refresh_current())
+
     @property
     def turn_id(self) -> str:
         data = self.turn.currentData()
@@ -90,6 +126,7 @@ class InspectorDock(QDockWidget):
 
     def show_panel(self, name: str) -> None:
         """Bring the panel called `name` (Plan, Request, Evidence, Probe) to the front."""
+        self._build()
         for index in range(self.tabs.count()):
             if self.tabs.tabText(index) == name:
                 self.tabs.setCurrentIndex(index)
@@ -105,9 +142,10 @@ class InspectorDock(QDockWidget):
 
     def refresh(self) -> None:
         """Re-read after a change: the turn list, then the panel in view (others when shown)."""
-        self._stale = set(range(self.tabs.count()))
+        self._stale = set(range(len(PANELS)))
         if not self.isVisible():
             return
+        self._build()
         previous = self.turn.currentData()
         turns = self._inspection.turns()
         blocked = self.turn.blockSignals(True)
@@ -126,7 +164,7 @@ class InspectorDock(QDockWidget):
         self._refresh_current()
 
     def _turn_chosen(self) -> None:
-        self._stale |= {self.tabs.indexOf(self.plan), self.tabs.indexOf(self.request)}
+        self._stale |= {PANELS.index("Plan"), PANELS.index("Request")}
         self._refresh_current()
 
     def _refresh_current(self) -> None:
