@@ -190,7 +190,7 @@ async def test_evidence_panel_shows_carried_full_and_recalled_lines(
         window.inspector.show_panel("Evidence")
         panel = window.inspector.evidence
         assert panel.table.rowCount() == 1
-        assert panel.table.item(0, 1).text() == "recall"
+        assert panel.table.item(0, 1).text() == "recall turn=1"
         item = panel.items[0]
         assert item.body is not None
         body = harness.ledger.entry(item.result.evidence).payload

@@ -118,8 +118,7 @@ async def test_search_finds_a_turn_in_any_chat_and_opens_it_at_that_turn(
         qtbot.keyClicks(sidebar.search, "sourdough")
         await until(lambda: sidebar.stack.currentWidget() is sidebar.hits, what="the hits")
         assert sidebar.hits.count() == 1
-        assert sidebar.hits.item(0).text().startswith("Sourdough starter schedule\n")
-        assert "“Sourdough starter schedule”" in sidebar.hits.item(0).text()
+        assert sidebar.hit_texts() == ["Sourdough starter schedule\n“Sourdough starter schedule”"]
         qtbot.mouseClick(
             sidebar.hits.viewport(),
             Qt.MouseButton.LeftButton,
@@ -132,7 +131,7 @@ async def test_search_finds_a_turn_in_any_chat_and_opens_it_at_that_turn(
 
         sidebar.search.setText("lisbon")  # archived chats are searched too, and say so
         sidebar.run_search()
-        assert sidebar.hits.item(0).text().startswith("Plan a trip to Lisbon (archived)")
+        assert sidebar.hit_texts()[0].startswith("Plan a trip to Lisbon\nArchived · “Plan a")
         sidebar.search.setText("zanzibar")
         sidebar.run_search()
         assert sidebar.stack.currentWidget() is sidebar.no_hits

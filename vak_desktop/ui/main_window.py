@@ -145,7 +145,9 @@ class MainWindow(QMainWindow):
 
     # -- actions and shortcuts --------------------------------------------------------------
 
-    def _action(self, text: str, shortcut: QKeySequence | str, slot: object) -> QAction:
+    def _action(
+        self, text: str, shortcut: QKeySequence | QKeySequence.StandardKey | str, slot: object
+    ) -> QAction:
         action = QAction(text, self)
         action.setShortcut(QKeySequence(shortcut))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)

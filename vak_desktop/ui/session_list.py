@@ -12,9 +12,13 @@ and picking it opens that chat at that turn.
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -36,6 +40,38 @@ TURN_ID = Qt.ItemDataRole.UserRole + 1
 UNTITLED = "Untitled"
 SEARCH_LIMIT = 30
 SEARCH_DELAY_MS = 120  # typing pauses this long before the cards are searched
+
+
+class HitView(QWidget):
+    """One search hit: the chat's title, and under it, dimmer, what was asked in that turn."""
+
+    def __init__(self, title: str, asked: str, width: int, *, archived: bool = False) -> None:
+        super().__init__()
+        self.setAccessibleName(f"{title}{' (archived)' if archived else ''}: {asked}")
+        self.title = QLabel()
+        self.title.setAccessibleName("Chat title")
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        self.asked = QLabel()
+        self.asked.setAccessibleName("What was asked")
+        self.asked.setTextFormat(Qt.TextFormat.RichText)
+        quoted = ("Archived · " if archived else "") + f"“{asked}”"
+        width = max(60, width)
+        elide = Qt.TextElideMode.ElideRight
+        self.title.setText(self.title.fontMetrics().elidedText(title, elide, width))
+        self._asked = self.asked.fontMetrics().elidedText(quoted, elide, width)
+        # dimmer than the title, in the theme's own colour for secondary text
+        dim = QApplication.palette().color(QPalette.ColorRole.PlaceholderText).name()
+        self.asked.setText(f"<span style='color:{dim}'>{escape(self._asked)}</span>")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 5, 8, 5)
+        layout.setSpacing(1)
+        layout.addWidget(self.title)
+        layout.addWidget(self.asked)
+
+    def text(self) -> str:
+        return f"{self.title.text()}\n{self._asked}"
 
 
 class SessionList(QWidget):
@@ -88,7 +124,10 @@ class SessionList(QWidget):
         self.hits = QListWidget()
         self.hits.setObjectName("searchHits")
         self.hits.setAccessibleName("Search results")
-        self.hits.setWordWrap(True)
+        self.hits.setStyleSheet(
+            "QListWidget#searchHits { background: transparent; border: none; }"
+            "QListWidget#searchHits::item { border-radius: 6px; margin: 1px 0; }"
+        )
         self.hits.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.hits.itemActivated.connect(self._hit_picked)
         self.hits.itemClicked.connect(self._hit_picked)
@@ -139,6 +178,15 @@ class SessionList(QWidget):
 
     def titles(self) -> list[str]:
         return [self.list.item(row).text() for row in range(self.list.count())]
+
+    def hit_texts(self) -> list[str]:
+        """Each search hit as shown: the chat's title, a new line, what was asked."""
+        texts = []
+        for row in range(self.hits.count()):
+            view = self.hits.itemWidget(self.hits.item(row))
+            assert isinstance(view, HitView)
+            texts.append(view.text())
+        return texts
 
     def reload(self) -> None:
         """List the sessions again (one query), keeping the shown one selected."""
@@ -250,19 +298,23 @@ class SessionList(QWidget):
         hits = search_sessions(self._ledger, text, limit=SEARCH_LIMIT)
         self.hits.clear()
         for hit in hits:
-            self.hits.addItem(self._hit_item(hit))
+            self._hit_item(hit)
         self.stack.setCurrentWidget(self.hits if hits else self.no_hits)
 
-    @staticmethod
-    def _hit_item(hit: SessionHit) -> QListWidgetItem:
+    def _hit_item(self, hit: SessionHit) -> QListWidgetItem:
+        title = hit.title or UNTITLED
         asked = " ".join(hit.asked.split())
-        if len(asked) > 90:
-            asked = asked[:89] + "…"
-        title = (hit.title or UNTITLED) + (" (archived)" if hit.archived else "")
-        item = QListWidgetItem(f"{title}\n    “{asked}”")
+        item = QListWidgetItem()
         item.setData(SESSION_ID, hit.session)
         item.setData(TURN_ID, hit.turn_id)
+        item.setData(Qt.ItemDataRole.AccessibleTextRole, f"{title}: {asked}")
         item.setToolTip(f"{title}\nAsked: {hit.asked}\nAnswered: {hit.narration}")
+        # the hits page may not be laid out yet: the chat list beside it has its width
+        width = self.list.viewport().width() - 20
+        view = HitView(title, asked, width, archived=hit.archived)
+        item.setSizeHint(view.sizeHint())
+        self.hits.addItem(item)
+        self.hits.setItemWidget(item, view)
         return item
 
     def _hit_picked(self, item: QListWidgetItem) -> None:

@@ -136,4 +136,5 @@ class StatusBar(QStatusBar):
 
     def show_reachability(self, state: Reachability) -> None:
         words = {"reachable": "connected", "unreachable": "not reachable", "checking": "checking…"}
-        self.host_status.setText(f"Ollama {words.get(state.state, '…')} · {state.host}")
+        self.host_status.setText(f"Ollama {words.get(state.state, '…')}")
+        self.host_status.setToolTip(state.host + (f"\n{state.reason}" if state.reason else ""))

@@ -56,7 +56,9 @@ class InspectorDock(QDockWidget):
         label = QLabel("Turn")
         label.setObjectName("fieldLabel")
         label.setAccessibleName("Turn label")
-        picker = QHBoxLayout()
+        self.picker = QWidget()
+        self.picker.setAccessibleName("Turn picker")
+        picker = QHBoxLayout(self.picker)
         picker.setContentsMargins(10, 8, 10, 0)
         picker.addWidget(label)
         picker.addWidget(self.turn, 1)
@@ -66,11 +68,11 @@ class InspectorDock(QDockWidget):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
-        layout.addLayout(picker)
+        layout.addWidget(self.picker)
         layout.addWidget(self.tabs, 1)
         self.setWidget(body)
         inspection.changed.connect(self.refresh)
-        self.visibilityChanged.connect(lambda visible: visible and self.refresh())
+        self.visibilityChanged.connect(self._shown)
 
     # The panels are built the first time the dock is shown: most starts never open it, and
     # building them is a third of the window's construction time.
@@ -118,6 +120,10 @@ class InspectorDock(QDockWidget):
             self._panels[attribute] = panel
             self.tabs.addTab(panel, title)
         self.tabs.currentChanged.connect(lambda _i: self._refresh_current())
+
+    def _shown(self, visible: bool) -> None:
+        if visible:
+            self.refresh()
 
     @property
     def turn_id(self) -> str:
@@ -169,10 +175,12 @@ class InspectorDock(QDockWidget):
 
     def _refresh_current(self) -> None:
         index = self.tabs.currentIndex()
+        panel = self.tabs.widget(index)
+        # Evidence and Probe are about the whole chat and the model, not one turn.
+        self.picker.setVisible(panel in (self.plan, self.request))
         if index not in self._stale or not self.isVisible():
             return
         self._stale.discard(index)
-        panel = self.tabs.widget(index)
         if panel is self.plan:
             self.plan.show_turn(self.turn_id)
         elif panel is self.request:
@@ -181,4 +189,3 @@ class InspectorDock(QDockWidget):
             self.evidence.reload()
         elif panel is self.probe:
             self.probe.reload()
-        self.turn.setEnabled(panel in (self.plan, self.request))

@@ -7,6 +7,8 @@ lines 10–20 is exactly what the model gets when it asks for them.
 
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
@@ -28,7 +30,7 @@ from PySide6.QtWidgets import (
 from vak_desktop.context.evidence import short_ref
 from vak_desktop.ui.inspector.source import EvidenceItem, Inspection
 
-COLUMNS = ("Turn", "Tool", "Evidence", "Size", "Carried as")
+COLUMNS = ("Turn", "Call", "Evidence", "Size", "Carried as")
 
 
 def _text_view(name: str) -> QPlainTextEdit:
@@ -38,6 +40,15 @@ def _text_view(name: str) -> QPlainTextEdit:
     view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
     view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
     return view
+
+
+def call_text(item: EvidenceItem) -> str:
+    """`read_file path=notes.md`: the tool and what it was asked, on one line."""
+    arguments = " ".join(
+        f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+        for key, value in item.arguments.items()
+    )
+    return f"{item.result.tool_name} {arguments}".strip()
 
 
 def carried_as(item: EvidenceItem) -> str:
@@ -130,11 +141,12 @@ class EvidencePanel(QWidget):
             result = item.result
             cells = [
                 QTableWidgetItem(str(item.turn)),
-                QTableWidgetItem(result.tool_name),
+                QTableWidgetItem(call_text(item)),
                 QTableWidgetItem(short_ref(result.evidence)),
                 QTableWidgetItem(f"{result.chars:,} chars"),
                 QTableWidgetItem(carried_as(item)),
             ]
+            cells[1].setToolTip(json.dumps(item.arguments, ensure_ascii=False, indent=1))
             cells[2].setToolTip(result.evidence)
             for column, cell in enumerate(cells):
                 if column in (0, 3):

@@ -15,8 +15,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QAbstractScrollArea,
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -39,6 +41,13 @@ FIDELITY_TINTS = {
     "behind_reset": QColor(120, 120, 120, 46),
 }
 COLUMNS = ("Turn", "Asked", "Fidelity", "Value", "Tokens")
+COLUMN_TIPS = (
+    "The turn's number, as the model sees it",
+    "What the user asked in that turn",
+    "Full: the whole turn; Card: its compact card; Packet: inside the summary packet",
+    "max(recency, relevance to this request, refers-back): higher turns are kept whole first",
+    "What the turn costs in this request at its fidelity",
+)
 
 
 def arithmetic_html(budget: dict[str, Any]) -> str:
@@ -87,11 +96,17 @@ class PlanPanel(QWidget):
         self.table.setObjectName("planTable")
         self.table.setAccessibleName("Earlier turns and their fidelity")
         self.table.setHorizontalHeaderLabels(COLUMNS)
+        for column, tip in enumerate(COLUMN_TIPS):
+            header_item = self.table.horizontalHeaderItem(column)
+            if header_item is not None:
+                header_item.setToolTip(tip)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setWordWrap(False)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
+        self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
@@ -109,9 +124,10 @@ class PlanPanel(QWidget):
         layout.setSpacing(8)
         layout.addWidget(self.heading)
         layout.addWidget(self.arithmetic)
-        layout.addWidget(self.table, 1)
+        layout.addWidget(self.table)
         layout.addWidget(self.packet)
         layout.addWidget(self.empty, 1)
+        layout.addStretch(1)
 
     def fidelities(self) -> list[tuple[str, str]]:
         """(turn id, fidelity) of every row, as shown (tests compare it with the receipt)."""

@@ -13,9 +13,11 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QAbstractScrollArea,
     QFormLayout,
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -25,7 +27,7 @@ from PySide6.QtWidgets import (
 from vak_desktop.context.capacity import tokens_per_char, usable_horizon
 from vak_desktop.ui.inspector.source import Inspection, Provenance
 
-RUNG_COLUMNS = ("#", "Phase", "Tokens", "num_ctx", "Samples", "Verdict", "Prefill", "Wall")
+RUNG_COLUMNS = ("#", "Phase", "Tokens", "num_ctx", "Samples", "Verdict", "Prefill ms", "Wall ms")
 FEEDBACK_COLUMNS = ("When", "What", "Detail")
 CACHE_WORDS = {
     "prefix_stable": "prefix cache hits (second identical request prefilled ≥5× faster)",
@@ -40,7 +42,7 @@ FEEDBACK_WORDS = {
 
 
 def _ms(ns: Any) -> str:
-    return f"{int(ns) / 1e6:,.0f} ms" if ns else "—"
+    return f"{int(ns) / 1e6:,.0f}" if ns else "—"
 
 
 def _when(stamp: str) -> str:
@@ -77,6 +79,8 @@ def _table(columns: tuple[str, ...], name: str) -> QTableWidget:
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
+    table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
+    table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
     return table
 
 
@@ -135,9 +139,10 @@ class ProbePanel(QWidget):
         inner.addWidget(self.heading)
         inner.addLayout(form)
         inner.addWidget(self.rungs_title)
-        inner.addWidget(self.rungs, 3)
+        inner.addWidget(self.rungs)
         inner.addWidget(self.feedback_title)
-        inner.addWidget(self.feedback, 1)
+        inner.addWidget(self.feedback)
+        inner.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 10)
         layout.addWidget(self.body, 1)
@@ -217,7 +222,7 @@ class ProbePanel(QWidget):
                 _cell(f"{int(rung.get('num_ctx', 0)):,}", right=True),
                 _cell(sample_marks(rung)),
                 _cell("followed" if rung["followed"] else "not followed"),
-                _cell(" / ".join(_ms(ns) for ns in prefill) or "—"),
+                _cell(" · ".join(_ms(ns) for ns in prefill) or "—", right=True),
                 _cell(_ms(wall), right=True),
             ]
             for column, cell in enumerate(cells):

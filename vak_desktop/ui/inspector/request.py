@@ -33,10 +33,8 @@ HISTORY_TINT = QColor(120, 120, 120)
 
 def blend(tint: QColor, base: QColor, amount: float) -> str:
     """`tint` laid over `base` at `amount` opacity, as #rrggbb (Qt's rich text has no alpha)."""
-    mix = [
-        round(t * amount + b * (1 - amount))
-        for t, b in zip(tint.getRgb()[:3], base.getRgb()[:3], strict=True)
-    ]
+    pairs = ((tint.red(), base.red()), (tint.green(), base.green()), (tint.blue(), base.blue()))
+    mix = [round(t * amount + b * (1 - amount)) for t, b in pairs]
     return "#{:02x}{:02x}{:02x}".format(*mix)
 
 
@@ -150,7 +148,7 @@ class RequestPanel(QWidget):
             if not sent.prefix_matches
             else f"Prefix digest {receipt.prefix_digest}"
         )
-        self.body.setHtml(self.render(sent))
+        self.body.setHtml(self.request_html(sent))
 
     def _show_note(self) -> None:
         self.status.setText(
@@ -161,7 +159,7 @@ class RequestPanel(QWidget):
         self.digest.clear()
         self.body.clear()
 
-    def render(self, sent: SentRequest) -> str:
+    def request_html(self, sent: SentRequest) -> str:
         """The request as HTML: the prefix, the history and the current turn, each marked."""
         base = self.palette().color(QPalette.ColorRole.Base)
         prefix_bg = blend(PREFIX_TINT, base, 0.12)
@@ -180,11 +178,13 @@ class RequestPanel(QWidget):
         tools = "".join(
             f"<p style='margin:4px 0 0 0'><code>{escape(t.name)}</code> — "
             f"{escape(t.description)}</p>"
-            f"{_pre(json.dumps(t.parameters, ensure_ascii=False, indent=1))}"
+            f"<p style='margin:0; font-family:monospace; font-size:small'>"
+            f"{escape(json.dumps(t.parameters, ensure_ascii=False, separators=(', ', ': ')))}</p>"
             for t in request.tools
         )
         prefix = box(
-            "Stable prefix (system prompt and tools, identical every turn so the cache hits)",
+            f"Stable prefix: the system prompt and {len(request.tools)} tool schemas, identical "
+            "every turn so the cache hits",
             prefix_bg,
             f"<p style='margin:4px 0 0 0'><b>[0] system</b></p>{_pre(request.system)}"
             + (tools or "<p><i>no tools</i></p>"),
@@ -199,8 +199,17 @@ class RequestPanel(QWidget):
         current = [
             _message_html(i, messages[i], tail, tail_box) for i in range(history_end, len(messages))
         ]
+        last = len(messages) - 1
+        contents = (
+            f"<p style='margin:0 0 4px 0'>{len(messages)} messages: [0] the prefix · "
+            + (f"[1–{history_end - 1}] earlier turns · " if history_end > 2 else "")
+            + ("[1] earlier turns · " if history_end == 2 else "")
+            + (f"[{history_end}–{last}]" if last > history_end else f"[{last}]")
+            + f" this turn, up to step {sent.step + 1}</p>"
+        )
         return (
-            prefix
+            contents
+            + prefix
             + box(
                 f"History: {sent.history_messages} messages (earlier turns as planned)",
                 history_bg,

@@ -20,6 +20,7 @@ from vak_desktop.context.evidence import select_lines
 from vak_desktop.context.feedback import CONTEXT_OVERFLOW, INSTRUCTION_FAILED, SILENT_TRUNCATION
 from vak_desktop.context.payloads import (
     Activity,
+    AssistantStep,
     CapacityProfile,
     EvidenceBody,
     Receipt,
@@ -51,6 +52,7 @@ class PlanView:
     asked: dict[str, str]  # turn id -> what was asked, for every earlier turn
     request_tokens: int  # what the provider counted (or, for a preview, our estimate)
     measured: bool  # request_tokens came from a receipt
+    last_tokens: int = 0  # the turn's latest request (its last step), as the provider counted
 
     def count(self, fidelity: str) -> int:
         return sum(1 for t in self.plan.get("turns", []) if t["fidelity"] == fidelity)
@@ -77,6 +79,7 @@ class EvidenceItem:
     result: ToolResult
     body: EvidenceBody | None
     digest: str  # what later turns carry (the TurnCard's trace line), '' while the turn runs
+    arguments: dict[str, Any] = field(default_factory=dict)  # what the model asked the tool
 
     def lines(self, first: int, last: int) -> str:
         """A recall of lines `first`..`last`, exactly as the `recall` tool returns them."""
@@ -174,7 +177,10 @@ class Inspection(QObject):
         first = planned[-1]
         sent = [r for _, r in receipts if r.step == first.step]
         tokens = sent[-1].usage.prompt_tokens() if sent else 0
-        return PlanView(turn_id, first.model, first.plan, _asked(turns), tokens, bool(tokens))
+        last = receipts[-1][1].usage.prompt_tokens()
+        return PlanView(
+            turn_id, first.model, first.plan, _asked(turns), tokens, bool(tokens), last or tokens
+        )
 
     def preview(self) -> PlanView | None:
         """The next request of the shown session as `vak plan` would show it."""
@@ -242,6 +248,12 @@ class Inspection(QObject):
             card = turn.card
             digests = {line.evidence: line.digest for line in card.did} if card else {}
             bodies = {e.id: e.payload for e in turn.entries if isinstance(e.payload, EvidenceBody)}
+            calls = {
+                call.id: call.arguments
+                for e in turn.entries
+                if isinstance(e.payload, AssistantStep)
+                for call in e.payload.tool_calls
+            }
             for entry in turn.entries:
                 result = entry.payload
                 if isinstance(result, ToolResult):
@@ -252,6 +264,7 @@ class Inspection(QObject):
                             result,
                             body if isinstance(body, EvidenceBody) else None,
                             digests.get(result.evidence, ""),
+                            calls.get(result.tool_call_id, {}),
                         )
                     )
         return items
@@ -358,7 +371,7 @@ class Inspection(QObject):
             self._gauge = Gauge(
                 view.model,
                 int(view.plan["budget"]["horizon"]),
-                view.request_tokens,
+                view.last_tokens or view.request_tokens,
                 view.count("full"),
                 view.count("card"),
                 view.count("packet"),
