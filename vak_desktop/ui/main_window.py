@@ -201,7 +201,7 @@ class MainWindow(QMainWindow):
         service.toolCallRequested.connect(self._tool_call)
         service.toolResultReady.connect(self._tool_result)
         service.turnFinished.connect(self._turn_finished)
-        service.notice.connect(lambda message: self.status.showMessage(message, 10_000))
+        service.notice.connect(self._notice)
         service.modelChanged.connect(self.status.show_model)
         service.modelBound.connect(self._show_binding)
         service.reachabilityChanged.connect(self.status.show_reachability)
@@ -209,6 +209,9 @@ class MainWindow(QMainWindow):
         self.sessions.turnRequested.connect(self._show_turn)
         self.inspector.visibilityChanged.connect(self._inspector_shown)
         self.inspector_button.toggled.connect(self.toggle_inspector)
+
+    def _notice(self, message: str) -> None:
+        self.status.showMessage(message, 10_000)
 
     def _open(self, session: str) -> None:
         if session:

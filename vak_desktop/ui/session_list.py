@@ -96,7 +96,7 @@ class SessionList(QWidget):
         self.new_chat.setObjectName("newChatButton")
         self.new_chat.setAccessibleName("New chat")
         self.new_chat.setToolTip("Start a new chat (Ctrl+N)")
-        self.new_chat.clicked.connect(lambda: service.new_session())
+        self.new_chat.clicked.connect(self._new_chat)
 
         self.search = QLineEdit()
         self.search.setObjectName("sessionSearch")
@@ -107,7 +107,7 @@ class SessionList(QWidget):
         self._typing.setSingleShot(True)
         self._typing.setInterval(SEARCH_DELAY_MS)
         self._typing.timeout.connect(self.run_search)
-        self.search.textChanged.connect(lambda _text: self._typing.start())
+        self.search.textChanged.connect(self._typed)
         self.search.returnPressed.connect(self._open_first_hit)
 
         self.list = QListWidget()
@@ -287,6 +287,12 @@ class SessionList(QWidget):
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search.selectAll()
+
+    def _typed(self, _text: str) -> None:
+        self._typing.start()
+
+    def _new_chat(self) -> None:
+        self._service.new_session()
 
     def run_search(self) -> None:
         """Search now for what the search box holds (typing runs this after a pause)."""

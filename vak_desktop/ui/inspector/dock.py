@@ -48,7 +48,7 @@ class InspectorDock(QDockWidget):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.turn.setMinimumContentsLength(20)
-        self.turn.activated.connect(lambda _i: self._turn_chosen())
+        self.turn.activated.connect(self._turn_chosen)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("inspectorTabs")
         self.tabs.setAccessibleName("Inspector panels")
@@ -119,7 +119,7 @@ class InspectorDock(QDockWidget):
             panel.setAccessibleName(name)
             self._panels[attribute] = panel
             self.tabs.addTab(panel, title)
-        self.tabs.currentChanged.connect(lambda _i: self._refresh_current())
+        self.tabs.currentChanged.connect(self._refresh_current)
 
     def _shown(self, visible: bool) -> None:
         if visible:
@@ -169,11 +169,11 @@ class InspectorDock(QDockWidget):
             self.turn.blockSignals(blocked)
         self._refresh_current()
 
-    def _turn_chosen(self) -> None:
+    def _turn_chosen(self, *_args: object) -> None:
         self._stale |= {PANELS.index("Plan"), PANELS.index("Request")}
         self._refresh_current()
 
-    def _refresh_current(self) -> None:
+    def _refresh_current(self, *_args: object) -> None:
         index = self.tabs.currentIndex()
         panel = self.tabs.widget(index)
         # Evidence and Probe are about the whole chat and the model, not one turn.

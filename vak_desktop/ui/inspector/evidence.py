@@ -76,7 +76,7 @@ class EvidencePanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.table.currentCellChanged.connect(lambda row, *_: self._show(row))
+        self.table.currentCellChanged.connect(self._show)
 
         self.carried = _text_view("What the request carried")
         self.digest = _text_view("Digest carried by later turns")
@@ -161,7 +161,7 @@ class EvidencePanel(QWidget):
     def select(self, row: int) -> None:
         self.table.setCurrentCell(row, 0)
 
-    def _show(self, row: int) -> None:
+    def _show(self, row: int, *_args: object) -> None:
         if not 0 <= row < len(self.items):
             return
         item = self.items[row]

@@ -78,7 +78,7 @@ class RequestPanel(QWidget):
         self.step = QComboBox()
         self.step.setObjectName("requestStep")
         self.step.setAccessibleName("Step of the turn")
-        self.step.activated.connect(lambda _i: self._show_step())
+        self.step.activated.connect(self._show_step)
         self.status = QLabel()
         self.status.setObjectName("requestCheck")
         self.status.setAccessibleName("Whether the rebuilt request matches the receipt")
@@ -115,7 +115,7 @@ class RequestPanel(QWidget):
         self.step.setEnabled(len(steps) > 1)
         self._show_step()
 
-    def _show_step(self) -> None:
+    def _show_step(self, *_args: object) -> None:
         step = self.step.currentData()
         self.sent = None
         if self._turn == NEXT or step is None:

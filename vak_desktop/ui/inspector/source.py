@@ -125,11 +125,13 @@ class Inspection(QObject):
         self._tools = tools
         self._chain: list[Entry] | None = None
         self._gauge: Gauge | None = None
+        # Bound methods, not lambdas: Qt drops these connections when this object is deleted
+        # (with its window), while the service may live on.
         service.sessionOpened.connect(self._session_changed)
-        service.modelBound.connect(lambda _binding: self._session_changed())
-        service.modelChanged.connect(lambda _model: self._session_changed())
+        service.modelBound.connect(self._session_changed)
+        service.modelChanged.connect(self._session_changed)
         service.stepFinished.connect(self._step_finished)
-        service.turnFinished.connect(lambda _event: self._session_changed())
+        service.turnFinished.connect(self._session_changed)
 
     # -- state ----------------------------------------------------------------------------
 
