@@ -3,7 +3,8 @@
 Runs the loopback Ollama double in this process (its model follows instructions up to 3,400
 tokens, so earlier turns travel as cards), measures the model with the real capacity probe, and opens the real window on a
 temporary data directory. Then it builds a realistic ledger: a five-turn chat streamed through
-the window (tool calls reading real files of a temporary workspace and a `recall`), older chats
+the window (tool calls reading real files of a temporary workspace and a `recall`), a sixty-turn
+chat written through the ledger API (its next request needs a packet), older chats
 written through the ledger API, an archived one, and a turn with a table card (its Presentation
 entry written directly, as the card renderer is wired separately). It saves, for each theme
 the build offers (light, and dark once the theme module has it):
@@ -11,6 +12,7 @@ the build offers (light, and dark once the theme module has it):
     main-THEME.png              the multi-turn chat, sidebar, status bar with the context gauge
     streaming-THEME.png         an answer mid-stream (light only: it is streamed once)
     inspector-plan-THEME.png    … -request-, -evidence-, -probe-: each inspector panel
+    inspector-plan-packet-THEME.png  a sixty-turn chat's next request: cards and a packet
     search-THEME.png            search across all chats
     card-turn-THEME.png         the chat holding the card turn
     ollama-down-THEME.png       the banner when the server stops answering (last)
@@ -54,6 +56,7 @@ from vak_desktop.runtime.tools import ToolContext, ToolOutput  # noqa: E402
 from vak_desktop.runtime.tools.registry import ToolFailure  # noqa: E402
 from vak_desktop.ui import ChatService, MainWindow, apply_theme  # noqa: E402
 from vak_desktop.ui.event_loop import new_event_loop  # noqa: E402
+from vak_desktop.ui.inspector import NEXT  # noqa: E402
 
 MODEL = "llama3.2:latest"
 HORIZON = 3_400
@@ -179,8 +182,19 @@ async def save(window: MainWindow, out: Path, name: str) -> None:
     print(f"wrote {path}")
 
 
+def write_turn(ledger: Ledger, session: str, index: int, asked: str, answer: str) -> None:
+    """One closed turn, as the runtime writes it: directive, answer, TurnCard, close."""
+    head = ledger.append(session, Directive(text=asked, model=MODEL, provider="ollama"))
+    step = ledger.append(session, AssistantStep(text=answer, model=MODEL))
+    payload = head.payload
+    assert isinstance(payload, Directive)
+    turn = Turn(head.id, index, payload, (step,))
+    ledger.append(session, build_turn_card(turn, "completed", 0.25))
+    ledger.append(session, Activity(type=TURN_CLOSED, detail={"outcome": "completed"}))
+
+
 def older_chats(ledger: Ledger) -> dict[str, str]:
-    """A few earlier conversations, written as the runtime writes them; title -> session."""
+    """A few earlier conversations; title -> session."""
     chats = {
         "Plan a weekend in Lisbon": "Day one: Alfama and the castle; day two: Belém and LX "
         "Factory; keep Sunday morning for Sintra if the weather holds.",
@@ -194,16 +208,24 @@ def older_chats(ledger: Ledger) -> dict[str, str]:
     out = {}
     for asked, answer in chats.items():
         session = ledger.create_session().id
-        head = ledger.append(session, Directive(text=asked, model=MODEL, provider="ollama"))
-        step = ledger.append(session, AssistantStep(text=answer, model=MODEL))
-        payload = head.payload
-        assert isinstance(payload, Directive)
-        ledger.append(
-            session, build_turn_card(Turn(head.id, 0, payload, (step,)), "completed", 0.25)
-        )
-        ledger.append(session, Activity(type=TURN_CLOSED, detail={"outcome": "completed"}))
+        write_turn(ledger, session, 0, asked, answer)
         out[asked] = session
     return out
+
+
+def long_chat(ledger: Ledger) -> str:
+    """Sixty turns of a migration, so the next request needs cards and a packet."""
+    session = ledger.create_session("Database migration, step by step").id
+    for n in range(1, 61):
+        write_turn(
+            ledger,
+            session,
+            n - 1,
+            f"Migration step {n}: which tables move, and what can break?",
+            f"Step {n} moves the tables of module {n}. Foreign keys to module {n - 1} must be "
+            "re-pointed first; the rest is a straight copy.",
+        )
+    return session
 
 
 def card_chat(ledger: Ledger) -> str:
@@ -265,6 +287,7 @@ async def shoot(out: Path, data: Path) -> None:
                 provider = open_provider("ollama", client, double.url)
                 record = await run_probe(provider, MODEL, nonce="shots")
                 ledger.profiles().record(record.profile, record.activity)
+                long = long_chat(ledger)
                 older = older_chats(ledger)
                 ledger.archive_session(older["Explain the context gauge"])
                 cards = card_chat(ledger)
@@ -278,6 +301,7 @@ async def shoot(out: Path, data: Path) -> None:
                     for theme in themes():
                         use_theme(app, theme)
                         await shoot_theme(window, service, cards, out, theme)
+                        await shoot_packet(window, service, long, out, theme)
                     double.close()
                     await service.refresh_models()
                     await save(window, out, f"ollama-down-{themes()[-1]}")
@@ -358,6 +382,19 @@ async def shoot_theme(
     window.sessions.run_search()
     service.open_session(cards)
     await save(window, out, f"card-turn-{theme}")
+
+
+async def shoot_packet(
+    window: MainWindow, service: ChatService, session: str, out: Path, theme: str
+) -> None:
+    """The long chat's next request: the oldest turns in a packet, the rest as cards."""
+    service.open_session(session)
+    window.resize(*WIDE)
+    window.toggle_inspector(True)
+    window.inspector.show_panel("Plan")
+    window.inspector.select_turn(NEXT)
+    await save(window, out, f"inspector-plan-packet-{theme}")
+    window.toggle_inspector(False)
 
 
 def main(argv: list[str] | None = None) -> int:

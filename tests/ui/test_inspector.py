@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.context.sessions import SessionBuilder, TurnScript
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.ui.harness import Harness, open_harness, until
 from vak_desktop.context.evidence import select_lines
@@ -171,6 +172,12 @@ async def test_request_panel_shows_what_the_model_received_with_prefix_and_tail(
         assert "What did turn 1 say?" in html and "recall" in html
         assert sent.receipt.prefix_digest in panel.digest.text()
 
+        window.inspector.select_turn(NEXT)  # what sending now would carry, not yet sent
+        assert panel.sent is None and panel.status.text().startswith("Not sent yet")
+        preview = panel.body.toPlainText()
+        assert "the next turn" in preview and "What did turn 1 say?" in preview
+        assert sent.receipt.prefix_digest in panel.digest.text()  # same tools, same prefix
+
 
 async def test_evidence_panel_shows_carried_full_and_recalled_lines(
     small_double: OllamaDouble, qtbot: Any, ledger_path: Path
@@ -226,3 +233,34 @@ async def test_probe_panel_shows_every_rung_of_the_probe_that_measured_the_model
         assert f"{horizon:,} tokens" in panel.facts["horizon"].text()
         assert "measured by the capacity probe" in panel.heading.text()
         assert f"{stored.activity.detail['requests']} requests" in panel.facts["cost"].text()
+
+
+async def test_the_plan_preview_of_a_long_chat_names_the_packet_range_it_covers(
+    small_double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    await _probe_into(ledger_path, small_double.url)
+    ledger = Ledger.open(ledger_path)
+    try:
+        builder = SessionBuilder(ledger)
+        for n in range(100):
+            builder.turn(TurnScript(directive=f"Step {n} of the migration?", answer=ANSWER[:600]))
+        session = builder.session
+    finally:
+        ledger.close()
+    async with open_harness(qtbot, ledger_path, small_double.url) as harness:
+        window = harness.window
+        await _bound(harness)
+        harness.service.open_session(session)
+        window.toggle_inspector(True)
+        window.inspector.show_panel("Plan")
+        window.inspector.select_turn(NEXT)
+        panel = window.inspector.plan
+        assert panel.view is not None and len(panel.view.plan["turns"]) == 100
+        rows = [panel.table.item(r, 2).text() for r in range(panel.table.rowCount())]
+        packeted = [r + 1 for r, fidelity in enumerate(rows) if fidelity == "Packet"]
+        assert packeted and packeted == list(range(1, len(packeted) + 1))  # the oldest turns
+        assert "Card" in rows
+        assert panel.packet.text().startswith(f"Packet: turns 1–{packeted[-1]},")
+        gauge = window.inspection.gauge
+        assert gauge is not None and not gauge.measured and gauge.packet == len(packeted)
+        assert window.status.gauge_label.text().startswith("≈")

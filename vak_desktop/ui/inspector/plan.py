@@ -191,11 +191,15 @@ class PlanPanel(QWidget):
         stored = (
             f"the stored summary {plan['packet'][:14]}…"
             if plan.get("packet")
-            else "a listing of the covered turns (no stored summary for exactly this range)"
+            else "no stored summary of exactly these turns yet (sending writes one)"
         )
-        detail = "each covered turn listed" if plan.get("packet_detailed") else "the range named"
+        detail = (
+            "each covered turn listed by number"
+            if plan.get("packet_detailed")
+            else "only the range named"
+        )
         return (
-            f"Packet: turns {first}–{last}, {plan.get('packet_tokens', 0):,} tokens — {stored}, "
+            f"Packet: turns {first}–{last}, {plan.get('packet_tokens', 0):,} tokens — {stored}; "
             f"{detail}. History total {plan.get('history_tokens', 0):,} tokens."
         )
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from vak_desktop.context.assemble import AssembledRequest
 from vak_desktop.context.request import Message
 from vak_desktop.runtime.replay import NotReplayable, SentRequest
 from vak_desktop.ui.inspector.source import NEXT, Inspection
@@ -118,7 +119,10 @@ class RequestPanel(QWidget):
     def _show_step(self, *_args: object) -> None:
         step = self.step.currentData()
         self.sent = None
-        if self._turn == NEXT or step is None:
+        if self._turn == NEXT:
+            self._show_preview()
+            return
+        if step is None:
             self._show_note()
             return
         try:
@@ -148,25 +152,43 @@ class RequestPanel(QWidget):
             if not sent.prefix_matches
             else f"Prefix digest {receipt.prefix_digest}"
         )
-        self.body.setHtml(self.request_html(sent))
+        self.body.setHtml(self.request_html(sent.request, sent.history_messages, sent.step))
+
+    def _show_preview(self) -> None:
+        """The next request, as `vak request` builds it: planned now, not sent."""
+        preview = self._inspection.preview_request()
+        if preview is None:
+            self._show_note()
+            return
+        request = preview.request
+        self.status.setText(
+            f"Not sent yet: the request sending now would carry (what `vak request` prints), "
+            f"≈{preview.request_tokens:,} tokens, num_ctx {preview.num_ctx:,}. Your message "
+            "goes after the tail."
+        )
+        self.digest.setText(f"Prefix digest {request.prefix_digest}")
+        history = len(request.messages) - 2  # the system prompt and the new directive
+        self.body.setHtml(self.request_html(request, history, None))
 
     def _show_note(self) -> None:
         self.status.setText(
-            "The request a turn sent is shown once it has been sent. Pick a turn above."
+            "This turn recorded no request: it ended before the model was asked."
             if self._inspection.session
-            else "Start or open a chat to see the requests it sent."
+            else "Start or open a chat, and pick a model, to see its requests."
         )
         self.digest.clear()
         self.body.clear()
 
-    def request_html(self, sent: SentRequest) -> str:
-        """The request as HTML: the prefix, the history and the current turn, each marked."""
+    def request_html(
+        self, request: AssembledRequest, history_messages: int, step: int | None
+    ) -> str:
+        """The request as HTML: the prefix, the history and the current turn, each marked.
+        `step` is the step it was sent for (None: the next request, not sent yet)."""
         base = self.palette().color(QPalette.ColorRole.Base)
         prefix_bg = blend(PREFIX_TINT, base, 0.12)
         tail_bg = blend(TAIL_TINT, base, 0.16)
         history_bg = blend(HISTORY_TINT, base, 0.08)
-        request = sent.request
-        tail = sent.request.tail
+        tail = request.tail
 
         def box(title: str, colour: str, inner: str) -> str:
             return (
@@ -190,7 +212,7 @@ class RequestPanel(QWidget):
             + (tools or "<p><i>no tools</i></p>"),
         )
         messages = request.messages
-        history_end = 1 + sent.history_messages
+        history_end = 1 + history_messages
         history = (
             "".join(_message_html(i, messages[i], "", "") for i in range(1, history_end))
             or "<p><i>No earlier turns.</i></p>"
@@ -205,13 +227,17 @@ class RequestPanel(QWidget):
             + (f"[1–{history_end - 1}] earlier turns · " if history_end > 2 else "")
             + ("[1] earlier turns · " if history_end == 2 else "")
             + (f"[{history_end}–{last}]" if last > history_end else f"[{last}]")
-            + f" this turn, up to step {sent.step + 1}</p>"
+            + (
+                f" this turn, up to step {step + 1}</p>"
+                if step is not None
+                else " the next turn</p>"
+            )
         )
         return (
             contents
             + prefix
             + box(
-                f"History: {sent.history_messages} messages (earlier turns as planned)",
+                f"History: {history_messages} messages (earlier turns as planned)",
                 history_bg,
                 history,
             )

@@ -33,7 +33,7 @@ from vak_desktop.ledger import Entry, Ledger, LedgerError
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.runtime import ModelBinding, capacity_profile_for
 from vak_desktop.runtime.events import StepFinished
-from vak_desktop.runtime.inspection import preview_next
+from vak_desktop.runtime.inspection import Preview, preview_next
 from vak_desktop.runtime.replay import NotReplayable, SentRequest, recorded_plan, sent_request
 from vak_desktop.runtime.replay import turn_receipts as receipts_of
 from vak_desktop.ui.chat_service import ChatService
@@ -184,26 +184,25 @@ class Inspection(QObject):
             turn_id, first.model, first.plan, _asked(turns), tokens, bool(tokens), last or tokens
         )
 
+    def preview_request(self) -> Preview | None:
+        """The next request of the shown session, planned and assembled (`vak request`)."""
+        profile = self.profile()
+        session = self.session
+        if profile is None or not session:
+            return None
+        return preview_next(
+            self._ledger, session, profile, directive="", system=self._system, tools=self._tools
+        )
+
     def preview(self) -> PlanView | None:
         """The next request of the shown session as `vak plan` would show it."""
-        profile = self.profile()
-        if profile is None:
+        preview = self.preview_request()
+        if preview is None:
             return None
-        session = self.session
-        if not session:
-            return None
-        preview = preview_next(
-            self._ledger,
-            session,
-            profile,
-            directive="",
-            system=self._system,
-            tools=self._tools,
-        )
         turns = self.turns()
         return PlanView(
             NEXT,
-            profile.model,
+            self.binding.model if self.binding else "",
             preview.plan.to_json(),
             _asked(turns),
             preview.request_tokens,
