@@ -159,6 +159,7 @@ class PlanPanel(QWidget):
         )
         self.arithmetic.setText(arithmetic_html(budget))
         self._fill(view)
+        self.table.scrollToBottom()  # the newest turns, where Full and Card are, come first
         self.packet.setText(self._packet_text(view))
 
     def _fill(self, view: PlanView) -> None:
