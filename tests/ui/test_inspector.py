@@ -112,7 +112,7 @@ async def test_a_streamed_turn_updates_the_gauge_from_its_receipt(
     async with open_harness(qtbot, ledger_path, small_double.url) as harness:
         window = harness.window
         await _bound(harness)
-        assert "measured" in window.model_status.text()
+        assert "(measured)" in window.model_status.text()
         steps: list[StepFinished] = []
         harness.service.stepFinished.connect(steps.append)
         small_double.enqueue(Reply(text=ANSWER, chunk_chars=40, delay_per_chunk=0.002))

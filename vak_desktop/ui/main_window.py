@@ -136,10 +136,6 @@ class MainWindow(QMainWindow):
         return self.status.model_status
 
     @property
-    def tokens_status(self) -> QLabel:
-        return self.status.tokens_status
-
-    @property
     def host_status(self) -> QLabel:
         return self.status.host_status
 
@@ -219,7 +215,6 @@ class MainWindow(QMainWindow):
         else:
             self.chat.show_placeholder()
         self.focused_turn = ""
-        self.status.clear_turn()
         self.composer.input.setFocus()
 
     def _show_turn(self, session: str, turn_id: str) -> None:
@@ -242,7 +237,6 @@ class MainWindow(QMainWindow):
 
     def _turn_finished(self, event: TurnFinished) -> None:
         self.chat.finish_answer(event.outcome, event.error, event.usage)
-        self.status.show_turn(event)
 
     def _show_binding(self, binding: ModelBinding) -> None:
         self.status.show_binding(binding)

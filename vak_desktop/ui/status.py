@@ -1,9 +1,10 @@
-"""The status bar: the bound model and its horizon, the context gauge, the last turn, the server.
+"""The status bar: the bound model and its horizon, the context gauge, and the server.
 
 The gauge is this request's tokens against the horizon the planner used, with how many earlier
 turns travelled Full, as a Card, or inside the packet. After a step it shows what the provider
 counted (from the Receipt); before the first request of a session it shows the planner's
-estimate for the next one (`preview_next`), marked "≈".
+estimate for the next one (`preview_next`), marked "≈". A turn's own tokens and outcome are
+shown on its message in the chat, so they are not repeated here (the bar has to fit 1,100 px).
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 from vak_desktop.context.capacity import usable_horizon
 from vak_desktop.context.probe import is_probed
 from vak_desktop.runtime import ModelBinding
-from vak_desktop.runtime.events import TurnFinished
 from vak_desktop.ui.chat_service import Reachability
 from vak_desktop.ui.inspector.source import Gauge, Inspection
 
-_OUTCOME_WORDS = {"cancelled": "stopped", "failed": "failed", "degraded": "degraded"}
-GAUGE_WIDTH = 150
+GAUGE_WIDTH = 110
 
 
 def gauge_text(gauge: Gauge) -> str:
@@ -28,7 +27,7 @@ def gauge_text(gauge: Gauge) -> str:
 
 
 def fidelity_text(gauge: Gauge) -> str:
-    return f"{gauge.full} Full · {gauge.card} Card · {gauge.packet} in packet"
+    return f"{gauge.full} Full · {gauge.card} Card · {gauge.packet} packet"
 
 
 class StatusBar(QStatusBar):
@@ -52,9 +51,6 @@ class StatusBar(QStatusBar):
         self.gauge_label = QLabel()
         self.gauge_label.setObjectName("gaugeLabel")
         self.gauge_label.setAccessibleName("Context used by this request")
-        self.tokens_status = QLabel()
-        self.tokens_status.setObjectName("tokensStatus")
-        self.tokens_status.setAccessibleName("Last turn's tokens")
         self.host_status = QLabel()
         self.host_status.setObjectName("hostStatus")
         self.host_status.setAccessibleName("Model server")
@@ -62,7 +58,6 @@ class StatusBar(QStatusBar):
             self.model_status,
             self.gauge,
             self.gauge_label,
-            self.tokens_status,
             self.host_status,
         ):
             self.addPermanentWidget(widget)
@@ -81,11 +76,16 @@ class StatusBar(QStatusBar):
             self.show_model(binding.model)
             return
         horizon = usable_horizon(profile)
-        how = "measured" if is_probed(profile) else "declared, not yet measured"
-        self.model_status.setText(f"Model: {binding.model} · horizon {horizon:,} ({how})")
+        how = "measured" if is_probed(profile) else "declared"
+        self.model_status.setText(f"{binding.model} · horizon {horizon:,} ({how})")
         window = binding.declared_window
         self.model_status.setToolTip(
-            f"Instruction horizon {profile.instruction_horizon.tokens:,} tokens, confidence "
+            (
+                "Measured by the capacity probe. "
+                if is_probed(profile)
+                else "Not measured yet: the window the model declares. "
+            )
+            + f"Instruction horizon {profile.instruction_horizon.tokens:,} tokens, confidence "
             f"{profile.instruction_horizon.confidence:.1f}"
             + (f"; trained window {window:,}" if window else "")
             + (f"; verified window {profile.verified_window:,}" if profile.verified_window else "")
@@ -118,21 +118,7 @@ class StatusBar(QStatusBar):
         self.gauge.setToolTip(tip)
         self.gauge_label.setToolTip(tip)
 
-    # -- turns and server -----------------------------------------------------------------
-
-    def clear_turn(self) -> None:
-        self.tokens_status.clear()
-
-    def show_turn(self, event: TurnFinished) -> None:
-        usage = event.usage
-        if usage.prompt_tokens() or usage.output_tokens:
-            tokens = f"{usage.prompt_tokens():,} prompt → {usage.output_tokens:,} output tokens"
-        else:
-            tokens = "no token counts reported"
-        text = f"Last turn: {tokens}"
-        if event.outcome in _OUTCOME_WORDS:
-            text += f" ({_OUTCOME_WORDS[event.outcome]})"
-        self.tokens_status.setText(text)
+    # -- server ---------------------------------------------------------------------------
 
     def show_reachability(self, state: Reachability) -> None:
         words = {"reachable": "connected", "unreachable": "not reachable", "checking": "checking…"}
