@@ -1,17 +1,30 @@
 """Screenshots of the window for a person to look at: `python tools/screenshot.py [--out DIR]`.
 
-Starts the loopback Ollama double in this process, opens the real window on a temporary data
-directory, runs one streamed turn (with a mid-stream shot) and one with thinking and a tool
-call, opens a session whose turn never
-closed, then stops the double and asks again so the "not reachable" banner shows. Writes
-streaming.png, chat_streamed.png, thinking_and_tools.png, interrupted.png and ollama_down.png
-(default: screenshots/).
+Runs the loopback Ollama double in this process (its model follows instructions up to 3,400
+tokens, so earlier turns travel as cards), measures the model with the real capacity probe, and opens the real window on a
+temporary data directory. Then it builds a realistic ledger: a five-turn chat streamed through
+the window (tool calls reading real files of a temporary workspace and a `recall`), a sixty-turn
+chat written through the ledger API (its next request needs a packet), older chats
+written through the ledger API, an archived one, and a turn with a table card (its Presentation
+entry written directly, as the card renderer is wired separately). It saves, for each theme
+the build offers (light, and dark once the theme module has it):
+
+    main-THEME.png              the multi-turn chat, sidebar, status bar with the context gauge
+    streaming-THEME.png         an answer mid-stream (light only: it is streamed once)
+    inspector-plan-THEME.png    … -request-, -evidence-, -probe-: each inspector panel
+    inspector-plan-packet-THEME.png  a sixty-turn chat's next request: cards and a packet
+    search-THEME.png            search across all chats
+    card-turn-THEME.png         the chat holding the card turn
+    ollama-down-THEME.png       the banner when the server stops answering (last)
+
+Default folder: screenshots/ (gitignored).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import sys
 import tempfile
 from collections.abc import Callable
@@ -25,94 +38,363 @@ import httpx  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from tests.doubles.ollama_server import OllamaDouble, Reply  # noqa: E402
-from vak_desktop.context.payloads import AssistantStep, Directive  # noqa: E402
+from vak_desktop.context.cards import build_turn_card  # noqa: E402
+from vak_desktop.context.payloads import (  # noqa: E402
+    Activity,
+    AssistantStep,
+    Directive,
+    Presentation,
+    ToolCall,
+)
+from vak_desktop.context.presentation_digest import payload_digest  # noqa: E402
+from vak_desktop.context.request import ToolSpec  # noqa: E402
+from vak_desktop.context.turns import TURN_CLOSED, Turn  # noqa: E402
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger  # noqa: E402
 from vak_desktop.providers import open_provider  # noqa: E402
+from vak_desktop.runtime import RecallTool, ToolRegistry, run_probe  # noqa: E402
+from vak_desktop.runtime.tools import ToolContext, ToolOutput  # noqa: E402
+from vak_desktop.runtime.tools.registry import ToolFailure  # noqa: E402
 from vak_desktop.ui import ChatService, MainWindow, apply_theme  # noqa: E402
 from vak_desktop.ui.event_loop import new_event_loop  # noqa: E402
+from vak_desktop.ui.inspector import NEXT  # noqa: E402
 
 MODEL = "llama3.2:latest"
-THINKER = "qwen3:0.6b"
-QUESTION = "How do I run a model locally with Ollama?"
-ANSWER = """Here is the short version — it takes **three commands**:
+HORIZON = 3_400
+WIDE = (1480, 900)
 
-1. Install Ollama from ollama.com and start the server with `ollama serve`.
-2. Pull a model, for example `ollama pull llama3.2` (about 2 GB).
-3. Pick it in the model list at the top of this window and ask away.
+MEETING = """# Platform sync — 24 November
 
-```sh
-ollama serve &
-ollama pull llama3.2
-```
+Attendees: Priya, Marco, Lena, Sam
 
-Everything stays on your machine: the conversation is kept in a local ledger, and nothing is
-sent anywhere else."""
+## Decisions
+- Ship the offline mode behind a flag in 2.4.
+- Move the nightly build to the new runners.
+
+## Action items
+- Priya: write the migration guide for the settings file (due Friday).
+- Marco: pin the runner image so the CI cache key stops changing.
+- Lena: benchmark cold start on the 200-session ledger.
+- Sam: draft the release notes.
+
+## Notes
+The flaky test in the importer turned out to be a timezone issue; fixed on main.
+Cold start regressed to 3.1 s on Lena's laptop; target is under 2 s.
+"""
+LAST_WEEK = """# Platform sync — 17 November
+
+## Action items
+- Priya: draft the settings migration plan.
+- Marco: investigate why the CI cache misses on every run.
+- Sam: collect feedback on the 2.3 beta.
+
+## Notes
+Beta feedback: the model picker is hard to find; people want search across chats.
+"""
+SUMMARY = """**Summary of the 24 November sync**
+
+The team agreed to ship *offline mode* behind a flag in 2.4 and to move the nightly build
+to the new runners. The importer's flaky test was a timezone issue and is fixed.
+
+| Owner | Action item | Due |
+|-------|-------------|-----|
+| Priya | Migration guide for the settings file | Friday |
+| Marco | Pin the runner image (CI cache key) | — |
+| Lena  | Benchmark cold start on a 200-session ledger | — |
+| Sam   | Draft the release notes | — |
+
+Cold start is the open risk: 3.1 s measured against a 2 s target."""
+ACTIONS = (
+    "The four action items were: Priya writes the settings migration guide (due Friday); "
+    "Marco pins the runner image so the CI cache key stops changing; Lena benchmarks cold "
+    "start on the 200-session ledger; Sam drafts the release notes. Only Priya's has a date."
+)
+EMAIL = (
+    "Subject: Action items from Monday's platform sync\n\nHi all,\n\nThanks for a focused "
+    "meeting. Here is what we agreed and who owns what:\n\n"
+    + "".join(
+        f"- {line}\n"
+        for line in (
+            "Priya — migration guide for the settings file, due Friday.",
+            "Marco — pin the runner image so the CI cache stops missing.",
+            "Lena — cold-start benchmark on the 200-session ledger (target < 2 s).",
+            "Sam — first draft of the 2.4 release notes.",
+        )
+    )
+    + "\nOffline mode ships behind a flag in 2.4; the nightly build moves to the new runners "
+    "this week, so expect one noisy night of CI. The importer's flaky test was a timezone "
+    "issue and is fixed on main. Cold start is the open risk: 3.1 s on Lena's laptop against "
+    "a 2 s target, so her benchmark decides whether 2.4 ships on time.\n\n"
+    "Reply here if anything is missing.\n\nBest,\nAlex\n"
+)
+COMPARISON = (
+    "Compared with 17 November: Priya moved from drafting the migration *plan* to writing the "
+    "guide; Marco's CI investigation found the cause (the runner image) and the fix is to pin "
+    "it; Sam's beta feedback turned into release notes; Lena's benchmark is new this week. The "
+    "beta asked for search across chats — that is now in the sidebar."
+)
+FIRST = "Turn 1 listed Priya's migration guide first, due Friday."
 
 
-async def until(condition: Callable[[], Any], within: float = 10.0) -> None:
+class ReadFile:
+    """Reads a text file of the screenshot's workspace folder (a real file read)."""
+
+    spec = ToolSpec(
+        "read_file",
+        "Read a text file from the workspace folder.",
+        {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    )
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        path = (self.root / str(arguments.get("path", ""))).resolve()
+        if self.root not in path.parents or not path.is_file():
+            raise ToolFailure(f"no such file in the workspace: {arguments.get('path')!r}")
+        return ToolOutput(path.read_text(encoding="utf-8"))
+
+
+async def until(condition: Callable[[], Any], within: float = 20.0) -> None:
     async with asyncio.timeout(within):
         while not condition():  # noqa: ASYNC110 (a widget's state has no event to await)
             await asyncio.sleep(0.01)
 
 
-def save(window: MainWindow, out: Path, name: str) -> None:
+def themes() -> list[str]:
+    """The themes `apply_theme` offers: light, and dark once it takes a theme name."""
+    if len(inspect.signature(apply_theme).parameters) > 1:
+        return ["light", "dark"]
+    print("apply_theme takes no theme name yet: light screenshots only")
+    return ["light"]
+
+
+def use_theme(app: QApplication, name: str) -> None:
+    if len(inspect.signature(apply_theme).parameters) > 1:
+        apply_theme(app, name)  # type: ignore[call-arg]
+    else:
+        apply_theme(app)
+
+
+async def save(window: MainWindow, out: Path, name: str) -> None:
+    await asyncio.sleep(0.05)  # let layouts and paints settle on the loop, never a nested one
     path = out / f"{name}.png"
     window.grab().save(str(path))
     print(f"wrote {path}")
 
 
-async def shoot(out: Path, data: Path) -> None:
-    with OllamaDouble() as double:
-        double.add_model(MODEL)
-        double.add_model(THINKER, capabilities=("completion", "tools", "thinking"))
-        double.enqueue(
-            Reply(text=ANSWER, chunk_chars=6, delay_per_chunk=0.01),
-            Reply(
-                thinking="The user asks what an earlier tool returned. I should recall it.",
-                tool_calls=[("recall", {"id": "b3:0123456789ab"})],
-            ),
-            Reply(text="I could not find that result: the id does not exist in this chat."),
+def write_turn(ledger: Ledger, session: str, index: int, asked: str, answer: str) -> None:
+    """One closed turn, as the runtime writes it: directive, answer, TurnCard, close."""
+    head = ledger.append(session, Directive(text=asked, model=MODEL, provider="ollama"))
+    step = ledger.append(session, AssistantStep(text=answer, model=MODEL))
+    payload = head.payload
+    assert isinstance(payload, Directive)
+    turn = Turn(head.id, index, payload, (step,))
+    ledger.append(session, build_turn_card(turn, "completed", 0.25))
+    ledger.append(session, Activity(type=TURN_CLOSED, detail={"outcome": "completed"}))
+
+
+def older_chats(ledger: Ledger) -> dict[str, str]:
+    """A few earlier conversations; title -> session."""
+    chats = {
+        "Plan a weekend in Lisbon": "Day one: Alfama and the castle; day two: Belém and LX "
+        "Factory; keep Sunday morning for Sintra if the weather holds.",
+        "Why does my Rust borrow fail?": "You hold `&mut self.items` while calling "
+        "`self.total()`, which borrows `self` again; compute the total first.",
+        "Sourdough starter schedule": "Feed 1:1:1 twice a day at room temperature; it is "
+        "ready when it doubles within 6 hours.",
+        "Explain the context gauge": "It compares this request's tokens with the horizon "
+        "the probe measured, and counts earlier turns by how they travelled.",
+    }
+    out = {}
+    for asked, answer in chats.items():
+        session = ledger.create_session().id
+        write_turn(ledger, session, 0, asked, answer)
+        out[asked] = session
+    return out
+
+
+def long_chat(ledger: Ledger) -> str:
+    """Sixty turns of a migration, so the next request needs cards and a packet."""
+    session = ledger.create_session("Database migration, step by step").id
+    for n in range(1, 61):
+        write_turn(
+            ledger,
+            session,
+            n - 1,
+            f"Migration step {n}: which tables move, and what can break?",
+            f"Step {n} moves the tables of module {n}. Foreign keys to module {n - 1} must be "
+            "re-pointed first; the rest is a straight copy.",
         )
+    return session
+
+
+def card_chat(ledger: Ledger) -> str:
+    """A turn whose answer is a table card (the Presentation entry written directly)."""
+    session = ledger.create_session().id
+    asked = "Show the cold-start measurements as a table"
+    head = ledger.append(session, Directive(text=asked, model=MODEL, provider="ollama"))
+    call = ToolCall("call_card", "present", {"type": "table"})
+    step = ledger.append(session, AssistantStep(tool_calls=(call,), model=MODEL))
+    table = {
+        "columns": ["Ledger", "Sessions", "Entries", "Start (ms)"],
+        "rows": [
+            ["empty", 0, 0, 206],
+            ["small", 20, 1000, 221],
+            ["large", 200, 10000, 269],
+        ],
+    }
+    card = ledger.append(
+        session,
+        Presentation(
+            turn_id=head.id,
+            source={"tool_call": call.id},
+            semantic_type="table",
+            skill_id="core.table",
+            skill_version="1",
+            schema_version=1,
+            payload=table,
+            payload_digest=payload_digest(table),
+            title="Cold start by ledger size",
+        ),
+    )
+    answer = ledger.append(
+        session,
+        AssistantStep(
+            text="Start time grows by 63 ms from an empty ledger to 200 sessions.", model=MODEL
+        ),
+    )
+    payload = head.payload
+    assert isinstance(payload, Directive)
+    turn = Turn(head.id, 0, payload, (step, card, answer))
+    ledger.append(session, build_turn_card(turn, "completed", 0.25))
+    ledger.append(session, Activity(type=TURN_CLOSED, detail={"outcome": "completed"}))
+    return session
+
+
+async def shoot(out: Path, data: Path) -> None:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    workspace = data / "workspace"
+    workspace.mkdir()
+    (workspace / "meeting.md").write_text(MEETING, encoding="utf-8")
+    (workspace / "last-week.md").write_text(LAST_WEEK, encoding="utf-8")
+    with OllamaDouble(instruction_horizon=HORIZON) as double:
+        double.add_model(MODEL, trained_window=32_768)
+        double.add_model("qwen2.5:0.5b", trained_window=32_768, parameter_size="0.5B")
         ledger = Ledger.open(data / LEDGER_FILENAME)
         try:
             async with httpx.AsyncClient() as client:
-                service = ChatService(ledger, open_provider("ollama", client, double.url))
-                window = MainWindow(service)
+                provider = open_provider("ollama", client, double.url)
+                record = await run_probe(provider, MODEL, nonce="shots")
+                ledger.profiles().record(record.profile, record.activity)
+                long = long_chat(ledger)
+                older = older_chats(ledger)
+                ledger.archive_session(older["Explain the context gauge"])
+                cards = card_chat(ledger)
+                tools = ToolRegistry([RecallTool(), ReadFile(workspace)])
+                service = ChatService(ledger, provider, tools)
+                window = MainWindow(service, ledger)
+                window.resize(*WIDE)
                 window.show()
                 try:
-                    await service.refresh_models()
-                    await until(lambda: service.binding is not None)
-                    finished: list[object] = []
-                    service.turnFinished.connect(finished.append)
-
-                    window.composer.input.setPlainText(QUESTION)
-                    window.composer.send_button.click()
-                    await until(lambda: "three commands" in window.chat.toPlainText())
-                    save(window, out, "streaming")
-                    await until(lambda: finished)
-                    save(window, out, "chat_streamed")
-
-                    window.picker.choose(THINKER)
-                    window.composer.input.setPlainText("What did the tool say earlier?")
-                    window.composer.send_button.click()
-                    await until(lambda: len(finished) == 2)
-                    save(window, out, "thinking_and_tools")
-
-                    crashed = ledger.create_session().id
-                    ledger.append(crashed, Directive(text="Write a long story", model=MODEL))
-                    ledger.append(crashed, AssistantStep(text="Once upon a time, a", model=MODEL))
-                    window.sessions.reload()
-                    service.open_session(crashed)
-                    save(window, out, "interrupted")
-
+                    await run_chat(window, service, double, out)
+                    for theme in themes():
+                        use_theme(app, theme)
+                        await shoot_theme(window, service, cards, out, theme)
+                        await shoot_packet(window, service, long, out, theme)
                     double.close()
                     await service.refresh_models()
-                    save(window, out, "ollama_down")
+                    await save(window, out, f"ollama-down-{themes()[-1]}")
                 finally:
                     await service.aclose()
                     window.close()
         finally:
             ledger.close()
+
+
+async def run_chat(
+    window: MainWindow, service: ChatService, double: OllamaDouble, out: Path
+) -> None:
+    """Stream the five-turn chat through the window."""
+    await service.refresh_models()
+    window.picker.choose(MODEL)
+    await until(lambda: service.binding is not None)
+    double.enqueue(
+        Reply(tool_calls=[("read_file", {"path": "meeting.md"})]),
+        Reply(text=SUMMARY, chunk_chars=6, delay_per_chunk=0.004),
+        Reply(text=ACTIONS),
+        Reply(text=EMAIL),
+        Reply(tool_calls=[("read_file", {"path": "last-week.md"})]),
+        Reply(text=COMPARISON),
+        Reply(tool_calls=[("recall", {"turn": 1})]),
+        Reply(text=FIRST),
+    )
+    finished: list[object] = []
+    service.turnFinished.connect(finished.append)
+    questions = (
+        "Summarise the meeting notes in meeting.md",
+        "What were the action items again?",
+        "Draft an email to the team with those action items",
+        "Compare them with last week's notes in last-week.md",
+        "Which action item did turn 1 list first?",
+    )
+    for n, question in enumerate(questions, start=1):
+        window.composer.input.setPlainText(question)
+        window.composer.send_button.click()
+        if n == 1:
+            await until(
+                lambda: (
+                    "Cold start is the open" not in window.chat.toPlainText()
+                    and "Migration guide" in window.chat.toPlainText()
+                )
+            )
+            await save(window, out, "streaming-light")
+        await until(lambda n=n: len(finished) == n)  # type: ignore[misc]
+
+
+async def shoot_theme(
+    window: MainWindow, service: ChatService, cards: str, out: Path, theme: str
+) -> None:
+    session = next(s.id for s in window.ledger.sessions() if s.title.startswith("Summarise"))
+    service.open_session(session)
+    window.toggle_inspector(False)
+    window.resize(1180, 780)
+    await save(window, out, f"main-{theme}")
+    window.resize(*WIDE)
+    window.toggle_inspector(True)
+    for panel in ("Plan", "Request", "Evidence", "Probe"):
+        window.inspector.show_panel(panel)
+        window.inspection.refresh()
+        if panel == "Evidence":
+            evidence = window.inspector.evidence
+            evidence.select(0)
+            evidence.views.setCurrentIndex(3)
+            evidence.first.setValue(8)
+            evidence.last.setValue(12)
+            evidence.recall()
+        await save(window, out, f"inspector-{panel.lower()}-{theme}")
+    window.toggle_inspector(False)
+    window.resize(1180, 780)
+    window.sessions.search.setText("action items")
+    window.sessions.run_search()
+    await save(window, out, f"search-{theme}")
+    window.sessions.search.clear()
+    window.sessions.run_search()
+    service.open_session(cards)
+    await save(window, out, f"card-turn-{theme}")
+
+
+async def shoot_packet(
+    window: MainWindow, service: ChatService, session: str, out: Path, theme: str
+) -> None:
+    """The long chat's next request: the oldest turns in a packet, the rest as cards."""
+    service.open_session(session)
+    window.resize(*WIDE)
+    window.toggle_inspector(True)
+    window.inspector.show_panel("Plan")
+    window.inspector.select_turn(NEXT)
+    await save(window, out, f"inspector-plan-packet-{theme}")
+    window.toggle_inspector(False)
 
 
 def main(argv: list[str] | None = None) -> int:

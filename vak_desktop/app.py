@@ -72,7 +72,7 @@ async def run_window(
                 keep_alive=settings.keep_alive_for,  # per model, else the default; every turn
                 background_probes=settings.settings.probe_idle,
             )
-            window = MainWindow(service, settings=settings)
+            window = MainWindow(service, ledger, settings=settings)
             window.show()
             service.refresh_models()
             try:

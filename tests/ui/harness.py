@@ -60,7 +60,7 @@ async def open_harness(qtbot: Any, ledger_path: Path, host: str) -> AsyncIterato
     try:
         async with httpx.AsyncClient() as client:
             service = ChatService(ledger, open_provider("ollama", client, host))
-            window = MainWindow(service)
+            window = MainWindow(service, ledger)
             qtbot.addWidget(window)
             window.show()
             await service.refresh_models()

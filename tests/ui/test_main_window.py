@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
 
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.ui.harness import Harness, open_harness, until
@@ -62,7 +63,9 @@ async def test_a_typed_message_streams_its_answer_into_the_view_and_the_ledger(
         assert double.chat_bodies()[-1]["model"] == "qwen2.5:0.5b"
 
         assert "0.5b" in window.model_status.text()
-        assert f"{finished.usage.output_tokens:,} output tokens" in window.tokens_status.text()
+        gauge = window.inspection.gauge  # the request's size as the provider counted it
+        assert gauge is not None and gauge.request_tokens == finished.usage.prompt_tokens()
+        assert f"{gauge.request_tokens:,} / " in window.status.gauge_label.text()
         assert finished.usage.output_tokens > 0
         assert not window.composer.stop_button.isEnabled()
         assert window.sessions.list.count() == 1
@@ -197,4 +200,62 @@ async def test_a_stream_that_breaks_keeps_its_text_and_says_it_failed(
         text = harness.chat_text()
         assert "The answer begin\n" in text and "Failed" in text  # two chunks of 8
         assert "unexpected EOF" in text  # the server's own words reach the user
-        assert "(failed)" in harness.window.tokens_status.text()
+
+
+async def test_window_shortcuts_new_chat_search_inspector_and_escape_stops(
+    double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        window = harness.window
+        window.activateWindow()
+        await _ready(harness, "llama3.2:latest")
+        double.enqueue(Reply(text="word " * 300, chunk_chars=5, delay_per_chunk=0.02))
+        chunks: list[str] = []
+        harness.service.textChunk.connect(chunks.append)
+        box = window.composer.input
+        qtbot.keyClicks(box, "Count slowly")
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+        await until(lambda: len(chunks) >= 3, what="a few chunks")
+        qtbot.keyClick(box, Qt.Key.Key_Escape)
+        await until(lambda: harness.finished, what="the stopped turn")
+        assert harness.finished[0].outcome == "cancelled" and len(chunks) < 300
+        assert harness.service.session is not None
+
+        qtbot.keyClick(box, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+        assert harness.service.session is None
+        assert "Start a conversation" in harness.chat_text()
+
+        qtbot.keyClick(box, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+        assert window.sessions.search.hasFocus()
+        qtbot.keyClick(window.sessions.search, Qt.Key.Key_Escape)  # no turn: Esc is not taken
+        assert not window.inspector.isVisible()
+        qtbot.keyClick(window.sessions.search, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier)
+        assert window.inspector.isVisible() and window.inspector_button.isChecked()
+        qtbot.keyClick(window.sessions.search, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier)
+        assert not window.inspector.isVisible()
+
+
+async def test_every_control_of_the_shell_has_an_accessible_name(
+    double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        window = harness.window
+        await _ready(harness, "llama3.2:latest")
+        window.toggle_inspector(True)
+        inspector = window.inspector
+        owners = (
+            window.sessions, window.status, inspector, inspector.plan, inspector.request,
+            inspector.evidence, inspector.probe,
+        )  # fmt: skip
+        unnamed = []
+        for owner in owners:
+            assert owner.accessibleName()
+            found = [v for v in vars(owner).values() if isinstance(v, QWidget)]
+            found += [v for v in getattr(owner, "facts", {}).values()]
+            unnamed += [
+                f"{type(owner).__name__}: {type(w).__name__} {w.objectName()!r}"
+                for w in found
+                if not w.accessibleName()
+            ]
+        assert unnamed == []
+        assert window.inspector_button.accessibleName()

@@ -13,6 +13,8 @@ relies on are then missing, and this loop puts them back:
   tests. A task stepped there finds no running loop, and httpx (through anyio) fails with
   "Not currently running on any asynchronous event loop". Every callback of this loop runs with
   the loop set as the running loop.
+
+It also unregisters the timers still pending when it closes (see `QtEventLoop.close`).
 """
 
 from __future__ import annotations
@@ -63,6 +65,19 @@ class QtEventLoop(qasync.QEventLoop):  # type: ignore[misc]
             _LoopCallback(callback, args, self, context=context), delay
         )
         return handle
+
+    def close(self) -> None:
+        """Close, and unregister every timer still pending. qasync's close only flags its
+        timer object as stopped; Qt keeps the timers, and if the garbage collector frees that
+        object on another thread (a server thread of the tests, say), Qt cannot unregister
+        them there and the next one to fire hits freed memory (a segfault seen in the UI
+        tests, one loop per test). Killing them here, on the loop's own thread, is safe."""
+        timer = self._timer
+        super().close()
+        pending = getattr(timer, "_SimpleTimer__callbacks", {})
+        for timer_id in list(pending):
+            timer.killTimer(timer_id)
+        pending.clear()
 
     def _before_run_forever(self) -> None:
         super()._before_run_forever()

@@ -1,22 +1,27 @@
-"""The main window: sidebar of chats, the model picker, the transcript, the composer, the status.
+"""The main window: the sidebar of chats, the model picker, the transcript, the composer, the
+status bar with the context gauge, and the inspector dock.
 
-It only arranges the views and connects the service's signals to them; all the work happens in
-the service.
+It only arranges the views, connects the service's signals to them and owns the window-wide
+shortcuts (Ctrl/Cmd+N new chat, Ctrl/Cmd+K search, Ctrl/Cmd+I inspector, Esc stop); the work
+happens in the services.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
+    QPushButton,
     QSplitter,
-    QStatusBar,
     QVBoxLayout,
     QWidget,
 )
 
-from vak_desktop.runtime import ModelBinding
+from vak_desktop.context.request import ToolSpec
+from vak_desktop.ledger import Ledger
+from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ModelBinding, default_tools
 from vak_desktop.runtime.events import (
     ToolCallRequested,
     ToolResultReady,
@@ -24,38 +29,63 @@ from vak_desktop.runtime.events import (
     TurnStarted,
 )
 from vak_desktop.ui.banner import ReachabilityBanner
-from vak_desktop.ui.chat_service import ChatService, Reachability
+from vak_desktop.ui.chat_service import ChatService
 from vak_desktop.ui.chat_view import ChatView
 from vak_desktop.ui.composer import Composer
+from vak_desktop.ui.inspector import Inspection, InspectorDock
 from vak_desktop.ui.model_picker import ModelPicker
 from vak_desktop.ui.onboarding import attach_model_tools
 from vak_desktop.ui.session_list import SessionList
 from vak_desktop.ui.settings_dialog import SettingsController
+from vak_desktop.ui.status import StatusBar
 
 DEFAULT_SIZE = (1100, 750)
-_OUTCOME_WORDS = {"cancelled": "stopped", "failed": "failed", "degraded": "degraded"}
+INSPECTOR_WIDTH = 460
+
+
+def _ledger_of(service: ChatService) -> Ledger:
+    """The ledger the service writes to. (ChatService keeps it private today; a public
+    `ledger` attribute is preferred when it has one.)"""
+    ledger = getattr(service, "ledger", None) or getattr(service, "_ledger")  # noqa: B009
+    assert isinstance(ledger, Ledger)
+    return ledger
+
+
+def _prefix_of(service: ChatService) -> tuple[str, tuple[ToolSpec, ...]]:
+    """The system prompt and tool specs the service's runner sends (for rebuilding requests)."""
+    runner = getattr(service, "runner", None) or getattr(service, "_runner", None)
+    if runner is None:
+        return DEFAULT_SYSTEM_PROMPT, default_tools().specs()
+    return runner.system_prompt, runner.tools.specs()
 
 
 class MainWindow(QMainWindow):
-    """One window over one `ChatService`."""
+    """One window over one `ChatService` and the ledger it writes."""
 
     def __init__(
         self,
         service: ChatService,
+        ledger: Ledger | None = None,
         parent: QWidget | None = None,
         *,
         settings: SettingsController | None = None,
     ) -> None:
         super().__init__(parent)
         self.service = service
+        self.ledger = ledger if ledger is not None else _ledger_of(service)
         self.setWindowTitle("Vak")
+        self.setAccessibleName("Vak")
         self.resize(*DEFAULT_SIZE)
         self.setMinimumSize(720, 480)
+        self.focused_turn = ""  # the turn a search hit asked to show
 
+        system, tools = _prefix_of(service)
+        self.inspection = Inspection(service, self.ledger, system=system, tools=tools, parent=self)
         self.banner = ReachabilityBanner(service)
-        self.sessions = SessionList(service)
+        self.sessions = SessionList(service, self.ledger)
         self.picker = ModelPicker(service)
         self.chat = ChatView()
+        self.chat.setAccessibleName("Conversation")
         self.composer = Composer(service)
 
         pane = QWidget()
@@ -84,22 +114,83 @@ class MainWindow(QMainWindow):
         layout.addWidget(splitter, 1)
         self.setCentralWidget(central)
 
-        self.model_status = QLabel()
-        self.tokens_status = QLabel()
-        self.host_status = QLabel()
-        status = QStatusBar()
-        status.setSizeGripEnabled(False)
-        status.addPermanentWidget(self.model_status)
-        status.addPermanentWidget(self.tokens_status)
-        status.addPermanentWidget(self.host_status)
-        self.setStatusBar(status)
+        self.status = StatusBar(self.inspection)
+        self.setStatusBar(self.status)
+        self.inspector = InspectorDock(self.inspection, self)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
+        self.inspector.hide()
+        self.inspector_button = QPushButton("Inspector")
+        self.inspector_button.setObjectName("inspectorButton")
+        self.inspector_button.setAccessibleName("Show the inspector")
+        self.inspector_button.setToolTip("Plan, request, evidence and probe (Ctrl+I)")
+        self.inspector_button.setCheckable(True)
+        self.inspector_button.setFlat(True)
+        self.status.addPermanentWidget(self.inspector_button)
 
+        self._actions()
         self._connect()
         # Tools → Models…, Settings…, and onboarding above the chat (ui/onboarding.py)
         self.tools = attach_model_tools(self, settings)
-        self._show_model(service.model)
-        self._show_reachability(service.reachability)
+        self.status.show_model(service.model)
+        self.status.show_reachability(service.reachability)
         self.composer.input.setFocus()
+
+    # -- the status bar's labels, by their old names ------------------------------------------
+
+    @property
+    def model_status(self) -> QLabel:
+        return self.status.model_status
+
+    @property
+    def host_status(self) -> QLabel:
+        return self.status.host_status
+
+    # -- actions and shortcuts --------------------------------------------------------------
+
+    def _action(
+        self, text: str, shortcut: QKeySequence | QKeySequence.StandardKey | str, slot: object
+    ) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _actions(self) -> None:
+        self.new_chat_action = self._action(
+            "New chat", QKeySequence.StandardKey.New, lambda: self.service.new_session()
+        )
+        self.search_action = self._action("Search chats", "Ctrl+K", self.sessions.focus_search)
+        self.stop_action = self._action("Stop the answer", "Esc", lambda: self.service.stop())
+        self.stop_action.setEnabled(False)  # only while a turn runs: Esc stays free otherwise
+        self.inspector_action = self._action("Inspector", "Ctrl+I", self.toggle_inspector)
+        self.inspector_action.setCheckable(True)
+        self.archived_action = QAction("Archived chats", self)
+        self.archived_action.setCheckable(True)
+        self.archived_action.toggled.connect(self.sessions.show_archived)
+        self.sessions.archived_toggle.toggled.connect(self.archived_action.setChecked)
+        chat = self.menuBar().addMenu("&Chat")
+        for action in (self.new_chat_action, self.search_action, self.stop_action):
+            chat.addAction(action)
+        view = self.menuBar().addMenu("&View")
+        view.addAction(self.inspector_action)
+        view.addAction(self.archived_action)
+
+    def toggle_inspector(self, visible: bool | None = None) -> None:
+        """Show or hide the inspector dock (no argument: the opposite of now)."""
+        show = not self.inspector.isVisible() if visible is None else visible
+        if show:
+            self.resizeDocks([self.inspector], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
+        self.inspector.setVisible(show)
+
+    def _inspector_shown(self, visible: bool) -> None:
+        for widget in (self.inspector_action, self.inspector_button):
+            blocked = widget.blockSignals(True)
+            widget.setChecked(visible)
+            widget.blockSignals(blocked)
+
+    # -- wiring -------------------------------------------------------------------------------
 
     def _connect(self) -> None:
         service, chat = self.service, self.chat
@@ -112,20 +203,34 @@ class MainWindow(QMainWindow):
         service.toolCallRequested.connect(self._tool_call)
         service.toolResultReady.connect(self._tool_result)
         service.turnFinished.connect(self._turn_finished)
-        service.notice.connect(lambda message: self.statusBar().showMessage(message, 10_000))
-        service.modelChanged.connect(self._show_model)
+        service.notice.connect(self._notice)
+        service.modelChanged.connect(self.status.show_model)
         service.modelBound.connect(self._show_binding)
-        service.reachabilityChanged.connect(self._show_reachability)
+        service.reachabilityChanged.connect(self.status.show_reachability)
+        service.busyChanged.connect(self.stop_action.setEnabled)
+        self.sessions.turnRequested.connect(self._show_turn)
+        self.inspector.visibilityChanged.connect(self._inspector_shown)
+        self.inspector_button.toggled.connect(self.toggle_inspector)
 
-    # -- transcript -------------------------------------------------------------------------
+    def _notice(self, message: str) -> None:
+        self.status.showMessage(message, 10_000)
 
     def _open(self, session: str) -> None:
         if session:
             self.chat.show_turns(self.service.turns(session))
         else:
             self.chat.show_placeholder()
-        self.tokens_status.clear()
+        self.focused_turn = ""
         self.composer.input.setFocus()
+
+    def _show_turn(self, session: str, turn_id: str) -> None:
+        """A search hit: the session is open; bring its turn into view here and in the
+        inspector."""
+        self.focused_turn = turn_id
+        scroll = getattr(self.chat, "scroll_to_turn", None)
+        if callable(scroll):
+            scroll(turn_id)
+        self.inspector.select_turn(turn_id)
 
     def _turn_started(self, event: TurnStarted) -> None:
         self.chat.begin_answer(event.model)
@@ -138,26 +243,6 @@ class MainWindow(QMainWindow):
 
     def _turn_finished(self, event: TurnFinished) -> None:
         self.chat.finish_answer(event.outcome, event.error, event.usage)
-        usage = event.usage
-        if usage.prompt_tokens() or usage.output_tokens:
-            tokens = f"{usage.prompt_tokens():,} prompt → {usage.output_tokens:,} output tokens"
-        else:
-            tokens = "no token counts reported"
-        text = f"Last turn: {tokens}"
-        if event.outcome in _OUTCOME_WORDS:
-            text += f" ({_OUTCOME_WORDS[event.outcome]})"
-        self.tokens_status.setText(text)
-
-    # -- status -----------------------------------------------------------------------------
-
-    def _show_model(self, model: str) -> None:
-        self.model_status.setText(f"Model: {model}" if model else "No model selected")
 
     def _show_binding(self, binding: ModelBinding) -> None:
-        window = binding.declared_window
-        suffix = f" · {window:,}-token window" if window else ""
-        self.model_status.setText(f"Model: {binding.model}{suffix}")
-
-    def _show_reachability(self, state: Reachability) -> None:
-        words = {"reachable": "connected", "unreachable": "not reachable", "checking": "checking…"}
-        self.host_status.setText(f"Ollama {words.get(state.state, '…')} · {state.host}")
+        self.status.show_binding(binding)

@@ -1,0 +1,240 @@
+"""Window start-up on a big ledger: 200 sessions, 10,000 entries.
+
+    QT_QPA_PLATFORM=offscreen python bench/ui_start.py [--runs 5] [--rebuild] [--profile]
+
+The ledger is written once through the ledger API and cached under the temp directory
+(`vak-bench-ui-start-v1/`). Every entry is one the runtime writes: a directive, assistant
+steps (tool calls, answers), receipts (the first of a turn carrying its plan), stored results
+(EvidenceBody) and what the request carried (ToolResult), the TurnCard and the closing Activity.
+Half the sessions have ten plain turns, half six turns of which five call a tool: 50 entries
+each.
+
+Timed, as `vak_desktop.app.run_window` does it: open the ledger, build the ChatService and the
+MainWindow, show it, process events until it is exposed and the sidebar lists every session.
+Printed beside the same start on an empty ledger, measured in the same run, and beside what
+reading every session's chain (`runtime.session_summaries`, what the sidebar used to do) costs
+on its own. Requirement (issue 6): under 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx
+from PySide6.QtWidgets import QApplication
+
+from vak_desktop.context.cards import build_turn_card
+from vak_desktop.context.evidence import carry
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    Directive,
+    EvidenceBody,
+    Receipt,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from vak_desktop.context.turns import TURN_CLOSED, Turn
+from vak_desktop.ledger import LEDGER_FILENAME, Entry, Ledger
+from vak_desktop.providers import open_provider
+from vak_desktop.runtime import session_summaries
+from vak_desktop.ui import ChatService, MainWindow, apply_theme
+
+SESSIONS = 200
+ENTRIES = 10_000
+MODEL = "llama3.2:latest"
+CACHE = Path(tempfile.gettempdir()) / "vak-bench-ui-start-v1"
+LIMIT_S = 2.0
+TOPICS = ("a trip to Lisbon", "the CI build", "sourdough", "a Rust borrow error", "tax forms")
+
+
+def _plan(turn: int) -> dict[str, object]:
+    budget = {
+        "horizon": 6000,
+        "prefix_tokens": 310,
+        "tail_tokens": 120,
+        "output_reserve": 1024,
+        "current_turn_reserve": 200,
+        "available": 4346,
+    }
+    turns = [
+        {"turn_id": f"b3:{i:064x}", "index": i, "fidelity": "card", "tokens": 60, "value": 0.5}
+        for i in range(turn)
+    ]
+    return {"budget": budget, "turns": turns, "packet_range": None, "packet": None}
+
+
+def _receipt(turn: int, step: int, chars: int) -> Receipt:
+    return Receipt(
+        provider="ollama",
+        model=MODEL,
+        usage=Usage(input_tokens=chars // 4, output_tokens=120),
+        prefix_digest="b3:" + "ab" * 32,
+        request_chars=chars,
+        request_messages=2 * turn + 2,
+        num_ctx=8192,
+        step=step,
+        plan=_plan(turn) if step == 0 else {"planned_at_step": 0},
+    )
+
+
+def _turn(ledger: Ledger, session: str, number: int, topic: str, tool: bool) -> None:
+    asked = f"Question {number} about {topic}: what should I do next, and why?"
+    head = ledger.append(session, Directive(text=asked, model=MODEL, provider="ollama"))
+    written: list[Entry] = []
+    answer = f"About {topic}, step {number}: " + "here is a careful explanation. " * 20
+    if tool:
+        call = ToolCall(f"call_{number}", "read_file", {"path": f"notes/{number}.md"})
+        written.append(ledger.append(session, AssistantStep(tool_calls=(call,), model=MODEL)))
+        written.append(ledger.append(session, _receipt(number, 0, 4000)))
+        content = "\n".join(f"{topic} line {i}: " + "notes " * 12 for i in range(60))
+        body = ledger.append(
+            session, EvidenceBody(call.id, call.name, content, len(content), False)
+        )
+        carried = carry(content, body.id)
+        written += [
+            body,
+            ledger.append(
+                session,
+                ToolResult(call.id, call.name, carried.text, body.id, len(content)),
+            ),
+        ]
+        written.append(ledger.append(session, AssistantStep(text=answer, model=MODEL)))
+        written.append(ledger.append(session, _receipt(number, 1, 9000)))
+    else:
+        written.append(ledger.append(session, AssistantStep(text=answer, model=MODEL)))
+        written.append(ledger.append(session, _receipt(number, 0, 3000)))
+    payload = head.payload
+    assert isinstance(payload, Directive)
+    turn = Turn(head.id, number, payload, tuple(written))
+    ledger.append(session, build_turn_card(turn, "completed", 0.25))
+    ledger.append(session, Activity(type=TURN_CLOSED, detail={"outcome": "completed"}))
+
+
+def build(path: Path) -> None:
+    """Write the benchmark ledger: 200 sessions of 50 entries each."""
+    ledger = Ledger.open(path)
+    try:
+        for n in range(SESSIONS):
+            session = ledger.create_session().id
+            topic = TOPICS[n % len(TOPICS)]
+            plain = n % 2 == 0
+            for number in range(10 if plain else 6):
+                _turn(ledger, session, number, f"{topic} #{n}", tool=not plain and number < 5)
+        assert ledger.count() == ENTRIES, ledger.count()
+    finally:
+        ledger.close()
+
+
+def cached_ledger(rebuild: bool) -> Path:
+    path = CACHE / LEDGER_FILENAME
+    if path.exists() and not rebuild:
+        ledger = Ledger.open(path)
+        try:
+            ok = ledger.count() == ENTRIES and len(ledger.sessions()) == SESSIONS
+        finally:
+            ledger.close()
+        if ok:
+            return path
+    for stale in CACHE.glob(LEDGER_FILENAME + "*"):
+        stale.unlink()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    build(path)
+    print(f"built {path} in {time.perf_counter() - started:.1f} s")
+    return path
+
+
+def start_once(app: QApplication, path: Path, expected: int) -> float:
+    """Seconds from opening the ledger to the window shown with its session list filled."""
+    started = time.perf_counter()
+    ledger = Ledger.open(path)
+    client = httpx.AsyncClient()
+    try:
+        provider = open_provider("ollama", client, "http://127.0.0.1:9")  # never asked here
+        service = ChatService(ledger, provider)
+        window = MainWindow(service, ledger)
+        window.show()
+        while not (window.isVisible() and window.sessions.list.count() == expected):
+            app.processEvents()
+        app.processEvents()
+        elapsed = time.perf_counter() - started
+        window.close()
+        window.deleteLater()
+        service.deleteLater()
+        app.processEvents()
+        return elapsed
+    finally:
+        ledger.close()
+
+
+def chains_read(path: Path) -> float:
+    """What reading every session's chain costs (the sidebar's old listing)."""
+    ledger = Ledger.open(path)
+    try:
+        started = time.perf_counter()
+        summaries = session_summaries(ledger)
+        assert len(summaries) == SESSIONS
+        return time.perf_counter() - started
+    finally:
+        ledger.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rebuild", action="store_true", help="write the cached ledger again")
+    parser.add_argument("--profile", action="store_true", help="cProfile one big start")
+    args = parser.parse_args(argv)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    apply_theme(app)
+    big = cached_ledger(args.rebuild)
+    with tempfile.TemporaryDirectory() as empty_dir:
+        empty = Path(empty_dir) / LEDGER_FILENAME
+        Ledger.open(empty).close()
+        start_once(app, empty, 0)  # warm-up: imports, fonts, style
+        baseline = [start_once(app, empty, 0) for _ in range(args.runs)]
+        loaded = [start_once(app, big, SESSIONS) for _ in range(args.runs)]
+    chains = statistics.median(chains_read(big) for _ in range(3))
+    base_s, big_s = statistics.median(baseline), statistics.median(loaded)
+    result = {
+        "sessions": SESSIONS,
+        "entries": ENTRIES,
+        "runs": args.runs,
+        "empty_ledger_ms": round(base_s * 1000, 1),
+        "big_ledger_ms": round(big_s * 1000, 1),
+        "ratio": round(big_s / base_s, 2),
+        "reading_every_chain_ms": round(chains * 1000, 1),
+        "limit_ms": LIMIT_S * 1000,
+        "ok": big_s < LIMIT_S,
+    }
+    print(
+        f"window start, median of {args.runs}: empty ledger {base_s * 1000:.0f} ms, "
+        f"{SESSIONS} sessions / {ENTRIES:,} entries {big_s * 1000:.0f} ms "
+        f"({big_s / base_s:.2f}x); reading every chain alone {chains * 1000:.0f} ms; "
+        f"limit {LIMIT_S:.0f} s: {'ok' if big_s < LIMIT_S else 'TOO SLOW'}"
+    )
+    print(json.dumps(result))
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        start_once(app, big, SESSIONS)
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(15)
+    return 0 if big_s < LIMIT_S else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The status bar: the bound model and its horizon, the context gauge, and the server.
+
+The gauge is this request's tokens against the horizon the planner used, with how many earlier
+turns travelled Full, as a Card, or inside the packet. After a step it shows what the provider
+counted (from the Receipt); before the first request of a session it shows the planner's
+estimate for the next one (`preview_next`), marked "≈". A turn's own tokens and outcome are
+shown on its message in the chat, so they are not repeated here (the bar has to fit 1,100 px).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+
+from vak_desktop.context.capacity import usable_horizon
+from vak_desktop.context.probe import is_probed
+from vak_desktop.runtime import ModelBinding
+from vak_desktop.ui.chat_service import Reachability
+from vak_desktop.ui.inspector.source import Gauge, Inspection
+
+GAUGE_WIDTH = 110
+
+
+def gauge_text(gauge: Gauge) -> str:
+    """'≈1,234 / 5,900 tokens' plus the fidelities, as the gauge's label says it."""
+    approx = "" if gauge.measured else "≈"
+    return f"{approx}{gauge.request_tokens:,} / {gauge.horizon:,} tokens"
+
+
+def fidelity_text(gauge: Gauge) -> str:
+    return f"{gauge.full} Full · {gauge.card} Card · {gauge.packet} packet"
+
+
+class StatusBar(QStatusBar):
+    """Shows the inspection's gauge and the service's model and server state."""
+
+    def __init__(self, inspection: Inspection, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("statusBar")
+        self.setAccessibleName("Status")
+        self.setSizeGripEnabled(False)
+        self._inspection = inspection
+        self.model_status = QLabel()
+        self.model_status.setObjectName("modelStatus")
+        self.model_status.setAccessibleName("Bound model and its horizon")
+        self.gauge = QProgressBar()
+        self.gauge.setObjectName("contextGauge")
+        self.gauge.setAccessibleName("Context gauge")
+        self.gauge.setFixedWidth(GAUGE_WIDTH)
+        self.gauge.setTextVisible(False)
+        self.gauge.setMaximumHeight(10)
+        self.gauge_label = QLabel()
+        self.gauge_label.setObjectName("gaugeLabel")
+        self.gauge_label.setAccessibleName("Context used by this request")
+        self.host_status = QLabel()
+        self.host_status.setObjectName("hostStatus")
+        self.host_status.setAccessibleName("Model server")
+        for widget in (
+            self.model_status,
+            self.gauge,
+            self.gauge_label,
+            self.host_status,
+        ):
+            self.addPermanentWidget(widget)
+        inspection.gaugeChanged.connect(self.show_gauge)
+        self.show_gauge(inspection.gauge)
+
+    # -- model ----------------------------------------------------------------------------
+
+    def show_model(self, model: str) -> None:
+        self.model_status.setText(f"Model: {model}" if model else "No model selected")
+        self.model_status.setToolTip("")
+
+    def show_binding(self, binding: ModelBinding) -> None:
+        profile = self._inspection.profile()
+        if profile is None:
+            self.show_model(binding.model)
+            return
+        horizon = usable_horizon(profile)
+        how = "measured" if is_probed(profile) else "declared"
+        self.model_status.setText(f"{binding.model} · horizon {horizon:,} ({how})")
+        window = binding.declared_window
+        self.model_status.setToolTip(
+            (
+                "Measured by the capacity probe. "
+                if is_probed(profile)
+                else "Not measured yet: the window the model declares. "
+            )
+            + f"Instruction horizon {profile.instruction_horizon.tokens:,} tokens, confidence "
+            f"{profile.instruction_horizon.confidence:.1f}"
+            + (f"; trained window {window:,}" if window else "")
+            + (f"; verified window {profile.verified_window:,}" if profile.verified_window else "")
+        )
+
+    # -- gauge ----------------------------------------------------------------------------
+
+    def show_gauge(self, gauge: Gauge | None) -> None:
+        if gauge is None or gauge.horizon <= 0:
+            self.gauge.hide()
+            self.gauge_label.clear()
+            self.gauge_label.hide()
+            return
+        self.gauge.show()
+        self.gauge_label.show()
+        self.gauge.setRange(0, gauge.horizon)
+        self.gauge.setValue(min(gauge.request_tokens, gauge.horizon))
+        self.gauge_label.setText(f"{gauge_text(gauge)} · {fidelity_text(gauge)}")
+        share = gauge.request_tokens / gauge.horizon
+        source = (
+            "counted by the provider for the last request"
+            if gauge.measured
+            else "estimated for the next request"
+        )
+        self.gauge.setAccessibleDescription(f"{share:.0%} of the horizon, {source}")
+        tip = (
+            f"{gauge.request_tokens:,} tokens ({share:.0%} of the {gauge.horizon:,}-token "
+            f"horizon), {source}.\nEarlier turns: {fidelity_text(gauge)}."
+        )
+        self.gauge.setToolTip(tip)
+        self.gauge_label.setToolTip(tip)
+
+    # -- server ---------------------------------------------------------------------------
+
+    def show_reachability(self, state: Reachability) -> None:
+        words = {"reachable": "connected", "unreachable": "not reachable", "checking": "checking…"}
+        self.host_status.setText(f"Ollama {words.get(state.state, '…')}")
+        self.host_status.setToolTip(state.host + (f"\n{state.reason}" if state.reason else ""))
