@@ -11,6 +11,7 @@ from vak_desktop.runtime.interchange import (
 from vak_desktop.runtime.probe import ProbeProgress, ProbeRecord, run_probe
 from vak_desktop.runtime.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
 from vak_desktop.runtime.tools import Tool, ToolContext, ToolOutput, ToolRegistry
+from vak_desktop.runtime.tools.cards import add_card_tools
 from vak_desktop.runtime.tools.recall import RecallTool
 from vak_desktop.runtime.transcripts import (
     SessionSummary,
@@ -22,7 +23,9 @@ from vak_desktop.runtime.turn import DEFAULT_SYSTEM_PROMPT, TurnRunner
 
 
 def default_tools() -> ToolRegistry:
-    """The tools every session has."""
+    """The tools every session has. The card tools (`add_card_tools`) join them once the tool
+    surface loads them only when a request reads as wanting a card: offered to every request
+    they would cost ~5k characters of prefix (see ARCHITECTURE.md, "Presentations")."""
     return ToolRegistry([RecallTool()])
 
 
@@ -43,6 +46,7 @@ __all__ = [
     "ToolOutput",
     "ToolRegistry",
     "TurnRunner",
+    "add_card_tools",
     "bind_model",
     "capacity_profile_for",
     "default_tools",

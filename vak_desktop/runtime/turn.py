@@ -27,6 +27,7 @@ from vak_desktop.context.payloads import (
     ToolCall,
     Usage,
 )
+from vak_desktop.context.presentations import tool_name
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.context.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
 from vak_desktop.ledger import Ledger
@@ -52,6 +53,7 @@ from vak_desktop.runtime.events import (
     TurnFinished,
     TurnStarted,
 )
+from vak_desktop.runtime.presentations import card_library
 from vak_desktop.runtime.projection import Projection, project_turn, step_request
 from vak_desktop.runtime.recovery import (
     DEFAULT_INSTRUCTION_CHECKS,
@@ -62,6 +64,7 @@ from vak_desktop.runtime.recovery import (
     truncation_activity,
 )
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
+from vak_desktop.runtime.turn_rules import TurnRules, system_step
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant running in Vak Desktop on the user's own machine. "
@@ -116,6 +119,7 @@ class TurnRunner:
         # passes `runtime.scheduler.probing_capacity(...)` to probe idle local models.
         self.capacity = capacity if capacity is not None else CapacityService(ledger)
         self.instruction_checks = instruction_checks
+        self.cards = card_library()  # the card definitions the fence fallback reads
 
     def close_interrupted(self, session: str) -> str | None:
         """Close the session's last turn as interrupted if it never closed (the process died
@@ -173,6 +177,7 @@ class TurnRunner:
         state = _TurnState()
         called: list[str] = []
         largest_prompt = 0
+        rules = TurnRules(ledger, session, self.cards, self.tools.observes_now)
         try:
             async for event in self._replan(session, binding, state):
                 yield event
@@ -188,7 +193,7 @@ class TurnRunner:
                 out, projection = state.current, state.projection
                 assert out is not None and out.done is not None and projection is not None
                 done = out.done
-                ledger.append(
+                step_entry = ledger.append(
                     session,
                     AssistantStep(
                         text=out.text,
@@ -204,13 +209,32 @@ class TurnRunner:
                 called += [c.name for c in out.calls]
                 largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
                 yield StepFinished(step, receipt)
-                if not out.calls:
+                fences = rules.fences(step_entry)
+                called += [tool_name(t) for t in fences.types]
+                if out.calls:
+                    async for event in run_tool_calls(self.tools, ledger, session, out.calls):
+                        yield event
+                    after = rules.after_calls(out.calls, fences)
+                else:
+                    after = rules.after_answer(out.text, fences)
+                if after.drift:  # near the horizon, a drifting model is a size signal
+                    instruction = "answer the current request instead of repeating an old answer"
+                    self.instruction_failed(
+                        session, binding, projection, instruction, largest_prompt
+                    )
+                if after.nudge is not None:
+                    ledger.append(session, after.nudge)
+                    yield Notice(after.nudge.text)
+                    continue
+                if after.statement:
+                    ledger.append(session, system_step(after.statement))
+                    yield TextChunk(after.statement)
+                if after.close or not out.calls:
+                    outcome, error = after.outcome, after.error
                     self._check_instructions(
                         session, binding, projection, text, called, largest_prompt
                     )
                     break
-                async for event in run_tool_calls(self.tools, ledger, session, out.calls):
-                    yield event
             else:
                 outcome, error = "degraded", f"stopped after {MAX_STEPS} steps of tool calls"
         except (asyncio.CancelledError, GeneratorExit):

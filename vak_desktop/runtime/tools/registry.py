@@ -39,6 +39,9 @@ class ToolFailure(Exception):
 
 
 class Tool(Protocol):
+    """A tool. It may also declare `observes_now: bool` (it reads the world as it is now: a
+    retrieval, reading a file, running a command); undeclared means False."""
+
     @property
     def spec(self) -> ToolSpec: ...
 
@@ -58,6 +61,10 @@ class ToolRegistry:
         if name in self._tools:
             raise ValueError(f"two tools are named {name!r}")
         self._tools[name] = tool
+
+    def observes_now(self, name: str) -> bool:
+        """Whether the tool called `name` reads the world as it is now (drift checks ask)."""
+        return bool(getattr(self._tools.get(name), "observes_now", False))
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(t.spec for t in self._tools.values())
