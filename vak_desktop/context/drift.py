@@ -186,6 +186,12 @@ _ADMITS_NO_LIVE = re.compile(
 )
 
 
+# A directive about the conversation itself ("summarise our chat so far") continues it.
+_ABOUT_CONVERSATION = re.compile(
+    r"\b(so far|chat|conversation|discussion|we (discussed|talked)|you (said|told))\b", re.I
+)
+
+
 def content_words(text: str) -> set[str]:
     """Lower-cased words of three or more letters that carry meaning, plurals folded."""
     return {_singular(w) for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP}
@@ -317,7 +323,7 @@ def paused_turns(directive: str, asked: Sequence[str], back: bool) -> tuple[int,
     directive refers back (`back`), is too short to name a subject, or shares a word with the
     latest directive (the same subject continues)."""
     new = content_words(directive)
-    if back or len(new) < MIN_DRIFT_WORDS or not asked:
+    if back or _ABOUT_CONVERSATION.search(directive) or len(new) < MIN_DRIFT_WORDS or not asked:
         return ()
     latest = content_words(asked[-1])
     if not latest or latest & new:
