@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 
 import httpx
 import pytest
@@ -51,7 +52,7 @@ CARD = {"title": "Compiler release", "value": "incremental linking", "source": "
 METRIC = "emit_metric_card"
 
 
-def fence(card: dict[str, object]) -> str:
+def fence(card: Mapping[str, object]) -> str:
     return "```vak\n" + json.dumps({"type": "metric", **card}) + "\n```\n"
 
 
