@@ -124,7 +124,8 @@ async def test_a_fence_and_a_tool_call_of_one_card_converge_on_one_entry(ledger:
     provider = ScriptedProvider(
         Scripted(text="Here it is:\n\n" + fence(CARD), calls=[("search", {"query": "x"})]),
         Scripted(calls=[(METRIC, CARD)]),
-        Scripted(text="As shown above.\n\n" + fence(CARD)),
+        Scripted(text="As shown above.\n\n" + fence(CARD), calls=[("search", {"query": "y"})]),
+        Scripted(text="Done."),
     )
     registry = tools(SearchTool(COMPILER_HITS))
     events = await run_turn(ledger, session, provider, "What did the compiler add?", registry)
@@ -140,9 +141,14 @@ async def test_a_fence_and_a_tool_call_of_one_card_converge_on_one_entry(ledger:
     assert "```vak" in provider.requests[1].messages[-2].content
     record = full_record(split_turns(ledger.chain_to_root(session))[-1])
     texts = [m.content for m in record if m.role == "assistant"]
-    assert "```vak" in texts[0] and texts[-1] == "As shown above."
+    assert "```vak" in texts[0] and texts[2:] == ["As shown above.", "Done."]
+    assert provider.requests[3].messages[-2].content == "As shown above."  # dropped in-turn too
     card = next(e.payload for e in turn if isinstance(e.payload, TurnCard))
-    assert card.answered.narration == "Here it is: As shown above."  # fences are not narration
+    assert card.answered.narration == "Here it is: As shown above. Done."  # fences are not
+    # within the turn every request is the previous one plus the new steps (append-only)
+    sent = [r.messages for r in provider.requests]
+    for earlier, later in zip(sent, sent[1:], strict=False):
+        assert later[: len(earlier)] == earlier
 
 
 async def test_the_same_card_twice_in_a_turn_is_written_once(ledger: Ledger) -> None:
