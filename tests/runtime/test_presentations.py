@@ -5,6 +5,7 @@ the loopback Ollama double."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from collections.abc import Mapping
 
@@ -147,7 +148,7 @@ async def test_a_fence_and_a_tool_call_of_one_card_converge_on_one_entry(ledger:
     assert card.answered.narration == "Here it is: As shown above. Done."  # fences are not
     # within the turn every request is the previous one plus the new steps (append-only)
     sent = [r.messages for r in provider.requests]
-    for earlier, later in zip(sent, sent[1:], strict=False):
+    for earlier, later in itertools.pairwise(sent):
         assert later[: len(earlier)] == earlier
 
 
