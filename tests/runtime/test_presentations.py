@@ -201,6 +201,23 @@ async def test_three_all_repeat_batches_close_the_turn_on_that_card(ledger: Ledg
     assert [p.id for p in card.answered.presentations] == [entry.id]
 
 
+async def test_repeated_cards_end_the_turn_after_three_all_repeat_batches_on_the_double(
+    ledger: Ledger, double: OllamaDouble, http: httpx.AsyncClient
+) -> None:
+    ollama = OllamaProvider(http, double.url)
+    binding = await bind_model(ollama, TOOL_MODEL)
+    double.enqueue(*[Reply(tool_calls=[(METRIC, CARD)]) for _ in range(6)])
+    session = ledger.create_session().id
+    runner = TurnRunner(ledger, ollama, tools())
+    events = [e async for e in runner.run(session, "compiler card please", binding)]
+    assert finished(events).outcome == "completed"
+    assert len(double.chat_bodies()) == 4  # the card and three repeats, then the turn closed
+    turn = last_turn(ledger, session)
+    assert len(presentations(turn)) == 1
+    acks = [json.loads(r.content) for r in results(turn)]
+    assert [a.get("repeat", False) for a in acks] == [False, True, True, True]
+
+
 async def test_a_repeat_batch_mixed_with_new_work_resets_the_count(ledger: Ledger) -> None:
     session = ledger.create_session().id
     search = ("search", {"query": "again"})
