@@ -13,7 +13,12 @@ import httpx
 import pytest
 
 from tests.context.sessions import profile
-from tests.doubles.fixtures import TOOL_MODEL, double_fixture, http_fixture  # noqa: F401
+from tests.doubles.fixtures import (  # noqa: F401
+    PLAIN_MODEL,
+    TOOL_MODEL,
+    double_fixture,
+    http_fixture,
+)
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.runtime.card_tools import (
     COMPILER_HITS,
@@ -273,6 +278,25 @@ async def test_a_fence_only_answer_from_a_model_without_tools_is_a_card(ledger: 
     assert entry.payload.payload == OLD_CARD  # type: ignore[union-attr]
     failed = [e for e in turn if getattr(e.payload, "type", "") == "instruction_failed"]
     assert failed == []  # the required card was written, by fence
+
+
+async def test_a_model_without_tool_calling_writes_its_card_as_a_fence_on_the_double(
+    ledger: Ledger, double: OllamaDouble, http: httpx.AsyncClient
+) -> None:
+    ollama = OllamaProvider(http, double.url)
+    binding = await bind_model(ollama, PLAIN_MODEL)  # capabilities: completion only
+    double.enqueue(Reply(text="Here is the card.\n\n" + fence(CARD)))
+    session = ledger.create_session().id
+    events = [e async for e in TurnRunner(ledger, ollama, tools()).run(session, "card?", binding)]
+    assert finished(events).outcome == "completed"
+    body = double.chat_bodies()[-1]
+    assert "tools" not in body  # Ollama refuses tools for this model
+    system = body["messages"][0]["content"]
+    assert "```vak" in system and "- metric: title, value, unit?" in system
+    turn = last_turn(ledger, session)
+    (entry,) = presentations(turn)
+    step = next(e for e in turn if isinstance(e.payload, AssistantStep))
+    assert entry.payload.source == {"fence": step.id}  # type: ignore[union-attr]
 
 
 async def test_an_invalid_fence_is_recorded_and_stays_prose(ledger: Ledger) -> None:

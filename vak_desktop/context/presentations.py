@@ -262,3 +262,20 @@ def required_card(directive: str, types: Iterable[str]) -> str | None:
     )
     found = re.search(pattern, directive, re.IGNORECASE)
     return found.group(2).lower() if found else None
+
+
+def fence_guide(library: CardLibrary) -> str:
+    """What a model that cannot call tools is told about cards: write them as ```vak fences.
+    Part of its system prompt (stable across turns: it depends on the library alone)."""
+    lines = [
+        "You cannot call tools in this conversation. To show the user a card, write one block "
+        f"fenced with ```{FENCE_TAG} holding a JSON object: "
+        '{"type": "<card type>", ...the card\'s fields}. Card types and their fields '
+        "(? = optional):"
+    ]
+    for kind in library.types():
+        schema = library.cards[kind].schema
+        required = set(schema.get("required", ()))
+        fields = [f if f in required else f + "?" for f in schema.get("properties", {})]
+        lines.append(f"- {kind}: {', '.join(fields)}")
+    return "\n".join(lines)

@@ -29,8 +29,8 @@ from vak_desktop.context.payloads import (
     ToolCall,
     Usage,
 )
-from vak_desktop.context.presentations import tool_name
-from vak_desktop.context.request import ChatRequest
+from vak_desktop.context.presentations import fence_guide, tool_name
+from vak_desktop.context.request import ChatRequest, ToolSpec
 from vak_desktop.context.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.ledger.canonical import utc_now
@@ -130,6 +130,18 @@ class TurnRunner:
         self.compact_ahead = compact_ahead
         self._compacting: dict[str, asyncio.Task[CompactionResult]] = {}
         self.cards = card_library()  # the card definitions the fence fallback reads
+
+    def surface(self, binding: ModelBinding) -> tuple[str, tuple[ToolSpec, ...]]:
+        """The system prompt and tools this binding's requests carry. A model that says it
+        cannot call tools is sent none (Ollama refuses the request otherwise) and its prompt
+        says how to write a card as a ```vak fence instead."""
+        if self._without_tools(binding):
+            return f"{self.system_prompt}\n\n{fence_guide(self.cards)}", ()
+        return self.system_prompt, self.tools.specs()
+
+    @staticmethod
+    def _without_tools(binding: ModelBinding) -> bool:
+        return bool(binding.capabilities) and "tools" not in binding.capabilities
 
     def close_interrupted(self, session: str) -> str | None:
         """Close the session's last turn as interrupted if it never closed (the process died
@@ -272,8 +284,8 @@ class TurnRunner:
             session,
             self.provider,
             binding,
-            system=self.system_prompt,
-            tools=self.tools.specs(),
+            system=self.surface(binding)[0],
+            tools=self.surface(binding)[1],
             keep_alive=self.keep_alive,
             capacity=self.capacity,
         )
@@ -365,8 +377,8 @@ class TurnRunner:
             session,
             self.provider,
             binding,
-            system=self.system_prompt,
-            tools=self.tools.specs(),
+            system=self.surface(binding)[0],
+            tools=self.surface(binding)[1],
             keep_alive=self.keep_alive,
             capacity=self.capacity,
             out=projected,
@@ -388,7 +400,7 @@ class TurnRunner:
             model=binding.model,
             usage=done.usage,
             timings=done.timings,
-            prefix_digest=prefix_digest(self.system_prompt, request.tools),
+            prefix_digest=prefix_digest(self.surface(binding)[0], request.tools),
             request_chars=request.chars(),
             request_messages=len(request.messages),
             num_ctx=request.num_ctx,
@@ -396,7 +408,7 @@ class TurnRunner:
             done_reason=done.done_reason,
             plan=projection.plan.to_json() if step == 0 else {"planned_at_step": 0},
             tail=projection.tail if step == 0 else "",
-            system_digest=system_digest(self.system_prompt),
+            system_digest=system_digest(self.surface(binding)[0]),
             tool_digests=tool_digests(request.tools),
         )
 
@@ -408,8 +420,8 @@ class TurnRunner:
             session,
             binding,
             projection,
-            system=self.system_prompt,
-            tools=self.tools.specs(),
+            system=self.surface(binding)[0],
+            tools=self.surface(binding)[1],
             keep_alive=self.keep_alive,
             think=think,
         )
@@ -424,7 +436,9 @@ class TurnRunner:
         request_tokens: int,
     ) -> None:
         """Run the instruction-failure classifiers over the finished turn."""
-        offered = [spec.name for spec in self.tools.specs()]
+        offered = [spec.name for spec in self.surface(binding)[1]]
+        if not offered and self._without_tools(binding):  # fences stand in for the card tools
+            offered = [tool_name(kind) for kind in self.cards.types()]
         for check in self.instruction_checks:
             instruction = check(directive, offered, called)
             if instruction is not None:
