@@ -4,13 +4,18 @@ the loopback Ollama double."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import itertools
 import json
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.context.sessions import profile
 from tests.doubles.fixtures import (  # noqa: F401
@@ -357,3 +362,61 @@ def test_every_card_type_has_an_emit_tool_with_its_schema() -> None:
     for spec in registry.specs()[1:]:
         definition = library.by_tool(spec.name)
         assert definition is not None and spec.parameters == definition.schema
+
+
+PAYLOADS = [
+    CARD,
+    {"title": "Compiler release", "value": 2},
+    {"title": "Build time", "value": 41, "unit": "s"},
+]
+_step = st.one_of(
+    st.tuples(st.just("call"), st.integers(0, 2)),
+    st.tuples(st.just("fence"), st.integers(0, 2)),
+    st.tuples(st.just("search"), st.just(0)),
+    st.tuples(st.just("both"), st.integers(0, 2)),  # a fence and a call of one card in a step
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_step, min_size=1, max_size=7))
+def test_cards_are_unique_per_turn_derived_from_earlier_evidence_and_append_only(
+    steps: list[tuple[str, int]],
+) -> None:
+    script = []
+    for kind, n in steps:
+        payload = PAYLOADS[n]
+        if kind == "call":
+            script.append(Scripted(calls=[(METRIC, payload)]))
+        elif kind == "fence":
+            script.append(Scripted(text="Card:\n\n" + fence(payload), calls=[("search", {})]))
+        elif kind == "both":
+            script.append(Scripted(text=fence(payload), calls=[(METRIC, payload)]))
+        else:
+            script.append(Scripted(calls=[("search", {"query": "compiler"})]))
+    script.append(Scripted(text="That is all."))
+    provider = ScriptedProvider(*script)
+    with tempfile.TemporaryDirectory() as folder:
+        store = Ledger.open(Path(folder) / "ledger.sqlite3")
+        try:
+            session = store.create_session().id
+            registry = tools(SearchTool(COMPILER_HITS))
+            events = asyncio.run(run_turn(store, session, provider, "compiler card", registry))
+            assert finished(events).outcome == "completed"
+            turn = last_turn(store, session)
+        finally:
+            store.close()
+    assert len(provider.requests) <= len(script)
+    cards = [e for e in turn if isinstance(e.payload, Presentation)]
+    digests = [e.payload.payload_digest for e in cards]  # type: ignore[union-attr]
+    assert len(digests) == len(set(digests))
+    for entry in cards:
+        before = turn[: turn.index(entry)]
+        evidence = set(evidence_ids(before, "search"))
+        assert set(entry.payload.derived_from) == evidence  # type: ignore[union-attr]
+    written = {e.id for e in cards}
+    for result in results(turn):
+        if result.tool_name == METRIC:
+            assert json.loads(result.content)["presentation"] in written
+    sent = [r.messages for r in provider.requests]
+    for earlier, later in itertools.pairwise(sent):
+        assert later[: len(earlier)] == earlier
