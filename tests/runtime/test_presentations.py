@@ -11,6 +11,7 @@ import json
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -364,7 +365,7 @@ def test_every_card_type_has_an_emit_tool_with_its_schema() -> None:
         assert definition is not None and spec.parameters == definition.schema
 
 
-PAYLOADS = [
+PAYLOADS: list[dict[str, Any]] = [
     CARD,
     {"title": "Compiler release", "value": 2},
     {"title": "Build time", "value": 41, "unit": "s"},
