@@ -220,19 +220,17 @@ def last_figure(chain: Sequence[Entry], turn: Turn) -> tuple[str, str] | None:
     """The last figure the conversation recorded before this turn about what the directive
     asks (a card sharing a word with it, else the newest card): (figure, when)."""
     cards = [
-        e
+        (e.created_at, e.payload)
         for e in chain
         if isinstance(e.payload, Presentation) and e.payload.turn_id != turn.turn_id
     ]
     if not cards:
         return None
     asked = content_words(turn.directive.text)
-    related = [e for e in cards if asked & content_words(values_text(e.payload.payload))]  # type: ignore[union-attr]
-    entry = (related or cards)[-1]
-    card = entry.payload
-    assert isinstance(card, Presentation)
+    related = [c for c in cards if asked & content_words(values_text(c[1].payload))]
+    at, card = (related or cards)[-1]
     figure = f"“{card.identity_digest}” (the {card.semantic_type} card “{card.title}”)"
-    return figure, entry.created_at.replace("T", " ").split(".")[0] + " UTC"
+    return figure, at.replace("T", " ").split(".")[0] + " UTC"
 
 
 # -- feedback and selection ---------------------------------------------------------------------
