@@ -411,7 +411,7 @@ def test_plan_and_request_on_an_imported_40_turn_conversation(
     }
     assert request["messages"][0]["role"] == "system"
     assert request["messages"][-1]["content"].endswith("and subject 3?")
-    assert [t["name"] for t in request["tools"]] == ["recall"]
+    assert "recall" in [t["name"] for t in request["tools"]]
     assert request["num_ctx"] >= 8192
 
 

@@ -24,9 +24,10 @@ from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planner import Fidelity, Plan
 from vak_desktop.context.turns import TurnIndex
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
+from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ToolRegistry
+from vak_desktop.runtime.tools import RecallTool
 
-TOOLS = default_tools().specs()
+TOOLS = ToolRegistry([RecallTool()]).specs()  # the prefix these shapes were measured with
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
 TOPICS = (
     "the weather in Noida",

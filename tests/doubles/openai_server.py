@@ -1,9 +1,10 @@
 """A loopback OpenAI-compatible server: a real HTTP server in a thread that speaks the
-`/v1/chat/completions` streaming wire format (server-sent events, `data: [DONE]`).
+`/v1/chat/completions` streaming wire format (server-sent events, `data: [DONE]`), and the
+plumbing (`ScriptedServer`, `SSE`, `Fail`) the other SSE doubles (`anthropic_server.py`) share.
 
 Replies are scripted: `double.script(SSE([...]))` queues a stream of chunks, `double.script(
 Fail(status, body))` an error answer; an unscripted request gets `default_text` streamed with a
-usage chunk. Helpers build the chunks the way OpenAI, vLLM and the llama.cpp server send them:
+usage chunk counting 4 characters of the request per token. Helpers build the chunks the way OpenAI, vLLM and the llama.cpp server send them:
 text deltas, tool-call deltas keyed by `index` with `arguments` split in pieces, a final usage
 chunk with `prompt_tokens_details.cached_tokens`, and the two over-length error bodies.
 Every request is recorded in `requests` as (method, path, headers, body).
@@ -20,17 +21,26 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl
 
-Chunk = dict[str, Any] | bytes
+
+class Raw(bytes):
+    """Lines sent verbatim (an SSE comment such as OpenRouter's `: OPENROUTER PROCESSING`)."""
+
+
+# a `data:` event (bytes are its payload as they are), (event name, data) for named events,
+# or `Raw` lines
+Chunk = dict[str, Any] | bytes | tuple[str, dict[str, Any]]
 
 
 @dataclass
 class SSE:
-    """A 200 event stream: each chunk a `data:` event (bytes are sent as they are)."""
+    """A 200 event stream of `chunks`."""
 
     chunks: list[Chunk]
-    done: bool = True  # end with `data: [DONE]`; False drops the connection without it
+    done: bool = True  # end the stream properly; False drops the connection mid-stream
     delay: float = 0.0  # seconds before each chunk
+    marker: bytes | None = b"[DONE]"  # the closing `data:` event (Anthropic's has none)
 
 
 @dataclass
@@ -80,7 +90,12 @@ def tool_call_chunks(calls: list[tuple[str, str, str]], pieces: int = 3) -> list
     return out
 
 
-def usage_chunk(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
+def usage_chunk(prompt: int, completion: int, cached: int = 0, **extra: Any) -> dict[str, Any]:
+    """The last chunk's usage; `extra` adds fields as OpenRouter does (`cost`, and
+    `cache_write_tokens`, which goes into `prompt_tokens_details`)."""
+    details = {"cached_tokens": cached}
+    if "cache_write_tokens" in extra:
+        details["cache_write_tokens"] = extra.pop("cache_write_tokens")
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion.chunk",
@@ -89,7 +104,8 @@ def usage_chunk(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": cached},
+            "prompt_tokens_details": details,
+            **extra,
         },
     }
 
@@ -123,20 +139,17 @@ def _error(message: str, kind: str, code: str | None) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-class OpenAIDouble:
-    """`with OpenAIDouble(models=("m",)) as d: d.script(SSE(...)); ... d.url`."""
+class ScriptedServer:
+    """The plumbing every loopback SSE double shares: a real HTTP server in a thread, the
+    request log, the API-key check and the queue of scripted replies. A subclass says how a
+    key travels (`key_header`, `key_prefix`), how a refused key is answered, and routes the
+    rest (`route`)."""
 
-    def __init__(
-        self,
-        *,
-        port: int = 0,
-        models: tuple[str, ...] = ("qwen2.5-coder-0.5b",),
-        api_key: str | None = None,
-        default_text: str = "Hello from the double.",
-    ) -> None:
-        self.models = list(models)
+    key_header = "authorization"
+    key_prefix = "Bearer "
+
+    def __init__(self, *, port: int = 0, api_key: str | None = None) -> None:
         self.api_key = api_key
-        self.default_text = default_text
         self.requests: list[tuple[str, str, dict[str, str], Any]] = []
         self._script: deque[SSE | Fail] = deque()
         self._lock = threading.Lock()
@@ -153,7 +166,12 @@ class OpenAIDouble:
         with self._lock:
             self._script.extend(replies)
 
-    def start(self) -> OpenAIDouble:
+    def scripted(self) -> SSE | Fail | None:
+        """The next scripted reply, if one is queued."""
+        with self._lock:
+            return self._script.popleft() if self._script else None
+
+    def start(self) -> Any:
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -166,28 +184,89 @@ class OpenAIDouble:
             self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> OpenAIDouble:
+    def __enter__(self) -> Any:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def dispatch(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> SSE | Fail:
-        path = path.split("?", 1)[0]
+    def dispatch(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> SSE | Fail:
+        path, _, query = target.partition("?")
         try:
             body: Any = json.loads(raw) if raw.strip() else None
         except ValueError:
             body = None
         with self._lock:
             self.requests.append((method, path, headers, body))
-        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
-            message = "Incorrect API key provided."
-            return Fail(401, _error(message, "invalid_request_error", "invalid_api_key"))
+        expected = f"{self.key_prefix}{self.api_key}"
+        if self.api_key is not None and headers.get(self.key_header) != expected:
+            return self.refuse_key()
+        return self.route(method, path, dict(parse_qsl(query)), headers, body)
+
+    def refuse_key(self) -> Fail:
+        raise NotImplementedError
+
+    def route(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: Any
+    ) -> SSE | Fail:
+        raise NotImplementedError
+
+
+class OpenAIDouble(ScriptedServer):
+    """`with OpenAIDouble(models=("m",)) as d: d.script(SSE(...)); ... d.url`.
+
+    Speaks what OpenAI, OpenRouter (under `/api`), vLLM and the llama.cpp server share.
+    `windows` gives models a context window, listed in `/v1/models` under `window_field`
+    (OpenRouter `context_length`, vLLM `max_model_len` …); `props_n_ctx` makes it a llama.cpp
+    server whose `/props` reports that per-slot window.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        models: tuple[str, ...] = ("qwen2.5-coder-0.5b",),
+        api_key: str | None = None,
+        default_text: str = "Hello from the double.",
+        windows: dict[str, int] | None = None,
+        window_field: str = "context_length",
+        props_n_ctx: int | None = None,
+    ) -> None:
+        super().__init__(port=port, api_key=api_key)
+        self.models = list(models)
+        self.default_text = default_text
+        self.windows = dict(windows or {})
+        self.window_field = window_field
+        self.props_n_ctx = props_n_ctx
+
+    def refuse_key(self) -> Fail:
+        # OpenAI echoes a masked form of the key it refused
+        shown = f"{self.api_key[:3]}***" if self.api_key else ""
+        message = f"Incorrect API key provided: {shown}. You can find your API key online."
+        return Fail(401, _error(message, "invalid_request_error", "invalid_api_key"))
+
+    def entry(self, model: str) -> dict[str, Any]:
+        entry: dict[str, Any] = {"id": model, "object": "model", "created": 0, "owned_by": "me"}
+        if model in self.windows:
+            entry[self.window_field] = self.windows[model]
+        return entry
+
+    def route(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: Any
+    ) -> SSE | Fail:
+        path = path.removeprefix("/api")  # OpenRouter's base URL ends in /api
         if (method, path) == ("GET", "/v1/models"):
-            data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "me"} for m in self.models
-            ]
+            data = [self.entry(m) for m in self.models]
             return Fail(200, {"object": "list", "data": data})
+        if method == "GET" and path.startswith("/v1/models/"):
+            model = path.removeprefix("/v1/models/")
+            if model not in self.models:
+                message = f"The model '{model}' does not exist"
+                return Fail(404, _error(message, "invalid_request_error", "model_not_found"))
+            return Fail(200, self.entry(model))
+        if (method, path) == ("GET", "/props") and self.props_n_ctx is not None:
+            settings = {"n_ctx": self.props_n_ctx, "params": {"n_predict": -1}}
+            return Fail(200, {"default_generation_settings": settings, "total_slots": 1})
         if (method, path) != ("POST", "/v1/chat/completions"):
             return Fail(404, _error(f"no route {method} {path}", "not_found_error", None))
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
@@ -197,15 +276,20 @@ class OpenAIDouble:
                 f"The model `{body.get('model')}` does not exist or you do not have access to it."
             )
             return Fail(404, _error(message, "invalid_request_error", "model_not_found"))
-        with self._lock:
-            if self._script:
-                return self._script.popleft()
-        return SSE([*text_chunks(self.default_text, model=body["model"]), usage_chunk(20, 6)])
+        scripted = self.scripted()
+        if scripted is not None:
+            return scripted
+        # a tokenizer's count, roughly: 4 characters of the request's JSON per token
+        prompt = len(json.dumps([body["messages"], body.get("tools", [])])) // 4
+        completion = -(-len(self.default_text) // 4)
+        return SSE(
+            [*text_chunks(self.default_text, model=body["model"]), usage_chunk(prompt, completion)]
+        )
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    double: OpenAIDouble
+    double: ScriptedServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):
@@ -254,12 +338,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        events = [
-            b"data: " + (c if isinstance(c, bytes) else json.dumps(c).encode()) + b"\n\n"
-            for c in answer.chunks
-        ]
-        if answer.done:
-            events.append(b"data: [DONE]\n\n")
+        events = [_event(c) for c in answer.chunks]
+        if answer.done and answer.marker is not None:
+            events.append(_event(answer.marker))
         for event in events:
             if answer.delay > 0 and self.server.double._closing.wait(answer.delay):
                 break
@@ -271,3 +352,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
             return
         self.wfile.write(b"0\r\n\r\n")
+
+
+def _event(chunk: Chunk) -> bytes:
+    if isinstance(chunk, Raw):
+        return bytes(chunk) + b"\n\n"
+    if isinstance(chunk, tuple):
+        name, data = chunk
+        return f"event: {name}\n".encode() + b"data: " + json.dumps(data).encode() + b"\n\n"
+    data = chunk if isinstance(chunk, bytes) else json.dumps(chunk).encode()
+    return b"data: " + data + b"\n\n"

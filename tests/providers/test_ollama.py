@@ -506,5 +506,5 @@ async def test_open_provider_by_name(
     abilities = (ModelCatalog, ModelInspector, LoadedModels, ModelPuller, ModelRemover)
     assert all(isinstance(provider, a) for a in (*abilities, ModelUnloader, VersionReporter))
     assert open_provider("ollama", http, "other:1").host == "http://other:1"
-    with pytest.raises(ValueError, match="known providers: ollama"):
+    with pytest.raises(ValueError, match="known providers: anthropic, ollama"):
         open_provider("nope", http, None)

@@ -25,14 +25,18 @@ from tests.doubles.openai_server import (
 from vak_desktop.context.payloads import ToolCall, Usage
 from vak_desktop.context.request import ChatRequest, Message, ToolSpec
 from vak_desktop.providers import (
+    NO_RETRY,
     BadResponse,
     ChatProvider,
     ContextOverflow,
     Done,
+    KeyRefused,
     ModelCatalog,
+    ModelInspector,
     ModelNotFound,
     ProviderError,
     RateLimited,
+    RetryPolicy,
     ServerError,
     StreamEvent,
     StreamNotice,
@@ -47,6 +51,7 @@ from vak_desktop.providers import (
 )
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
 from vak_desktop.providers.openai_wire import resolve_host
+from vak_desktop.runtime import bind_model, capacity_profile_for
 
 MODEL = "qwen2.5-coder-0.5b"
 WEATHER = ToolSpec(
@@ -287,8 +292,11 @@ async def test_rejected_api_key_is_explained(http: httpx.AsyncClient) -> None:
     with OpenAIDouble(models=(MODEL,), api_key="sk-right") as server:
         wrong = OpenAICompatibleProvider(http, server.url, api_key="sk-wrong")
         error = await failure(wrong, ask("hi"))
-        assert type(error) is ProviderError and "API key rejected" in str(error)
+        assert isinstance(error, KeyRefused) and error.status == 401
+        assert "API key for provider 'openai-compatible' was refused" in str(error)
+        assert "Settings → Providers" in str(error)
         assert "sk-wrong" not in str(error) and "sk-wrong" not in repr(wrong)
+        assert "sk-r" not in str(error)  # not even the masked form the server echoed
         right = OpenAICompatibleProvider(http, server.url, api_key="sk-right")
         assert text_of(await collect(right, ask("hi"))) == server.default_text
         assert server.requests[-1][2]["authorization"] == "Bearer sk-right"
@@ -305,7 +313,8 @@ async def test_status_errors(
 ) -> None:
     headers = {"Retry-After": "7"} if status == 429 else {}
     server.script(Fail(status, {"error": {"message": "busy", "type": "x"}}, headers))
-    error = await failure(provider, ask("hi"))
+    once = OpenAICompatibleProvider(provider._client, server.url, retry=NO_RETRY)
+    error = await failure(once, ask("hi"))
     assert type(error) is expected and "busy" in str(error)
     if status == 429:
         assert isinstance(error, RateLimited) and error.retry_after == 7.0
@@ -351,3 +360,63 @@ def test_resolve_host() -> None:
     assert resolve_host("0.0.0.0:8080") == "http://127.0.0.1:8080"
     assert resolve_host("https://api.example.com/v1") == "https://api.example.com"
     assert resolve_host("http://h:11434/v1/") == "http://h:11434"
+
+
+# -- metadata rung --------------------------------------------------------------------------
+
+
+async def test_llama_cpp_window_comes_from_props(http: httpx.AsyncClient) -> None:
+    # the server was started with -c 8192 for a model trained on 32k: it accepts 8192
+    with OpenAIDouble(
+        models=("qwen.gguf",), windows={"qwen.gguf": 32_768}, window_field="max_model_len"
+    ) as server:
+        server.props_n_ctx = 8_192
+        provider = OpenAICompatibleProvider(http, server.url)
+        assert isinstance(provider, ModelInspector)
+        details = await provider.show("qwen.gguf")
+        assert details.declared_window == 8_192 and details.configured_num_ctx == 8_192
+        # a llama.cpp server answers whatever name it is asked with its one model
+        assert (await provider.show("any-name")).declared_window == 8_192
+        assert [r[1] for r in server.requests] == ["/v1/models", "/props", "/props"]
+
+
+async def test_vllm_window_comes_from_the_model_list(http: httpx.AsyncClient) -> None:
+    with OpenAIDouble(
+        models=("Qwen/Qwen2.5-7B",),
+        windows={"Qwen/Qwen2.5-7B": 32_768},
+        window_field="max_model_len",
+    ) as server:
+        provider = OpenAICompatibleProvider(http, server.url)
+        details = await provider.show("Qwen/Qwen2.5-7B")
+        assert details.declared_window == 32_768 and details.configured_num_ctx is None
+        with pytest.raises(ModelNotFound, match=r"Qwen/Qwen2\.5-7B"):
+            await provider.show("llama3")  # the error lists what the server does have
+
+
+async def test_a_metadata_window_feeds_the_capacity_profile(
+    server: OpenAIDouble, http: httpx.AsyncClient
+) -> None:
+    server.windows[MODEL] = 16_384
+    binding = await bind_model(OpenAICompatibleProvider(http, server.url), MODEL)
+    profile = capacity_profile_for(binding, [], "2026-11-30T10:20:00Z")
+    assert profile.declared_window == 16_384 and profile.instruction_horizon.tokens == 16_384
+    assert profile.provider == "openai-compatible"
+
+
+async def test_a_server_still_loading_its_model_is_waited_for(
+    server: OpenAIDouble, http: httpx.AsyncClient
+) -> None:
+    # llama.cpp answers 503 "Loading model" until the weights are in memory
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    loading = Fail(
+        503, {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+    )
+    server.script(loading, loading, SSE(text_chunks("ready")))
+    policy = RetryPolicy(base_delay=0.5, sleep=sleep, jitter=lambda: 0.0)
+    provider = OpenAICompatibleProvider(http, server.url, retry=policy)
+    assert text_of(await collect(provider, ask("hi"))) == "ready"
+    assert waits == [0.25, 0.5]

@@ -27,6 +27,7 @@ WATCHED = {CACHE_BREAK, PREFIX_CHANGED, CACHE_MISS}
 
 class EchoTool:
     spec = ToolSpec("echo", "Says back what it was given.")
+    always_loaded = True  # not in the catalogue: adding it changes the tool list alone
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         return ToolOutput(str(arguments))
@@ -74,7 +75,8 @@ async def test_a_changed_system_prompt_and_tool_set_are_named(ledger: Ledger) ->
     await _turn(
         TurnRunner(ledger, provider, default_tools(), system_prompt="Be terse."), session, "2nd"
     )
-    tools = ToolRegistry([RecallTool(), EchoTool()])
+    tools = default_tools()
+    tools.add(EchoTool())
     await _turn(TurnRunner(ledger, provider, tools, system_prompt="Be terse."), session, "3rd")
     changes = _watched(ledger, session)
     assert [a.type for a in changes] == [PREFIX_CHANGED, PREFIX_CHANGED]

@@ -29,9 +29,10 @@ from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger import Ledger
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import Done, StreamEvent, TextDelta
-from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
+from vak_desktop.runtime import ModelBinding, ToolRegistry, TurnRunner, default_tools
 from vak_desktop.runtime.capacity import CapacityService, ProfileCache, ProfileKey, key_of
 from vak_desktop.runtime.events import TurnFinished
+from vak_desktop.runtime.tools import RecallTool
 
 TRUE_RATIO = 0.25  # the loopback double's 4 chars per token
 NOW = "2026-11-30T09:00:00.000000Z"
@@ -170,7 +171,8 @@ async def _instructed_turn(ledger: Ledger, horizon: int) -> tuple[CapacityProfil
     )
     ledger.append(session, profile)
     provider = ScriptedProvider(Scripted(text="I looked it up in my memory instead."))
-    runner = TurnRunner(ledger, provider, default_tools(), capacity=capacity)
+    tools = ToolRegistry([RecallTool()])  # the ~1.25k-token request the horizons are set by
+    runner = TurnRunner(ledger, provider, tools, capacity=capacity)
     directive = "Call the `recall` tool on turn 1 first. " + "Then compare it. " * 230
     async for _ in runner.run(session, directive, binding):
         pass

@@ -346,11 +346,12 @@ def test_default_tools_add_mcp_only_when_a_server_is_admitted() -> None:
     def names(settings: Settings | None) -> list[str]:
         return [spec.name for spec in default_tools(settings).specs()]
 
-    assert names(None) == ["recall"]
-    assert names(Settings()) == ["recall"]
+    core = ["recall", "find_tools", "read", "glob", "grep", "session_search"]
+    assert names(None) == core
+    assert names(Settings()) == core
     off = McpServer("off", ("true",), enabled=False)
-    assert names(Settings(mcp_servers=(off,))) == ["recall"]
-    assert names(Settings(mcp_servers=(off, time_server()))) == ["recall", "mcp"]
+    assert names(Settings(mcp_servers=(off,))) == core
+    assert names(Settings(mcp_servers=(off, time_server()))) == [*core, "mcp"]
     with pytest.raises(ValueError, match="two MCP servers share the name 'time'"):
         McpTool([time_server(), time_server("time", "--other")])
     assert server_processes() == []

@@ -40,10 +40,12 @@ from tests.runtime.card_tools import (
     tools,
 )
 from tests.runtime.scripted import Scripted, ScriptedProvider
-from vak_desktop.context.cards import full_record
+from vak_desktop.context.capacity import estimate_tokens
+from vak_desktop.context.cards import card_block, full_record, render_card
 from vak_desktop.context.payloads import (
     Activity,
     AssistantStep,
+    CapacityProfile,
     Presentation,
     Receipt,
     TurnCard,
@@ -52,13 +54,15 @@ from vak_desktop.context.presentation_digest import canonical_payload, payload_d
 from vak_desktop.context.turns import split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
-from vak_desktop.runtime import TurnRunner, bind_model
+from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, TurnRunner, bind_model
+from vak_desktop.runtime.inspection import preview_next
 from vak_desktop.runtime.presentations import (
     card_library,
     presentation_states,
     record_feedback,
     set_selection,
 )
+from vak_desktop.runtime.tools.surface import tool_surface
 
 CARD = {"title": "Compiler release", "value": "incremental linking", "source": "example.org"}
 METRIC = "emit_metric_card"
@@ -105,12 +109,32 @@ async def test_a_search_then_card_session_against_the_double(
     assert ref.id == entry.id and ref.derived_from == card.derived_from
     assert ref.digest == "source: example.org; title: Compiler release; value: incremental linking"
 
-    # turn 2, planned for a small profile: turn 1 comes as its card, the card as its digest
-    small = profile(2_750, output_reserve=256, provider=binding.provider, model=TOOL_MODEL)
+    # turn 2, planned for a profile whose budget holds turn 1 as a card but not whole (sized
+    # from a preview of the same request at a roomy horizon): the card shows as its digest
+    ask = "Summarise our chat so far."
     assert binding.details is not None
-    ledger.append(session, dataclasses.replace(small, quantisation=binding.details.quantisation))
+    quantisation = binding.details.quantisation
+
+    def measured(horizon: int) -> CapacityProfile:
+        pinned = profile(horizon, output_reserve=256, provider=binding.provider, model=TOOL_MODEL)
+        return dataclasses.replace(pinned, quantisation=quantisation)
+
+    surface = tool_surface(registry, DEFAULT_SYSTEM_PROMPT, ask)
+    roomy = preview_next(
+        ledger,
+        session,
+        measured(100_000),
+        directive=ask,
+        system=surface.system,
+        tools=surface.prefix,
+    ).plan
+    spent = roomy.budget.horizon - roomy.budget.available
+    whole = roomy.turns[0].tokens
+    as_card = estimate_tokens(len(card_block([render_card(turn_card, 1)])), 0.25)
+    assert as_card < whole
+    ledger.append(session, measured(spent + (as_card + whole) // 2))
     double.enqueue(Reply(text="It was about linking."))
-    events = [e async for e in runner.run(session, "Summarise our chat so far.", binding)]
+    events = [e async for e in runner.run(session, ask, binding)]
     assert finished(events).outcome == "completed"
     receipt = next(e.payload for e in last_turn(ledger, session) if isinstance(e.payload, Receipt))
     assert [t["fidelity"] for t in receipt.plan["turns"]] == ["card"]
@@ -206,8 +230,8 @@ async def test_three_all_repeat_batches_close_the_turn_on_that_card(ledger: Ledg
     assert len(provider.requests) == 4  # the card, then three repeats: no fifth request
     turn = last_turn(ledger, session)
     (entry,) = presentations(turn)
-    closing = [e.payload for e in turn if isinstance(e.payload, Activity)]
-    assert closing[0].type == "repeated_cards"
+    noted = [e.payload.type for e in turn if isinstance(e.payload, Activity)]
+    assert noted.count("repeated_cards") == 1
     card = next(e.payload for e in turn if isinstance(e.payload, TurnCard))
     assert [p.id for p in card.answered.presentations] == [entry.id]
 

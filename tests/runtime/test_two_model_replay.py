@@ -6,24 +6,41 @@ the summariser writes it once. Planned for a large model, the same ledger gives 
 turn back whole, with no `<context_summary>`; planned for the small model again, the stored
 packet is reused (no summariser call, no new Compaction) and the projection is byte-identical.
 The second test drives a real turn and rebuilds the request the small model was actually sent
-from the ledger alone.
+from the ledger alone. The third moves a session from a small Ollama model to a large OpenAI
+one over their real wire formats (loopback doubles) and renders that turn's projection for a
+fallback provider.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
+
+import httpx
 
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
+from tests.doubles.ollama_server import OllamaDouble
+from tests.doubles.openai_server import OpenAIDouble
 from tests.runtime.scripted import Scripted, ScriptedProvider
 from vak_desktop.context.assemble import TailContext, assemble
 from vak_desktop.context.cards import full_record
 from vak_desktop.context.packets import SUMMARISER_SYSTEM
-from vak_desktop.context.payloads import Compaction, Receipt
+from vak_desktop.context.payloads import Activity, Compaction, Receipt
 from vak_desktop.context.planner import Fidelity
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.context.turns import build_turn_index
 from vak_desktop.ledger import Entry, Ledger
-from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ModelBinding, TurnRunner, default_tools
+from vak_desktop.providers import OllamaProvider, OpenAIProvider
+from vak_desktop.providers.anthropic_wire import render as anthropic_render
+from vak_desktop.providers.openai_wire import render_message
+from vak_desktop.runtime import (
+    DEFAULT_SYSTEM_PROMPT,
+    ModelBinding,
+    TurnRunner,
+    bind_model,
+    default_tools,
+)
 from vak_desktop.runtime.capacity import CapacityService
 from vak_desktop.runtime.projection import Projection, plan_turn, project_turn, step_request
 
@@ -230,3 +247,103 @@ async def test_the_request_a_small_model_was_sent_is_rebuilt_from_the_ledger_alo
     assert packeted
     for planned in packeted:
         assert whole_in(whole.messages, full_record(index.turns[planned.index]))
+
+
+# -- a ladder of providers over real wire formats -------------------------------------------
+
+
+class RecordingOpenAI(OpenAIProvider):
+    """The real OpenAI adapter, keeping each provider-neutral request it rendered."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: list[ChatRequest] = []
+
+    def render(self, request: ChatRequest) -> dict[str, Any]:
+        self.sent.append(request)
+        return super().render(request)
+
+
+def said_openai(body: dict[str, Any]) -> list[str]:
+    """What an OpenAI-shaped body says, in order: texts, calls and results."""
+    out: list[str] = []
+    for message in body["messages"]:
+        out.append(message["content"])
+        out += [
+            f"{c['function']['name']} {json.loads(c['function']['arguments'])}"
+            for c in message.get("tool_calls", [])
+        ]
+    return [s for s in out if s]
+
+
+def said_anthropic(body: dict[str, Any]) -> list[str]:
+    """What a Messages API body says, in the same terms."""
+    out = [b["text"] for b in body.get("system", [])]
+    for message in body["messages"]:
+        for part in message["content"]:
+            if part["type"] == "text":
+                out.append(part["text"])
+            elif part["type"] == "tool_use":
+                out.append(f"{part['name']} {part['input']}")
+            elif part["type"] == "tool_result":
+                out.append(part["content"])
+    return [s for s in out if s]
+
+
+async def test_a_session_moves_from_a_small_local_model_to_a_large_hosted_one(
+    ledger: Ledger,
+) -> None:
+    """Started on Ollama (a small trained window, metadata only), continued on an OpenAI model
+    (a large window): the second request is re-projected from the ledger, so the packet the
+    small model needed is not shown to the large one, which gets every turn whole; and the
+    projection of that turn, rendered for another provider (a fallback leg), carries the same
+    turns at the same fidelity."""
+    session = fixture(ledger)
+    key = "sk-ladder-0123456789"
+    with (
+        OllamaDouble(default_text=SUMMARY) as ollama_server,
+        OpenAIDouble(models=("gpt-4.1",), api_key=key) as openai_server,
+    ):
+        ollama_server.add_model("qwen2.5:0.5b", trained_window=8_192)
+        async with httpx.AsyncClient() as client:
+            ollama = OllamaProvider(client, ollama_server.url)
+            small = await bind_model(ollama, "qwen2.5:0.5b")
+            async for _ in TurnRunner(ledger, ollama, default_tools()).run(
+                session.session, ASK, small
+            ):
+                pass
+            hosted = RecordingOpenAI(client, openai_server.url, api_key=key)
+            large = await bind_model(hosted, "gpt-4.1")
+            async for _ in TurnRunner(ledger, hosted, default_tools()).run(
+                session.session, "And topic 2 against topic 19?", large
+            ):
+                pass
+
+    chats = [b for m, p, b in ollama_server.requests if p == "/api/chat"]
+    assert chats[0]["messages"][0]["content"] == SUMMARISER_SYSTEM
+    assert any(m["content"].startswith("<context_summary") for m in chats[-1]["messages"])
+    (stored,) = compactions(session)
+    receipts = [e.payload for e in session.chain() if isinstance(e.payload, Receipt)]
+    packeted = [t["turn_id"] for t in receipts[0].plan["turns"] if t["fidelity"] == "packet"]
+    assert len(packeted) >= 8 and receipts[0].plan["packet"] == stored.id
+
+    (body,) = [b for m, p, h, b in openai_server.requests if p == "/v1/chat/completions"]
+    assert not any("<context_summary" in str(m["content"]) for m in body["messages"])
+    assert {t["fidelity"] for t in receipts[-1].plan["turns"]} == {"full"}
+    index = session.index()
+    turns = {t.turn_id: t for t in index.turns}
+    for turn_id in packeted:  # every packeted turn is back whole, in the wire format
+        record = [render_message(m) for m in full_record(turns[turn_id])]
+        start = body["messages"].index(record[0])
+        assert body["messages"][start : start + len(record)] == record
+
+    # the fallback leg: the same projection rendered for Anthropic says the same, in order
+    (request,) = hosted.sent
+    said = said_openai(body)
+    assert len(said) > 3 * 20 and said_anthropic(anthropic_render(request)) == said
+    assert not [
+        e
+        for e in session.chain()
+        if isinstance(e.payload, Activity)
+        and e.payload.type in ("silent_truncation", "context_overflow")
+    ]

@@ -33,7 +33,12 @@ def _global_options(defaults: bool) -> argparse.ArgumentParser:
     d = (lambda v: v) if defaults else (lambda v: argparse.SUPPRESS)
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--data-dir", default=d(None), help="where the ledger lives (or VAK_DATA_DIR)")
-    p.add_argument("--provider", default=d("ollama"), help="provider name (default: ollama)")
+    p.add_argument(
+        "--provider",
+        default=d("ollama"),
+        help="a provider kind (ollama, openai-compatible, openai, anthropic, openrouter) or "
+        "the name of a [[providers]] entry in the settings (default: ollama)",
+    )
     p.add_argument("--host", default=d(None), help="provider URL (default: OLLAMA_HOST or local)")
     p.add_argument("--json", action="store_true", default=d(False), help="JSON on stdout")
     return p

@@ -11,14 +11,11 @@ from typing import Any, NoReturn, TypeVar
 import httpx
 
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
-from vak_desktop.providers import (
-    ChatProvider,
-    ModelNotFound,
-    Unreachable,
-    default_host,
-    open_provider,
-)
+from vak_desktop.providers import ChatProvider, ModelNotFound, Unreachable
 from vak_desktop.runtime import ModelBinding, bind_model
+from vak_desktop.runtime.providers import ProviderSetupError, open_named
+from vak_desktop.runtime.secrets import SecretStoreError
+from vak_desktop.runtime.settings import SettingsError, load_settings, settings_path
 
 T = TypeVar("T")
 
@@ -46,11 +43,16 @@ def unreachable_hint(exc: Unreachable) -> str:
 
 
 async def with_provider(args: argparse.Namespace, work: Any) -> Any:
-    host = args.host or default_host(args.provider)
+    """Run `work(provider)` with `--provider`: a `[[providers]]` entry of the settings by its
+    name (its API key from the keyring), or a provider kind at `--host` or its default."""
+    try:
+        settings = load_settings(settings_path(args.data_dir))
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
     async with httpx.AsyncClient() as client:
         try:
-            provider = open_provider(args.provider, client, host)
-        except ValueError as exc:
+            provider = open_named(args.provider, client, settings, host=args.host)
+        except (ProviderSetupError, SecretStoreError) as exc:
             raise CliError(str(exc)) from None
         return await work(provider)
 

@@ -4,9 +4,9 @@ model to cope.
 - Directive drift: the user changed subject. The turns of the old subject are *paused*: the
   planner weighs their recency at PAUSED_RECENCY (no cut, a re-weighting) and the thread lists
   them as "earlier, now paused".
-- Live data: a fact-seeking request with temporal deixis ("current", "today", "latest" …) not
-  about something local, a time, or the assistant itself, answered with nothing that observed
-  the world in this turn, can only repeat an older figure → `[freshness-check]`.
+- Live data: a request whose reading has the live-data domain (temporal deixis in a
+  fact-seeking request, nothing local beside it), answered with nothing that observed the world
+  in this turn, can only repeat an older figure → `[freshness-check]`.
 - Topic mismatch: after a retrieval succeeded, a card whose values share no word with the
   directive and the retrieved evidence was copied from elsewhere → `[topic-mismatch]`.
 - Model drift: a final answer that repeats an earlier turn's narration verbatim →
@@ -24,6 +24,7 @@ from typing import Any
 
 from vak_desktop.context.cards import leading_sentence, narration_of
 from vak_desktop.context.payloads import TurnCard
+from vak_desktop.context.reading import LIVE, read_directive
 
 FRESHNESS_CHECK = "freshness-check"
 TOPIC_MISMATCH = "topic-mismatch"
@@ -148,29 +149,6 @@ _STOP = frozenset(
         "moment",
     ]
 )
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_DEIXIS = re.compile(
-    r"\b(current|currently|right now|as of (now|today)|just now|today|tonight|latest|"
-    r"at the moment|this (morning|afternoon|evening|week|month)|real[- ]?time|"
-    r"up[- ]to[- ]date|(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )"
-    r"live\b(?!\s+(in|at|on|with|near|by|there|here|together|alone)\b))",
-    re.IGNORECASE,
-)
-# What a deixis beside makes the request local, a time, or about the assistant's own state.
-_LOCAL = re.compile(
-    r"\b(director(y|ies)|folders?|files?|paths?|branch(es)?|repo(sitory)?|commits?|"
-    r"projects?|code|codebase|parser|functions?|modules?|class|workspace|session|"
-    r"conversation|chat|turns?|messages?|answers?|repl(y|ies)|one|ones|line|lines|tabs?|"
-    r"windows?|settings|config(uration)?|selection|document|page|cursor|task|plan|context|"
-    r"model|prompt|time|date|day|clock|timezone|o'?clock|you|your|yourself)\b",
-    re.IGNORECASE,
-)
-_FACT_SEEKING = re.compile(
-    r"\?|\b(what|what's|whats|which|who|where|how (much|many|high|low|hot|cold|big|fast|is|are|"
-    r"does)|is there|are there|tell me|show me|give me|find|look up|lookup|search|check|fetch|"
-    r"report|list|compare|analy[sz]e|price|rate|score|status)\b",
-    re.IGNORECASE,
-)
 _NO_LIVE = re.compile(
     r"\b(no live data|without (searching|looking it up|looking|live data|a search|browsing)|"
     r"don'?t (search|look it up|browse)|from (memory|what you know)|offline)\b",
@@ -221,16 +199,10 @@ def values_text(value: Any) -> str:
 
 
 def seeks_live_data(directive: str) -> bool:
-    """The directive asks for a value as it stands now (the live-data domain): temporal deixis in
-    a fact-seeking sentence that is not about something local, a time, or the assistant."""
-    if _NO_LIVE.search(directive):
-        return False
-    for sentence in _SENTENCE.split(directive):
-        if not _DEIXIS.search(sentence) or _LOCAL.search(sentence):
-            continue
-        if _FACT_SEEKING.search(sentence):
-            return True
-    return False
+    """The directive asks for a value as it stands now: its reading has the live-data domain
+    (temporal deixis in a fact-seeking request, nothing local beside it: `context/reading.py`)
+    and it does not decline live data ("no live data", "from memory")."""
+    return not _NO_LIVE.search(directive) and LIVE in read_directive(directive).domains
 
 
 def admits_no_live_value(text: str) -> bool:

@@ -6,6 +6,7 @@
      ├── ContextOverflow    the request is longer than the model's window (requested, limit)
      ├── RateLimited        the provider asked us to slow down (retry_after seconds, if given)
      ├── ServerError        the server failed while serving the request (5xx, mid-stream error)
+     ├── KeyRefused         the provider refused our API key (401/403); says where to set it
      └── BadResponse        the server answered something we cannot read; says what and where
 
 Every message names the thing that went wrong (the host, the model, the line) so that the CLI
@@ -62,3 +63,20 @@ class BadResponse(ProviderError):
         super().__init__(f"unreadable response{where}: {detail}")
         self.line = line
         self.raw = raw
+
+
+class KeyRefused(ProviderError):
+    """The provider refused the API key (HTTP 401/403). The message names the provider entry
+    whose key was refused and where to set it; it never contains the key."""
+
+    def __init__(self, provider: str, host: str, status: int, detail: str, has_key: bool) -> None:
+        if has_key:
+            what = f"the API key for provider {provider!r} was refused by {host}"
+        else:
+            what = f"{host} wants an API key and none is stored for provider {provider!r}"
+        super().__init__(
+            f"{what} (HTTP {status}): {detail}; set the key for {provider!r} in Settings → "
+            "Providers (it is kept in the system keyring, never in the settings file)"
+        )
+        self.provider = provider
+        self.status = status

@@ -7,9 +7,11 @@ only what would otherwise be written twice.
 
 from __future__ import annotations
 
+import email.utils
 import json
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -55,10 +57,43 @@ def parse_object(text: str, number: int, raw: bytes) -> dict[str, Any]:
 
 
 def retry_after(value: str | None) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
+    """Seconds from a `Retry-After` value: a number of seconds or an HTTP date."""
+    if value is None:
         return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def retry_after_of(headers: httpx.Headers) -> float | None:
+    """The pause a response asks for: `retry-after-ms` (OpenAI) or `retry-after`."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    return retry_after(headers.get("retry-after"))
+
+
+# What a provider may echo of a key it refused (OpenAI: "Incorrect API key provided: sk-ab***yz"):
+# a key prefix, then a run holding a digit or a mask star (so "sk-learn" is left alone).
+_KEYLIKE = re.compile(r"\b(?:sk|rk|pk)-(?=[\w.\-]*[0-9*])[\w*.\-]{4,}")
+
+
+def redact(text: str, secret: str | None) -> str:
+    """`text` without `secret` and without anything shaped like an API key."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    return _KEYLIKE.sub("[redacted]", text)
 
 
 def opt_int(value: Any) -> int | None:
@@ -79,7 +114,7 @@ def status_error(response: httpx.Response, text: str, who: str) -> ProviderError
     the server failed (5xx), or it refused our request (other 4xx) in its own words."""
     status = response.status_code
     if status in (429, 503):
-        return RateLimited(text, retry_after(response.headers.get("retry-after")))
+        return RateLimited(text, retry_after_of(response.headers))
     if status >= 500:
         return ServerError(text, status)
     # A 4xx about our request: the server read us fine, so not a BadResponse; the base class

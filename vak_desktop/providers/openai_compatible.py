@@ -5,7 +5,9 @@ One adapter for every server that speaks the chat-completions dialect: the llama
 LM Studio, vLLM, Ollama's `/v1`, gateways. Usage is asked for with `stream_options`, so the
 last chunk carries it; OpenAI's `prompt_tokens` includes `cached_tokens`, which we keep apart
 as the cache-read tier. Tool calls arrive as deltas keyed by `index` and are emitted whole,
-arguments parsed, when the stream ends.
+arguments parsed, when the stream ends. Rate limits and server failures are retried before
+the first event (`retry.py`); a refused key is a `KeyRefused` naming the provider entry, with
+the key (or anything key-shaped the server echoed) taken out of every message.
 
 Nothing read from the wire is silently lost: an event that is not JSON raises `BadResponse`
 naming the line, a line with invalid UTF-8 is repaired and announced with a `StreamNotice`
@@ -26,8 +28,10 @@ from vak_desktop.context.payloads import Timings, Usage
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.providers import http_common as http
 from vak_desktop.providers import openai_wire as wire
+from vak_desktop.providers import retry
 from vak_desktop.providers.base import (
     Done,
+    ModelDetails,
     ModelSummary,
     StreamEvent,
     TextDelta,
@@ -36,31 +40,56 @@ from vak_desktop.providers.base import (
 )
 from vak_desktop.providers.errors import (
     BadResponse,
+    KeyRefused,
     ModelNotFound,
     ProviderError,
+    RateLimited,
     ServerError,
+    Unreachable,
 )
+from vak_desktop.providers.retry import RetryPolicy
+
+CATALOGUE_TTL_S = 60.0
 
 
 class OpenAICompatibleProvider:
-    """Streams chat from one OpenAI-compatible server and lists its models.
+    """Streams chat from one OpenAI-compatible server, lists its models and reads their windows.
 
-    Implements `ChatProvider`, `RunsLocally` (local when the host is a loopback address) and
-    `ModelCatalog`.
+    Implements `ChatProvider`, `RunsLocally` (local when the host is a loopback address),
+    `ModelCatalog` and `ModelInspector`. The hosted adapters (`openai.py`, `openrouter.py`)
+    are this class with their own cache hints, metadata rung and wording.
     """
 
     name = "openai-compatible"
+    server = "the server"  # how the messages call it
+    start_hint = "start it (e.g. `llama-server`)"
+    token_limit_field = "max_tokens"
+    reads_props = True  # ask llama.cpp's `/props` for the server's window
     local: bool
 
-    def __init__(self, client: httpx.AsyncClient, host: str, *, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        host: str,
+        *,
+        api_key: str | None = None,
+        key_name: str | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
         self.host = wire.resolve_host(host)
-        self.local = wire.is_loopback(self.host)  # on this machine: probing costs time, not money
+        self.local = self._runs_locally()
+        self.key_name = key_name or self.name  # the provider entry the key belongs to
         self._client = client
         self._api_key = api_key
+        self._retry = retry if retry is not None else RetryPolicy()
         self._call_numbers = itertools.count(1)
+        self._entries: tuple[list[dict[str, Any]] | None, float] = (None, 0.0)
 
     def __repr__(self) -> str:  # never show the key
-        return f"OpenAICompatibleProvider(host={self.host!r})"
+        return f"{type(self).__name__}(host={self.host!r})"
+
+    def _runs_locally(self) -> bool:
+        return wire.is_loopback(self.host)  # on this machine: probing costs time, not money
 
     # -- chat -------------------------------------------------------------------------------
 
@@ -85,13 +114,28 @@ class OpenAICompatibleProvider:
                 for t in request.tools
             ]
         if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
+            body[self.token_limit_field] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        body.update(self.cache_hints(request, body))
         return body
 
+    def cache_hints(self, request: ChatRequest, body: dict[str, Any]) -> dict[str, Any]:
+        """Fields that tell the provider where its cache is (none: a runner on this kind of
+        server caches every prefix on its own; byte-stable requests are all it needs)."""
+        return {}
+
     async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
-        """Yield deltas as they arrive, then each tool call, then exactly one `Done`."""
+        """Yield deltas as they arrive, then each tool call, then exactly one `Done`; a rate
+        limit or a server failure before the first event is retried (`retry.py`)."""
+        events = retry.stream_with_retry(
+            lambda: self._stream_once(request), self._retry, f"{self.key_name} {self.host}"
+        )
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event
+
+    async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         body = self.render(request)
         started = time.perf_counter_ns()
         first_token_ns = 0
@@ -130,6 +174,7 @@ class OpenAICompatibleProvider:
                         chunk = http.parse_object(text, number, raw)
                         if "error" in chunk:
                             message, error = wire.error_of(chunk)
+                            message = http.redact(message, self._api_key)
                             raise wire.overflow(message, error) or ServerError(message)
                         model = str(chunk.get("model") or model)
                         if chunk.get("usage"):
@@ -159,25 +204,80 @@ class OpenAICompatibleProvider:
 
     async def list_models(self) -> list[ModelSummary]:
         """The models the server serves (GET /v1/models)."""
-        try:
-            response = await self._client.get(
-                self.host + "/v1/models", headers=self._headers(), timeout=http.TIMEOUT
-            )
-        except httpx.TransportError as exc:
-            raise self._transport_error(exc, False, 0) from exc
-        if response.status_code >= 400:
-            raise self._status_error(response, "")
-        try:
-            data = response.json()
-        except ValueError:
-            data = None
-        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-            raise BadResponse("/v1/models did not answer a model list", raw=response.content)
         return [
-            ModelSummary(name=str(m.get("id") or ""), modified_at=str(m.get("created") or ""))
-            for m in data["data"]
-            if isinstance(m, dict) and m.get("id")
+            ModelSummary(name=str(m["id"]), modified_at=str(m.get("created") or ""))
+            for m in await self._model_entries()
         ]
+
+    async def show(self, model: str) -> ModelDetails:
+        """The metadata rung: the window `/v1/models` declares for `model` (OpenRouter
+        `context_length`, vLLM `max_model_len` …) and, on a llama.cpp server, the window the
+        server was started with (`/props`), which is what it will accept."""
+        entries = await self._model_entries()
+        entry = next((e for e in entries if e["id"] == model), None)
+        served = await self._server_window() if self.reads_props else None
+        if entry is None and entries and served is None:
+            names = ", ".join(str(e["id"]) for e in entries[:10])
+            raise ModelNotFound(model, f"{self.host} serves {names}")
+        declared = wire.declared_window(entry or {})
+        return ModelDetails(
+            name=model,
+            declared_window=served or declared,
+            configured_num_ctx=served,
+            capabilities=self.capabilities_of(entry or {}),
+        )
+
+    def capabilities_of(self, entry: dict[str, Any]) -> tuple[str, ...]:
+        """What a `/v1/models` entry says the model can do (generic servers say nothing)."""
+        return ()
+
+    def _fresh_entries(self) -> list[dict[str, Any]] | None:
+        """The model list read less than a minute ago, if there is one."""
+        held, at = self._entries
+        return held if held is not None and time.monotonic() - at < CATALOGUE_TTL_S else None
+
+    def _listed(self, model: str) -> dict[str, Any] | None:
+        return next((e for e in self._fresh_entries() or [] if e["id"] == model), None)
+
+    async def _model_entries(self) -> list[dict[str, Any]]:
+        """The `/v1/models` entries, read again when the last read is older than a minute
+        (`vak models` shows every listed model: OpenRouter's catalogue is hundreds long)."""
+        if (held := self._fresh_entries()) is not None:
+            return held
+        data = await self._get_json("/v1/models")
+        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+            raise BadResponse("/v1/models did not answer a model list")
+        entries = [m for m in data["data"] if isinstance(m, dict) and m.get("id")]
+        self._entries = (entries, time.monotonic())
+        return entries
+
+    async def _server_window(self) -> int | None:
+        try:
+            props = await self._get_json("/props")
+        except (ServerError, RateLimited, Unreachable, KeyRefused):
+            raise
+        except ProviderError:
+            return None  # not a llama.cpp server (a 404, a page that is not JSON …)
+        return wire.server_window(props)
+
+    async def _get_json(self, path: str, model: str = "") -> Any:
+        """GET `path` as JSON, retried like a stream (`model`: the one a 404 is about)."""
+
+        async def once() -> Any:
+            try:
+                response = await self._client.get(
+                    self.host + path, headers=self._headers(), timeout=http.TIMEOUT
+                )
+            except httpx.TransportError as exc:
+                raise self._transport_error(exc, False, 0) from exc
+            if response.status_code >= 400:
+                raise self._status_error(response, model)
+            try:
+                return response.json()
+            except ValueError:
+                raise BadResponse(f"{path} did not answer JSON", raw=response.content) from None
+
+        return await retry.call_with_retry(once, self._retry, f"{self.key_name} {self.host}")
 
     # -- HTTP plumbing ----------------------------------------------------------------------
 
@@ -187,14 +287,16 @@ class OpenAICompatibleProvider:
     def _status_error(self, response: httpx.Response, model: str) -> ProviderError:
         status = response.status_code
         text, error = wire.error_body(response)
+        text = http.redact(text, self._api_key)
         overflow = wire.overflow(text, error)
         if overflow is not None:
             return overflow
-        if status == 401:
-            why = "the key was rejected" if self._api_key else "the server wants a key; none is set"
+        if status in (401, 403):
+            return KeyRefused(self.key_name, self.host, status, text, bool(self._api_key))
+        if status == 429 and error.get("code") == "insufficient_quota":  # waiting cannot help
             return ProviderError(
-                f"API key rejected by {self.host} (HTTP 401: {why}): {text}; "
-                "check the API key in settings"
+                f"the account behind the API key for {self.key_name!r} has no quota left "
+                f"(HTTP 429): {text}"
             )
         if status == 404 and "model" in text.lower():
             return ModelNotFound(model or text, text)
@@ -208,8 +310,8 @@ class OpenAICompatibleProvider:
             host=self.host,
             responded=responded,
             line=line,
-            server="the server",
-            start_hint="start it (e.g. `llama-server`)",
+            server=self.server,
+            start_hint=self.start_hint,
             stream_end="`data: [DONE]`",
         )
 

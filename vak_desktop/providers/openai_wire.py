@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,7 +26,9 @@ DEFAULT_HOST = "http://127.0.0.1:8080"  # llama.cpp server's default address
 DONE_MARKER = b"[DONE]"
 
 _MAX_CONTEXT = re.compile(r"maximum context length is (\d+)")
-_REQUESTED = re.compile(r"(?:requested|resulted in|prompt (?:has|contains)) (\d+) tokens")
+_REQUESTED = re.compile(
+    r"(?:requested|resulted in|prompt (?:has|contains))(?: about)? (\d+) tokens"
+)  # OpenAI, vLLM; OpenRouter says "you requested about N tokens"
 _IMAGE_MIME = (("iVBOR", "image/png"), ("/9j/", "image/jpeg"), ("R0lGOD", "image/gif"))
 
 
@@ -69,14 +71,18 @@ def is_loopback(base_url: str) -> bool:
         return False
 
 
+def image_mime(image: str) -> str:
+    """The media type of a base64 image, read from its first bytes (PNG when unknown)."""
+    if image.startswith("UklGR"):
+        return "image/webp"
+    return next((m for prefix, m in _IMAGE_MIME if image.startswith(prefix)), "image/png")
+
+
 def image_url(image: str) -> str:
     """A data URL for a base64 image (kept as it is when it already is a URL)."""
     if image.startswith(("data:", "http://", "https://")):
         return image
-    mime = next((m for prefix, m in _IMAGE_MIME if image.startswith(prefix)), "image/png")
-    if image.startswith("UklGR"):
-        mime = "image/webp"
-    return f"data:{mime};base64,{image}"
+    return f"data:{image_mime(image)};base64,{image}"
 
 
 def render_message(message: Message) -> dict[str, Any]:
@@ -125,22 +131,81 @@ async def sse_data(response: httpx.Response) -> AsyncGenerator[tuple[int, bytes]
 
 
 def usage_of(value: Any) -> Usage:
-    """OpenAI's `prompt_tokens` includes `cached_tokens`; our `input_tokens` does not."""
+    """OpenAI's `prompt_tokens` includes `cached_tokens` (and, on OpenRouter, the tokens
+    written to the cache, `cache_write_tokens`); our `input_tokens` is the fresh rest, so that
+    `Usage.prompt_tokens()` is the provider's `prompt_tokens` again."""
     if not isinstance(value, dict):
         return Usage()
     prompt, output = int_field(value, "prompt_tokens"), int_field(value, "completion_tokens")
     prompt_details = value.get("prompt_tokens_details")
-    cached = int_field(prompt_details, "cached_tokens") if isinstance(prompt_details, dict) else 0
+    details = prompt_details if isinstance(prompt_details, dict) else {}
+    cached, written = int_field(details, "cached_tokens"), int_field(details, "cache_write_tokens")
     output_details = value.get("completion_tokens_details")
     reasoning = (
         int_field(output_details, "reasoning_tokens") if isinstance(output_details, dict) else 0
     )
     return Usage(
-        input_tokens=max(prompt - cached, 0),
+        input_tokens=max(prompt - cached - written, 0),
         output_tokens=output,
         cache_read_tokens=cached,
+        cache_write_tokens=written,
         reasoning_tokens=reasoning,
     )
+
+
+# Where servers put a model's window in a `/v1/models` entry: OpenRouter `context_length`,
+# vLLM `max_model_len`, LM Studio `max_context_length`, some gateways `context_window`.
+_WINDOW_FIELDS = ("context_length", "max_model_len", "max_context_length", "context_window")
+
+
+def declared_window(entry: Mapping[str, Any]) -> int | None:
+    """The context window a `/v1/models` entry declares, or None when it declares none."""
+    for key in _WINDOW_FIELDS:
+        if (value := opt_int(entry.get(key))) and value > 0:
+            return value
+    for nested, key in (("top_provider", "context_length"), ("meta", "n_ctx_train")):
+        inner = entry.get(nested)
+        if isinstance(inner, dict) and (value := opt_int(inner.get(key))) and value > 0:
+            return value
+    return None
+
+
+def server_window(props: Any) -> int | None:
+    """The llama.cpp server's per-slot window from `/props` (`default_generation_settings.
+    n_ctx`): the most it accepts, often far below the model's trained window."""
+    if not isinstance(props, dict):
+        return None
+    settings = props.get("default_generation_settings")
+    value = opt_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    value = value or opt_int(props.get("n_ctx"))
+    return value if value and value > 0 else None
+
+
+def mark_cache_points(messages: list[dict[str, Any]], indexes: Sequence[int]) -> None:
+    """Put `cache_control: {"type": "ephemeral"}` on the message at each index (its content
+    as text parts), at most `MAX_CACHE_POINTS` of them: what OpenRouter forwards to models
+    that cache only where told (Anthropic's)."""
+    for index in cache_points(indexes, len(messages)):
+        message = messages[index]
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list) or not content:
+            continue  # an assistant step with only tool calls has no text part to mark
+        content[-1] = {**content[-1], "cache_control": {"type": "ephemeral"}}
+        message["content"] = content
+
+
+MAX_CACHE_POINTS = 4  # Anthropic's limit on cache_control blocks per request
+
+
+def cache_points(indexes: Sequence[int], count: int) -> list[int]:
+    """The breakpoints to mark, in range and at most four: the first (the stable prefix,
+    shared by every turn) and the last three (the newest prefixes)."""
+    valid = sorted({i for i in indexes if 0 <= i < count})
+    if len(valid) <= MAX_CACHE_POINTS:
+        return valid
+    return [valid[0], *valid[-(MAX_CACHE_POINTS - 1) :]]
 
 
 @dataclass

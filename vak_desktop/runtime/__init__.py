@@ -1,5 +1,7 @@
 """The runtime: turns, tools and the services the CLI and the window share. Async, no Qt."""
 
+from pathlib import Path
+
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.binding import ModelBinding, bind_model
 from vak_desktop.runtime.capacity import CapacityService, capacity_profile_for
@@ -12,10 +14,22 @@ from vak_desktop.runtime.interchange import (
 from vak_desktop.runtime.probe import ProbeProgress, ProbeRecord, run_probe
 from vak_desktop.runtime.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
 from vak_desktop.runtime.settings import Settings
-from vak_desktop.runtime.tools import Tool, ToolContext, ToolOutput, ToolRegistry
+from vak_desktop.runtime.tools import (
+    FindToolsTool,
+    SessionSearchTool,
+    SkillTool,
+    Tool,
+    ToolContext,
+    ToolOutput,
+    ToolRegistry,
+    add_workspace_folder,
+    file_tools,
+    load_skills,
+)
 from vak_desktop.runtime.tools.cards import add_card_tools
 from vak_desktop.runtime.tools.mcp import McpTool
 from vak_desktop.runtime.tools.recall import RecallTool
+from vak_desktop.runtime.tools.skill import SKILLS_FOLDER
 from vak_desktop.runtime.transcripts import (
     SessionSummary,
     session_summaries,
@@ -25,16 +39,25 @@ from vak_desktop.runtime.transcripts import (
 from vak_desktop.runtime.turn import DEFAULT_SYSTEM_PROMPT, TurnRunner
 
 
-def default_tools(settings: Settings | None = None, ledger: Ledger | None = None) -> ToolRegistry:
-    """The tools every session has; `mcp` when the settings admit an MCP server (its
-    description names the tools the ledger last saw each server offer). The caller closes the
-    registry (`await registry.aclose()`) at shutdown, which stops any server a call started.
-    The card tools (`add_card_tools`) join them once the tool surface loads them only when a
-    request reads as wanting a card: offered to every request they cost ~5.3k characters of
-    prefix (ARCHITECTURE.md, "Presentations")."""
-    tools: list[Tool] = [RecallTool()]
+def default_tools(
+    settings: Settings | None = None,
+    ledger: Ledger | None = None,
+    *,
+    data_directory: Path | None = None,
+) -> ToolRegistry:
+    """The tools every session has: recall, find_tools, read/glob/grep over the workspace
+    folders of `settings` (plus each session's own), session_search; `mcp` when the settings
+    admit an MCP server (its description names the tools the ledger last saw each server
+    offer); `skill` when `<data_directory>/skills` holds any. Without arguments: no folders,
+    no servers, no skills. The caller closes the registry (`await registry.aclose()`) at
+    shutdown, which stops any server a call started."""
+    folders = settings.workspace if settings is not None else ()
+    tools: list[Tool] = [RecallTool(), FindToolsTool(), *file_tools(folders), SessionSearchTool()]
     if settings is not None and any(s.enabled for s in settings.mcp_servers):
         tools.append(McpTool(settings.mcp_servers, ledger))
+    skills = load_skills([data_directory / SKILLS_FOLDER]) if data_directory else ()
+    if skills:
+        tools.append(SkillTool(skills))
     return ToolRegistry(tools)
 
 
@@ -56,6 +79,7 @@ __all__ = [
     "ToolRegistry",
     "TurnRunner",
     "add_card_tools",
+    "add_workspace_folder",
     "bind_model",
     "capacity_profile_for",
     "default_tools",

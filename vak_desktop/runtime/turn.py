@@ -30,7 +30,7 @@ from vak_desktop.context.payloads import (
     Usage,
 )
 from vak_desktop.context.presentations import fence_guide, tool_name
-from vak_desktop.context.request import ChatRequest, ToolSpec
+from vak_desktop.context.request import ChatRequest
 from vak_desktop.context.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.ledger.canonical import utc_now
@@ -68,6 +68,7 @@ from vak_desktop.runtime.recovery import (
     truncation_activity,
 )
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
+from vak_desktop.runtime.tools.surface import ToolSurface, tool_surface
 from vak_desktop.runtime.turn_rules import TurnRules, system_step
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -92,9 +93,10 @@ class _StepOutcome:
 
 @dataclass
 class _TurnState:
-    """What a turn carries from step to step: its plan, the current model call, and whether
-    its one re-plan after a contradiction of the profile is spent."""
+    """What a turn carries from step to step: its tool surface, its plan, the current model
+    call, and whether its one re-plan after a contradiction of the profile is spent."""
 
+    surface: ToolSurface
     projection: Projection | None = None
     ratio: float = FALLBACK_TOKENS_PER_CHAR
     current: _StepOutcome | None = None
@@ -131,13 +133,15 @@ class TurnRunner:
         self._compacting: dict[str, asyncio.Task[CompactionResult]] = {}
         self.cards = card_library()  # the card definitions the fence fallback reads
 
-    def surface(self, binding: ModelBinding) -> tuple[str, tuple[ToolSpec, ...]]:
-        """The system prompt and tools this binding's requests carry. A model that says it
-        cannot call tools is sent none (Ollama refuses the request otherwise) and its prompt
-        says how to write a card as a ```vak fence instead."""
-        if self._without_tools(binding):
-            return f"{self.system_prompt}\n\n{fence_guide(self.cards)}", ()
-        return self.system_prompt, self.tools.specs()
+    def _surface(self, binding: ModelBinding, directive: str) -> ToolSurface:
+        """The turn's tool surface. A model that says it cannot call tools is sent none
+        (Ollama refuses the request otherwise) and its system text says how to write a card as
+        a ```vak fence instead."""
+        surface = tool_surface(self.tools, self.system_prompt, directive)
+        if not self._without_tools(binding):
+            return surface
+        system = f"{self.system_prompt.rstrip()}\n\n{fence_guide(self.cards)}"
+        return dataclasses.replace(surface, system=system, prefix=(), catalogue=())
 
     @staticmethod
     def _without_tools(binding: ModelBinding) -> bool:
@@ -197,7 +201,7 @@ class TurnRunner:
         yield TurnStarted(session, turn.id, binding.model)
         total = Usage()
         outcome, error = "completed", ""
-        state = _TurnState()
+        state = _TurnState(self._surface(binding, text))
         called: list[str] = []
         largest_prompt = 0
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
@@ -227,7 +231,7 @@ class TurnRunner:
                         done_reason=done.done_reason,
                     ),
                 )
-                receipt = self._receipt(binding, out.request, done, projection, step)
+                receipt = self._receipt(binding, out.request, done, projection, step, state)
                 ledger.append(session, receipt)
                 for activity in watch.observe(
                     out.request, receipt, projection.profile, state.ratio
@@ -242,6 +246,9 @@ class TurnRunner:
                 if out.calls:
                     async for event in run_tool_calls(self.tools, ledger, session, out.calls):
                         yield event
+                    state.surface, misreads = state.surface.after(out.calls)  # find_tools loads
+                    for misread in misreads:
+                        ledger.append(session, misread)
                     after = rules.after_calls(out.calls, fences)
                 else:
                     after = rules.after_answer(out.text, fences)
@@ -279,13 +286,14 @@ class TurnRunner:
     async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
         """Write the packet the session's next turn will want, if it wants one not stored
         (`/compact`, "Compact now", and the look-ahead after each turn)."""
+        floor = self._surface(binding, "")  # the next ask is unknown
         return await compact_session(
             self.ledger,
             session,
             self.provider,
             binding,
-            system=self.surface(binding)[0],
-            tools=self.surface(binding)[1],
+            system=floor.system,
+            tools=floor.prefix,
             keep_alive=self.keep_alive,
             capacity=self.capacity,
         )
@@ -336,7 +344,7 @@ class TurnRunner:
         while True:
             assert state.projection is not None
             out = state.current = _StepOutcome(
-                self._request(session, binding, state.projection, think)
+                self._request(session, binding, state.projection, think, state.surface)
             )
             try:
                 async for event in self._stream_step(session, out):
@@ -377,8 +385,8 @@ class TurnRunner:
             session,
             self.provider,
             binding,
-            system=self.surface(binding)[0],
-            tools=self.surface(binding)[1],
+            system=state.surface.system,
+            tools=state.surface.prefix,  # the plan prices the prefix loaded at step 0
             keep_alive=self.keep_alive,
             capacity=self.capacity,
             out=projected,
@@ -394,13 +402,14 @@ class TurnRunner:
         done: Done,
         projection: Projection,
         step: int,
+        state: _TurnState,
     ) -> Receipt:
         return Receipt(
             provider=binding.provider,
             model=binding.model,
             usage=done.usage,
             timings=done.timings,
-            prefix_digest=prefix_digest(self.surface(binding)[0], request.tools),
+            prefix_digest=prefix_digest(state.surface.system, state.surface.prefix),
             request_chars=request.chars(),
             request_messages=len(request.messages),
             num_ctx=request.num_ctx,
@@ -408,20 +417,25 @@ class TurnRunner:
             done_reason=done.done_reason,
             plan=projection.plan.to_json() if step == 0 else {"planned_at_step": 0},
             tail=projection.tail if step == 0 else "",
-            system_digest=system_digest(self.surface(binding)[0]),
+            system_digest=system_digest(state.surface.system),
             tool_digests=tool_digests(request.tools),
         )
 
     def _request(
-        self, session: str, binding: ModelBinding, projection: Projection, think: bool | None
+        self,
+        session: str,
+        binding: ModelBinding,
+        projection: Projection,
+        think: bool | None,
+        surface: ToolSurface,
     ) -> ChatRequest:
         return step_request(
             self.ledger,
             session,
             binding,
             projection,
-            system=self.surface(binding)[0],
-            tools=self.surface(binding)[1],
+            system=surface.system,
+            tools=surface.tools,  # the step-0 tools, then any find_tools loaded since
             keep_alive=self.keep_alive,
             think=think,
         )
@@ -436,8 +450,8 @@ class TurnRunner:
         request_tokens: int,
     ) -> None:
         """Run the instruction-failure classifiers over the finished turn."""
-        offered = [spec.name for spec in self.surface(binding)[1]]
-        if not offered and self._without_tools(binding):  # fences stand in for the card tools
+        offered = [spec.name for spec in self.tools.specs()]
+        if self._without_tools(binding):  # fences stand in for the card tools
             offered = [tool_name(kind) for kind in self.cards.types()]
         for check in self.instruction_checks:
             instruction = check(directive, offered, called)

@@ -52,6 +52,8 @@ def _pair(value: Any, name: str) -> tuple[int, int]:
 
 class RecallTool:
     spec = RECALL_SPEC
+    always_loaded = True  # every digest and window names it: it must always be there
+    serves = ("memory",)
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         if "turn" in arguments:

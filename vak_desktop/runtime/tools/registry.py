@@ -1,13 +1,25 @@
 """Tools the model can call, and running a step's calls.
 
 A tool declares its schema and runs with a `ToolContext` (the ledger and the session it works
-in). Whatever a tool does, the model gets a result: an unknown tool, bad arguments or an
-exception become an error result it can read and repair, never a crashed turn.
+in). Besides its schema a tool may declare, as plain attributes, what the tool surface and the
+drift checks need to know about it (spec §5, §7); a tool that declares nothing gets the
+defaults of `ToolTraits`:
+
+    always_loaded: bool        its schema is in every request (the core tools)
+    serves: Iterable[str]      the domains it serves; loaded when the reading meets one of
+                               them (none declared: loaded always, as an undeclared tool)
+    observes_now: bool         it reads the world as it is now (a file, a listing, a search),
+                               so a success counts as a fresh observation
+    prompt_section: str        a fixed note for the stable prefix (the skill list, say)
+
+Whatever a tool does, the model gets a result: an unknown tool, bad arguments or an exception
+become an error result it can read and repair, never a crashed turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
@@ -26,6 +38,9 @@ log = logging.getLogger(__name__)
 class ToolContext:
     ledger: Ledger
     session: str
+    # The schemas `find_tools` searches: admitted tools that are not always loaded. The
+    # registry fills it in when it runs a step's calls.
+    catalogue: tuple[ToolSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -39,8 +54,8 @@ class ToolFailure(Exception):
 
 
 class Tool(Protocol):
-    """A tool. It may also declare `observes_now: bool` (it reads the world as it is now: a
-    retrieval, reading a file, running a command); undeclared means False."""
+    """A callable tool: its schema and its coroutine. The optional declarations the module
+    docstring lists are read through `traits_of`."""
 
     @property
     def spec(self) -> ToolSpec: ...
@@ -48,11 +63,40 @@ class Tool(Protocol):
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput: ...
 
 
+@dataclass(frozen=True)
+class ToolTraits:
+    """What a tool declares about itself beyond its schema (see the module docstring)."""
+
+    always_loaded: bool = False
+    serves: frozenset[str] = frozenset()
+    observes_now: bool = False
+    prompt_section: str = ""
+
+    @property
+    def undeclared(self) -> bool:
+        """Declares no domains: the surface loads it whatever the reading."""
+        return not self.serves
+
+
+def traits_of(tool: Tool) -> ToolTraits:
+    """A tool's declarations, with the defaults for whatever it leaves out."""
+    serves = getattr(tool, "serves", ())
+    if isinstance(serves, str):  # one domain written bare is still one domain, not letters
+        serves = (serves,)
+    return ToolTraits(
+        always_loaded=bool(getattr(tool, "always_loaded", False)),
+        serves=frozenset(str(domain) for domain in serves),
+        observes_now=bool(getattr(tool, "observes_now", False)),
+        prompt_section=str(getattr(tool, "prompt_section", "") or ""),
+    )
+
+
 class ToolRegistry:
     """The tools admitted for a runtime, in a fixed order (the order of their schemas)."""
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._traits: dict[str, ToolTraits] = {}
         for tool in tools:
             self.add(tool)
 
@@ -61,19 +105,40 @@ class ToolRegistry:
         if name in self._tools:
             raise ValueError(f"two tools are named {name!r}")
         self._tools[name] = tool
+        self._traits[name] = traits_of(tool)
 
-    def observes_now(self, name: str) -> bool:
-        """Whether the tool called `name` reads the world as it is now (drift checks ask)."""
-        return bool(getattr(self._tools.get(name), "observes_now", False))
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
 
     def specs(self) -> tuple[ToolSpec, ...]:
+        """Every admitted tool's schema, in the order the tools were added."""
         return tuple(t.spec for t in self._tools.values())
+
+    def observes_now(self, name: str) -> bool:
+        """Whether the admitted tool `name` reads the world as it is now (drift checks ask)."""
+        return self.traits(name).observes_now
+
+    def traits(self, name: str) -> ToolTraits:
+        """What the admitted tool `name` declares (the defaults for a tool not admitted)."""
+        return self._traits.get(name, ToolTraits())
+
+    def catalogue(self) -> tuple[ToolSpec, ...]:
+        """The admitted tools that are not always loaded: what "More tools" lists and
+        `find_tools` searches. A function of the admitted set alone."""
+        return tuple(
+            t.spec for name, t in self._tools.items() if not self._traits[name].always_loaded
+        )
+
+    def prompt_sections(self) -> tuple[str, ...]:
+        """The tools' notes for the stable prefix, in the tools' order."""
+        return tuple(t.prompt_section for t in self._traits.values() if t.prompt_section)
 
     async def run_one(self, call: ToolCall, context: ToolContext) -> ToolOutput:
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolOutput(f"error: no tool named {call.name!r} (tools: {known})", True)
+        context = dataclasses.replace(context, catalogue=self.catalogue())
         try:
             return await tool.run(dict(call.arguments), context)
         except ToolFailure as exc:

@@ -1,0 +1,397 @@
+"""`read`, `glob` and `grep`: the user's files, inside the session's workspace only.
+
+Every path goes through `Workspace.resolve`, so `..`, absolute paths elsewhere and symbolic links
+pointing out are refused the same way by all three. Listing and searching walk the folders
+without following linked folders, and leave out linked files that point outside (saying how
+many). The work runs in a thread, so parallel calls of one step really run at once and the
+event loop never waits on a disk.
+
+A file comes back whole and, when it is long, the turn's usual evidence window carries it (the
+whole text stays in the ledger, one `recall` away). Bytes that are not UTF-8 are shown as U+FFFD
+with a note saying from which byte; a binary file is an error result that says it is binary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vak_desktop.context.reading import FILES
+from vak_desktop.context.request import ToolSpec
+from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
+from vak_desktop.runtime.tools.workspace import NO_FOLDERS, Workspace
+
+
+def _set(words: str) -> frozenset[str]:
+    """A set of words written as one space-separated string."""
+    return frozenset(words.split())
+
+
+READ_LIMIT = 2_000_000  # bytes read returns whole; beyond it the model asks for a line range
+SEARCH_FILE_LIMIT = 10_000_000  # bytes: grep passes over larger files and says so
+GLOB_LIMIT = 500  # paths listed; the rest are counted
+GREP_LIMIT = 200  # matching lines shown; the rest are counted
+GREP_LINE = 400  # characters of one matching line shown, then a note how to read the rest
+WALK_LIMIT = 50_000  # files visited by one listing or search
+SNIFF = 8_192  # bytes looked at for NUL to tell a binary file
+SKIPPED_DIRS = _set(
+    ".git .hg .svn node_modules __pycache__ .venv venv .mypy_cache .ruff_cache .pytest_cache .tox"
+)
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def decode(data: bytes, shown: str) -> tuple[str, str]:
+    """`data` as text and a note ("" when it was clean UTF-8). A binary file is refused."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return data.decode(encoding, errors="replace"), ""
+    if b"\x00" in data[:SNIFF]:
+        raise ToolFailure(f"{shown} is a binary file ({len(data):,} bytes): read shows text only")
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        note = (
+            f"{shown} is not valid UTF-8 from byte {exc.start} on; bytes that are not UTF-8 "
+            "are shown as \ufffd"
+        )
+        return data.decode("utf-8", errors="replace"), note
+
+
+def _pair(value: Any) -> tuple[int, int]:
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        or value[0] < 1
+        or value[1] < value[0]
+    ):
+        raise ToolFailure(f"`range` must be [first_line, last_line], 1-based, got {value!r}")
+    return value[0], value[1]
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex over `/`-separated relative paths: `*` and `?` stay inside one folder,
+    `**` spans any number of folders, `[…]` is a class. Without a `/` the pattern matches a
+    file's name at any depth (as .gitignore and ripgrep read it)."""
+    parts = pattern.strip("/").split("/")
+    out = [] if "/" in pattern.strip("/") else ["(?:.*/)?"]
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        out.append(_segment(part) + ("" if last else "/"))
+    return re.compile("".join(out))
+
+
+def _segment(part: str) -> str:
+    out, i = [], 0
+    while i < len(part):
+        c = part[i]
+        close = part.find("]", i + 2) if c == "[" else -1
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif close != -1:
+            body = part[i + 1 : close]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = close
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+@dataclass
+class Walk:
+    """Files found under some folders, and what was left out on the way."""
+
+    files: list[Path] = field(default_factory=list)
+    links_out: int = 0
+    stopped: bool = False
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.links_out:
+            notes.append(f"{self.links_out} linked files pointing outside the workspace left out")
+        if self.stopped:
+            notes.append(f"stopped after {WALK_LIMIT:,} files: narrow it with `path`")
+        return notes
+
+
+def walk(workspace: Workspace, roots: Sequence[Path], match: re.Pattern[str]) -> Walk:
+    """Files under `roots` whose path relative to their root matches, in path order. Linked
+    folders are not entered; linked files count only when they point inside the workspace."""
+    found = Walk()
+    visited = 0
+    for root in roots:
+        start = len(found.files)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+            for name in sorted(filenames):
+                visited += 1
+                if visited > WALK_LIMIT:
+                    found.stopped = True
+                    return found
+                path = Path(dirpath, name)
+                if not match.fullmatch(path.relative_to(root).as_posix()):
+                    continue
+                if path.is_symlink() and workspace.root_of(path.resolve()) is None:
+                    found.links_out += 1
+                    continue
+                found.files.append(path)
+        found.files[start:] = sorted(found.files[start:], key=lambda p: p.relative_to(root).parts)
+    return found
+
+
+class _FileTool:
+    """What the three share: the workspace they run in, and the declarations."""
+
+    always_loaded = True
+    serves = (FILES,)
+    observes_now = True  # a file read now is the file as it is now
+    spec: ToolSpec
+
+    def __init__(self, folders: Sequence[str] = ()) -> None:
+        self.folders = tuple(folders)  # Settings.workspace; the session adds its own
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        workspace = Workspace.of(self.folders, context.ledger, context.session)
+        return await asyncio.to_thread(self.work, arguments, workspace)
+
+    def work(self, arguments: dict[str, Any], workspace: Workspace) -> ToolOutput:
+        raise NotImplementedError
+
+    def text_argument(self, arguments: dict[str, Any], name: str) -> str:
+        value = arguments.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise ToolFailure(f"{self.spec.name} needs `{name}` (a string), got {value!r}")
+        return value
+
+    def folder(self, arguments: dict[str, Any], workspace: Workspace) -> list[Path]:
+        """The folder the call narrows to with `path`, else every workspace folder."""
+        if arguments.get("path") in (None, ""):
+            if not workspace.folders:
+                raise ToolFailure(NO_FOLDERS)
+            return list(workspace.folders)
+        path = workspace.resolve(self.text_argument(arguments, "path"), self.spec.name)
+        if not path.exists():
+            raise ToolFailure(f"no such folder or file: {arguments['path']!r}")
+        return [path]
+
+
+class ReadTool(_FileTool):
+    spec = ToolSpec(
+        name="read",
+        description=(
+            "Read a text file in the user's workspace folders. `path` is relative to a "
+            "workspace folder or absolute inside one; `range` [first_line, last_line] "
+            "(1-based, inclusive) reads part of it. A long file comes back as a window with "
+            "the recall call for the rest."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "the file"},
+                "range": {
+                    "type": "array",
+                    "items": {"type": "integer"},
+                    "minItems": 2,
+                    "maxItems": 2,
+                },
+            },
+            "required": ["path"],
+        },
+    )
+
+    def work(self, arguments: dict[str, Any], workspace: Workspace) -> ToolOutput:
+        raw = self.text_argument(arguments, "path")
+        path = workspace.resolve(raw, "read")
+        shown = workspace.shown(path)
+        if not path.exists():
+            raise ToolFailure(f"no such file: {raw!r} (workspace folders: {workspace.describe()})")
+        if path.is_dir():
+            raise ToolFailure(f"{shown} is a folder: glob lists the files in it")
+        size = path.stat().st_size
+        if "range" in arguments:
+            return ToolOutput(self._lines(path, shown, *_pair(arguments["range"])))
+        if size > READ_LIMIT:
+            raise ToolFailure(
+                f"{shown} is {size:,} bytes, more than read returns whole ({READ_LIMIT:,}): "
+                "ask for part of it with `range` [first_line, last_line]"
+            )
+        text, note = decode(path.read_bytes(), shown)
+        if not text:
+            return ToolOutput(f"({shown} is empty)")
+        return ToolOutput(f"{text}\n[{note}]" if note else text)
+
+    def _lines(self, path: Path, shown: str, first: int, last: int) -> str:
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF)
+            handle.seek(0)
+            decode(head, shown)  # a binary file is refused before any line is read
+            picked, total = [], 0
+            for total, line in enumerate(handle, start=1):
+                if first <= total <= last:
+                    picked.append(line)
+        if first > total:
+            raise ToolFailure(f"{shown} has {total} lines; range {[first, last]} starts after")
+        text, note = decode(b"".join(picked), shown)
+        end = min(last, total)
+        notes = [f"lines {first}–{end} of {total} of {shown}", *([note] if note else [])]
+        return text.removesuffix("\n") + "\n[" + "; ".join(notes) + "]"
+
+
+class GlobTool(_FileTool):
+    spec = ToolSpec(
+        name="glob",
+        description=(
+            "List the files in the user's workspace folders whose path matches a glob. "
+            "`*` and `?` stay inside one folder, `**` spans folders, a pattern without `/` "
+            "matches file names at any depth; `path` narrows it to one folder. .git, "
+            "node_modules, __pycache__ and virtualenv folders are skipped."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "e.g. **/*.md or *.py"},
+                "path": {"type": "string", "description": "a folder to list in (optional)"},
+            },
+            "required": ["pattern"],
+        },
+    )
+
+    def work(self, arguments: dict[str, Any], workspace: Workspace) -> ToolOutput:
+        pattern = self.text_argument(arguments, "pattern").strip()
+        roots = self.folder(arguments, workspace)
+        if roots[0].is_file():
+            raise ToolFailure(
+                f"{workspace.shown(roots[0])} is a file: give glob a folder as `path`"
+            )
+        if ".." in pattern.split("/"):
+            raise workspace.refusal(pattern, roots[0] / pattern, "glob")
+        if Path(pattern).is_absolute():  # fine inside a folder: listed from that folder
+            root = workspace.root_of(Path(os.path.normpath(pattern)))
+            if root is None:
+                raise workspace.refusal(pattern, Path(pattern), "glob")
+            pattern, roots = Path(pattern).relative_to(root).as_posix(), [root]
+        found = walk(workspace, roots, glob_regex(pattern))
+        where = ", ".join(workspace.shown(r) for r in roots)
+        if not found.files:
+            lines = [f"no files match {pattern!r} in {where}"]
+        else:
+            lines = [workspace.shown(p) for p in found.files[:GLOB_LIMIT]]
+            if len(found.files) > GLOB_LIMIT:
+                more = len(found.files) - GLOB_LIMIT
+                lines.append(f"[… and {more:,} more files: narrow the pattern or give `path`]")
+        lines += [f"[{note}]" for note in found.notes()]
+        return ToolOutput("\n".join(lines))
+
+
+class GrepTool(_FileTool):
+    spec = ToolSpec(
+        name="grep",
+        description=(
+            "Search the text files in the user's workspace folders for a regular expression "
+            "(Python syntax); each match comes back as path:line: text. `path` narrows it to "
+            "a folder or file, `glob` to file names (e.g. *.py), `ignore_case` ignores case."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "a regular expression"},
+                "path": {"type": "string", "description": "a folder or file (optional)"},
+                "glob": {"type": "string", "description": "which files, e.g. *.md (optional)"},
+                "ignore_case": {"type": "boolean"},
+            },
+            "required": ["pattern"],
+        },
+    )
+
+    def work(self, arguments: dict[str, Any], workspace: Workspace) -> ToolOutput:
+        pattern = self.text_argument(arguments, "pattern")
+        flags = re.IGNORECASE if arguments.get("ignore_case") is True else 0
+        try:
+            regex = re.compile(pattern, flags)
+        except re.error as exc:
+            raise ToolFailure(f"{pattern!r} is not a valid regular expression: {exc}") from None
+        roots = self.folder(arguments, workspace)
+        files_glob = arguments.get("glob") or "**"
+        if not isinstance(files_glob, str) or ".." in files_glob.split("/"):
+            raise ToolFailure(f"`glob` must be a file pattern like *.py, got {files_glob!r}")
+        if roots[0].is_file():
+            found = Walk(files=roots)
+        else:
+            found = walk(workspace, roots, glob_regex(files_glob))
+        shown, total, files_with, passed = self._search(workspace, found.files, regex)
+        if not total:
+            lines = [f"no line matches {pattern!r} ({len(found.files):,} files searched)"]
+        else:
+            lines = [f"{total:,} matching lines in {files_with:,} files:", *shown]
+            if total > len(shown):
+                lines.append(
+                    f"[… and {total - len(shown):,} more: narrow the pattern, `path` or `glob`]"
+                )
+        notes = found.notes() + (
+            [f"{passed} binary or very large files not searched"] if passed else []
+        )
+        lines += [f"[{note}]" for note in notes]
+        return ToolOutput("\n".join(lines))
+
+    def _search(
+        self, workspace: Workspace, files: list[Path], regex: re.Pattern[str]
+    ) -> tuple[list[str], int, int, int]:
+        shown: list[str] = []
+        total = files_with = passed = 0
+        for path in files:
+            if path.stat().st_size > SEARCH_FILE_LIMIT:
+                passed += 1
+                continue
+            data = path.read_bytes()
+            if b"\x00" in data[:SNIFF]:
+                passed += 1
+                continue
+            name = workspace.shown(path)
+            hits = 0
+            for number, line in _lines(data):
+                if not regex.search(line):
+                    continue
+                hits += 1
+                if len(shown) < GREP_LIMIT:
+                    shown.append(f"{name}:{number}: {_clip(line, name, number)}")
+            total += hits
+            files_with += hits > 0
+        return shown, total, files_with, passed
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, str]]:
+    text = data.decode("utf-8", errors="replace")
+    return enumerate(text.splitlines(), start=1)
+
+
+def _clip(line: str, name: str, number: int) -> str:
+    """A matching line as shown: whole up to `GREP_LINE`, else its start and how to read it."""
+    if len(line) <= GREP_LINE:
+        return line
+    rest = len(line) - GREP_LINE
+    return (
+        f"{line[:GREP_LINE]} [… {rest:,} more characters: read {name} with range "
+        f"[{number}, {number}]]"
+    )
+
+
+def file_tools(folders: Sequence[str] = ()) -> list[_FileTool]:
+    """read, glob and grep over `folders` (Settings.workspace) and each session's own folders."""
+    return [ReadTool(folders), GlobTool(folders), GrepTool(folders)]

@@ -1,0 +1,126 @@
+"""The tool surface (spec §5): which admitted tools a turn's requests carry.
+
+Every admitted tool is callable; the surface decides only which schemas are loaded. At a turn's
+first step it loads the always-loaded tools, the tools whose domains the directive's reading
+meets, the tools that declare no domains, and the card tools (`emit_<type>_card`) the request
+reads as. Everything else admitted is one line of the catalogue ("More tools") in the system
+prompt, which depends on the admitted set alone, so it never moves when the loaded set does.
+
+Within a turn the request only grows: `find_tools` appends the schemas it found after the ones
+loaded at step 0, and the system text and those first schemas (the prefix) stay byte-identical.
+A catalogue tool the model then uses — through `find_tools` or straight from the catalogue — is
+a tool the reading did not predict: a *misread*, recorded as an Activity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vak_desktop.context.cards import is_card_tool, leading_sentence
+from vak_desktop.context.payloads import Activity, ToolCall
+from vak_desktop.context.reading import Reading, read_directive
+from vak_desktop.context.request import ToolSpec
+from vak_desktop.runtime.tools.find_tools import FIND_TOOLS, promoted_by
+from vak_desktop.runtime.tools.registry import ToolRegistry, ToolTraits
+
+MISREAD = "misread"
+CATALOGUE_HEADING = (
+    "More tools (not loaded yet: call find_tools with what you need or their names, and "
+    "you can call them from your next step on):"
+)
+
+
+def catalogue_text(registry: ToolRegistry) -> str:
+    """ "More tools": `name — first sentence` per catalogue tool, sorted by name; "" if none."""
+    specs = sorted(registry.catalogue(), key=lambda spec: spec.name)
+    if not specs:
+        return ""
+    lines = [f"- {spec.name} — {leading_sentence(spec.description)}" for spec in specs]
+    return "\n".join([CATALOGUE_HEADING, *lines])
+
+
+def stable_system(base: str, registry: ToolRegistry) -> str:
+    """The system text: the base prompt, the tools' own notes (skills …), the catalogue.
+    A function of the prompt and the admitted set only: byte-identical across turns."""
+    parts = [base.rstrip(), *registry.prompt_sections(), catalogue_text(registry)]
+    return "\n\n".join(part for part in parts if part)
+
+
+def loads(spec: ToolSpec, traits: ToolTraits, reading: Reading) -> bool:
+    """Whether the surface loads this admitted tool at a turn's first step."""
+    if traits.always_loaded or reading.everything:
+        return True
+    if is_card_tool(spec.name):
+        return reading.reads_as_card(spec.name) or reading.meets(traits.serves)
+    return traits.undeclared or reading.meets(traits.serves)
+
+
+@dataclass(frozen=True)
+class ToolSurface:
+    """One turn's surface: the system text, the schemas loaded at step 0 (the prefix), and the
+    ones `find_tools` added since, in the order they were found."""
+
+    system: str
+    reading: Reading
+    prefix: tuple[ToolSpec, ...]
+    catalogue: tuple[ToolSpec, ...]
+    promoted: tuple[ToolSpec, ...] = ()
+    misread: frozenset[str] = frozenset()  # tools already recorded as misreads this turn
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """What the next request carries: the prefix, then the tools found during the turn."""
+        return self.prefix + self.promoted
+
+    def load(self, names: Sequence[str]) -> ToolSurface:
+        """The surface with these catalogue tools loaded from the next step on, appended after
+        what is loaded already (a runtime nudge that names a card tool loads it this way)."""
+        known = {spec.name for spec in self.tools}
+        by_name = {spec.name: spec for spec in self.catalogue}
+        extra: list[ToolSpec] = []
+        for name in names:
+            if name in by_name and name not in known:
+                extra.append(by_name[name])
+                known.add(name)
+        return dataclasses.replace(self, promoted=self.promoted + tuple(extra))
+
+    def after(self, calls: Sequence[ToolCall]) -> tuple[ToolSurface, list[Activity]]:
+        """The surface after a step's calls ran, and the misreads they reveal (one per tool
+        per turn). Calls are taken in call order, as their results were appended."""
+        predicted = {spec.name for spec in self.prefix}
+        deferred = {spec.name for spec in self.catalogue}
+        surface, activities = self, []
+        for call in calls:
+            if call.name == FIND_TOOLS:
+                found = promoted_by(call.arguments, self.catalogue)
+                surface = surface.load([spec.name for spec in found])
+                continue
+            if call.name in predicted or call.name not in deferred or call.name in surface.misread:
+                continue
+            via = (
+                "find_tools" if any(s.name == call.name for s in surface.promoted) else "catalogue"
+            )
+            activities.append(self._misread(call.name, via))
+            surface = dataclasses.replace(surface, misread=surface.misread | {call.name})
+        return surface, activities
+
+    def _misread(self, tool: str, via: str) -> Activity:
+        return Activity(
+            type=MISREAD,
+            message=f"{tool} was used, but the reading of the request did not load it",
+            detail={"tool": tool, "via": via, "reading": self.reading.to_json()},
+        )
+
+
+def tool_surface(
+    registry: ToolRegistry, base_system: str, directive: str, reading: Reading | None = None
+) -> ToolSurface:
+    """The surface of a turn whose directive is `directive` (read here unless `reading` is
+    given): the stable system text and the tools loaded at its first step, in admitted order."""
+    reading = reading if reading is not None else read_directive(directive)
+    prefix = tuple(
+        spec for spec in registry.specs() if loads(spec, registry.traits(spec.name), reading)
+    )
+    return ToolSurface(stable_system(base_system, registry), reading, prefix, registry.catalogue())
