@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -21,8 +22,10 @@ from PySide6.QtWidgets import QApplication
 
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.providers import default_host, open_provider
+from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
 from vak_desktop.ui.event_loop import new_event_loop
+from vak_desktop.ui.settings_dialog import SettingsController
 
 PROVIDER = "ollama"
 
@@ -44,7 +47,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def run_window(app: QApplication, args: argparse.Namespace) -> None:
+async def run_window(
+    app: QApplication, args: argparse.Namespace, settings: SettingsController | None = None
+) -> None:
     """Open the ledger, the provider and the window; return once the last window has closed."""
     loop = asyncio.get_running_loop()
     closed: asyncio.Future[None] = loop.create_future()
@@ -54,17 +59,26 @@ async def run_window(app: QApplication, args: argparse.Namespace) -> None:
             closed.set_result(None)
 
     app.lastWindowClosed.connect(quit_when_closed)
+    settings = settings or SettingsController(settings_path(args.data_dir))
     ledger = Ledger.open(data_dir(args.data_dir) / LEDGER_FILENAME)
     try:
         async with httpx.AsyncClient() as client:
-            provider = open_provider(PROVIDER, client, args.host or default_host(PROVIDER))
-            service = ChatService(ledger, provider, background_probes=True)
-            window = MainWindow(service)
+            # --host, then OLLAMA_HOST, then the settings file
+            host = args.host or os.environ.get("OLLAMA_HOST") or settings.settings.ollama_host
+            provider = open_provider(PROVIDER, client, host or default_host(PROVIDER))
+            service = ChatService(
+                ledger,
+                provider,
+                keep_alive=settings.keep_alive_for,  # per model, else the default; every turn
+                background_probes=settings.settings.probe_idle,
+            )
+            window = MainWindow(service, settings=settings)
             window.show()
             service.refresh_models()
             try:
                 await closed
             finally:
+                await window.tools.aclose()
                 await service.aclose()
                 window.deleteLater()
     finally:
@@ -80,9 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName("Vak")
     app.setOrganizationName("Vak")
     app.setQuitOnLastWindowClosed(False)
-    apply_theme(app)
+    settings = SettingsController(settings_path(args.data_dir))
+    apply_theme(app, settings.settings.theme)
     with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:
-        runner.run(run_window(app, args))
+        runner.run(run_window(app, args, settings))
     return 0
 
 

@@ -12,6 +12,7 @@ Everything asynchronous is opened and closed inside the test coroutine
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,22 @@ def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> d
         return new_event_loop(QApplication.instance() or QApplication([]))
 
     return {"qasync": qasync_loop}
+
+
+@pytest.fixture(autouse=True)
+def _qt_objects_die_on_the_ui_thread() -> Iterator[None]:
+    """Python's collector runs in whichever thread crosses an allocation threshold; the doubles
+    serve on threads, and a Qt object freed on one of them crashes Qt ("Timers cannot be
+    stopped from another thread", then a timer firing on a deleted object). So automatic
+    collection is off while a UI test runs, and a full collection runs here, on the UI thread,
+    before and after it."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
 
 
 @pytest.fixture(autouse=True)

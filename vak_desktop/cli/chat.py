@@ -7,11 +7,11 @@ import json
 import sys
 from collections.abc import Iterator
 
-from vak_desktop.cli.common import CliError, bind, emit, open_ledger, with_provider
+from vak_desktop.cli.common import CliError, bind, emit, open_ledger, tools_for, with_provider
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.ledger import LedgerError
 from vak_desktop.providers import ChatProvider
-from vak_desktop.runtime import TurnRunner, default_tools
+from vak_desktop.runtime import TurnRunner
 from vak_desktop.runtime.compaction import CompactionResult
 from vak_desktop.runtime.events import (
     Notice,
@@ -117,7 +117,11 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         binding = await bind(provider, args.model)
         repl = args.message is None
         runner = TurnRunner(
-            ledger, provider, default_tools(), keep_alive=args.keep_alive, compact_ahead=repl
+            ledger,
+            provider,
+            tools_for(args, ledger),
+            keep_alive=args.keep_alive,
+            compact_ahead=repl,
         )
         session = args.session or ledger.create_session().id
         messages = _repl_lines() if repl else [args.message]
@@ -135,6 +139,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                         status = 1
         finally:
             await runner.aclose()
+            await runner.tools.aclose()  # stops any MCP server a call started
         return status
 
     try:

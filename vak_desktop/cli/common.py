@@ -12,7 +12,7 @@ import httpx
 
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.providers import ChatProvider, ModelNotFound, Unreachable
-from vak_desktop.runtime import ModelBinding, bind_model
+from vak_desktop.runtime import ModelBinding, ToolRegistry, bind_model, default_tools
 from vak_desktop.runtime.providers import ProviderSetupError, open_named
 from vak_desktop.runtime.secrets import SecretStoreError
 from vak_desktop.runtime.settings import SettingsError, load_settings, settings_path
@@ -36,6 +36,16 @@ def emit(obj: Any) -> None:
 
 def open_ledger(args: argparse.Namespace) -> Ledger:
     return Ledger.open(data_dir(args.data_dir) / LEDGER_FILENAME)
+
+
+def tools_for(args: argparse.Namespace, ledger: Ledger) -> ToolRegistry:
+    """The tools a turn has: the core ones, the workspace folders, MCP servers and skills of
+    the settings in the data directory."""
+    try:
+        settings = load_settings(settings_path(args.data_dir))
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    return default_tools(settings, ledger, data_directory=data_dir(args.data_dir))
 
 
 def unreachable_hint(exc: Unreachable) -> str:

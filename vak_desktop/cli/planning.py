@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from vak_desktop.cli.common import CliError, bind, emit, open_ledger, with_provider
+from vak_desktop.cli.common import CliError, bind, emit, open_ledger, tools_for, with_provider
 from vak_desktop.context.capacity import metadata_profile, profile_from_json
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.context.payloads import CapacityProfile
@@ -17,7 +17,7 @@ from vak_desktop.context.request import Message
 from vak_desktop.ledger import LedgerError, ProfileStore
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers import ChatProvider
-from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
+from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT
 from vak_desktop.runtime.capacity import capacity_profile_for
 from vak_desktop.runtime.inspection import Preview, preview_next
 
@@ -58,7 +58,7 @@ def _preview(args: argparse.Namespace, directive: str) -> Preview:
         _profile(args, chain, ledger.profiles()),
         directive=directive,
         system=DEFAULT_SYSTEM_PROMPT,
-        tools=default_tools().specs(),
+        tools=tools_for(args, ledger),
     )
 
 

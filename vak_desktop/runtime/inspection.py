@@ -13,6 +13,8 @@ from vak_desktop.context.request import ToolSpec
 from vak_desktop.context.turns import Turn, TurnIndex, build_turn_index
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.projection import plan_turn, tail_context_now
+from vak_desktop.runtime.tools import ToolRegistry
+from vak_desktop.runtime.tools.surface import tool_surface
 
 PENDING_TURN = "pending"  # the id of the not-yet-written turn a preview plans for
 
@@ -32,9 +34,14 @@ def preview_next(
     *,
     directive: str,
     system: str,
-    tools: tuple[ToolSpec, ...],
+    tools: ToolRegistry | tuple[ToolSpec, ...],
 ) -> Preview:
-    """Plan and assemble the session's next request as if `directive` were sent now."""
+    """Plan and assemble the session's next request as if `directive` were sent now. Given the
+    runtime's registry, the request carries what a turn would: the stable system text with its
+    catalogue and the tools the directive's reading loads; given specs, exactly those."""
+    if isinstance(tools, ToolRegistry):
+        surface = tool_surface(tools, system, directive)
+        system, tools = surface.system, surface.tools
     index = build_turn_index(ledger.chain_to_root(session))
     pending = Turn(PENDING_TURN, len(index.turns), Directive(text=directive), ())
     index = TurnIndex((*index.turns, pending), index.packets, index.reset)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,10 @@ from vak_desktop.ledger.location import data_dir
 SETTINGS_FILE = "settings.toml"
 THEMES = ("system", "light", "dark")
 PROVIDER_KINDS = ("ollama", "openai-compatible", "openai", "anthropic", "openrouter")
+
+# Ollama's keep_alive: a whole number of seconds, or a Go duration ("30m", "1h30m", "-1h");
+# negative means keep loaded for ever, 0 means unload after the request.
+_KEEP_ALIVE = re.compile(r"[-+]?(\d+|(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+)")
 
 
 class SettingsError(ValueError):
@@ -61,9 +66,32 @@ class Settings:
     mcp_servers: tuple[McpServer, ...] = ()
     providers: tuple[HostedProvider, ...] = ()
     theme: str = "system"
+    # keep_alive per model, overriding `keep_alive`; keys are full names ("llama3.2:latest")
+    model_keep_alive: dict[str, str] = field(default_factory=dict)
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
+
+    def keep_alive_for(self, model: str) -> str:
+        """The keep_alive every request for `model` carries: its own, else the default."""
+        return self.model_keep_alive.get(full_model_name(model), self.keep_alive)
+
+
+def full_model_name(model: str) -> str:
+    """A model name with Ollama's default tag: "llama3.2" → "llama3.2:latest"."""
+    model = model.strip()
+    return model if ":" in model.rsplit("/", 1)[-1] else model + ":latest"
+
+
+def check_keep_alive(value: str) -> str:
+    """`value` stripped, if Ollama accepts it as a keep_alive; else ValueError saying why."""
+    text = value.strip()
+    if not _KEEP_ALIVE.fullmatch(text):
+        raise ValueError(
+            f"keep_alive {value!r} is not a duration: use seconds (300), a number with a "
+            'unit ("30m", "2h", "1h30m"), -1 to keep the model loaded, or 0 to unload it'
+        )
+    return text
 
 
 def settings_path(directory: str | os.PathLike[str] | None = None) -> Path:
@@ -105,15 +133,19 @@ def _from_table(table: dict[str, Any]) -> Settings:
         raise ValueError(f"[general] theme must be one of {', '.join(THEMES)}, not {theme!r}")
     servers = tuple(_mcp_server(entry) for entry in _list(table, "mcp_servers"))
     providers = tuple(_provider(entry) for entry in _list(table, "providers"))
+    per_model = _section(table, "model_keep_alive")
     return Settings(
         ollama_host=str(general.get("ollama_host", Settings.ollama_host)),
-        keep_alive=str(general.get("keep_alive", Settings.keep_alive)),
+        keep_alive=check_keep_alive(str(general.get("keep_alive", Settings.keep_alive))),
         probe_idle=bool(probe.get("idle", True)),
         probe_hosted=bool(probe.get("hosted", False)),
         workspace=tuple(str(p) for p in general.get("workspace", ())),
         mcp_servers=servers,
         providers=providers,
         theme=theme,
+        model_keep_alive={
+            full_model_name(str(k)): check_keep_alive(str(v)) for k, v in per_model.items()
+        },
     )
 
 
@@ -166,6 +198,9 @@ def _to_toml(s: Settings) -> str:
         f"idle = {_bool(s.probe_idle)}",
         f"hosted = {_bool(s.probe_hosted)}",
     ]
+    if s.model_keep_alive:
+        lines += ["", "[model_keep_alive]"]
+        lines += [f"{_str(k)} = {_str(v)}" for k, v in sorted(s.model_keep_alive.items())]
     for server in s.mcp_servers:
         lines += ["", "[[mcp_servers]]", f"name = {_str(server.name)}"]
         if server.url:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Coroutine
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -95,13 +95,16 @@ class ChatService(QObject):
         provider: ChatProvider,
         tools: ToolRegistry | None = None,
         *,
-        keep_alive: str | int | None = "30m",
+        keep_alive: str | int | Callable[[str], str | int | None] | None = "30m",
         background_probes: bool = False,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._ledger = ledger
         self._provider = provider
+        # keep_alive may be a function of the model (settings: per model, else the default),
+        # asked again at every turn so a change in the model manager applies to the next one.
+        self._keep_alive = keep_alive if callable(keep_alive) else lambda _model: keep_alive
         # With background probes, an idle local model's capacity is measured after a turn
         # finishes; a turn on that model cancels the probe rather than wait for it.
         capacity = probing_capacity(ledger, provider) if background_probes else None
@@ -109,7 +112,7 @@ class ChatService(QObject):
             ledger,
             provider,
             tools if tools is not None else default_tools(),
-            keep_alive=keep_alive,
+            keep_alive=self._keep_alive(""),
             capacity=capacity,
         )
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -125,6 +128,14 @@ class ChatService(QObject):
     @property
     def host(self) -> str:
         return self._provider.host
+
+    @property
+    def ledger(self) -> Ledger:
+        return self._ledger
+
+    @property
+    def provider(self) -> ChatProvider:
+        return self._provider
 
     @property
     def reachability(self) -> Reachability:
@@ -284,6 +295,7 @@ class ChatService(QObject):
             if session is None:  # a new chat becomes a session once there is something to keep
                 session = self._ledger.create_session().id
                 self._session = session
+            self._runner.keep_alive = self._keep_alive(model)  # one turn runs at a time
             # an async generator, typed as an iterator: close it here, never leave it to the GC
             events = cast(AsyncGenerator[TurnEvent, None], self._runner.run(session, text, binding))
             async with contextlib.aclosing(events):

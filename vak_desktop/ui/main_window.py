@@ -28,7 +28,9 @@ from vak_desktop.ui.chat_service import ChatService, Reachability
 from vak_desktop.ui.chat_view import ChatView
 from vak_desktop.ui.composer import Composer
 from vak_desktop.ui.model_picker import ModelPicker
+from vak_desktop.ui.onboarding import attach_model_tools
 from vak_desktop.ui.session_list import SessionList
+from vak_desktop.ui.settings_dialog import SettingsController
 
 DEFAULT_SIZE = (1100, 750)
 _OUTCOME_WORDS = {"cancelled": "stopped", "failed": "failed", "degraded": "degraded"}
@@ -37,7 +39,13 @@ _OUTCOME_WORDS = {"cancelled": "stopped", "failed": "failed", "degraded": "degra
 class MainWindow(QMainWindow):
     """One window over one `ChatService`."""
 
-    def __init__(self, service: ChatService, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        service: ChatService,
+        parent: QWidget | None = None,
+        *,
+        settings: SettingsController | None = None,
+    ) -> None:
         super().__init__(parent)
         self.service = service
         self.setWindowTitle("Vak")
@@ -87,6 +95,8 @@ class MainWindow(QMainWindow):
         self.setStatusBar(status)
 
         self._connect()
+        # Tools → Models…, Settings…, and onboarding above the chat (ui/onboarding.py)
+        self.tools = attach_model_tools(self, settings)
         self._show_model(service.model)
         self._show_reachability(service.reachability)
         self.composer.input.setFocus()

@@ -1,0 +1,219 @@
+"""The model manager's service on the Qt side: `runtime.models.ModelService` as signals.
+
+Like `ChatService`, it runs every call (listing, pull, delete, unload, probe) as an asyncio task
+on the qasync loop and reports through Qt signals, so the views never wait on the network and
+never talk HTTP. It keeps a reference to each task and cancels them all in `aclose()`. One pull
+runs at a time; cancelling it cancels its task, which closes the HTTP stream. keep_alive per
+model is a setting: it goes through the `SettingsController`, and the chat service reads it
+from there on every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from vak_desktop.ledger import Ledger
+from vak_desktop.providers.base import ChatProvider
+from vak_desktop.providers.errors import ProviderError
+from vak_desktop.runtime.models import ModelRow, ModelService
+from vak_desktop.runtime.probe import ProbeProgress
+from vak_desktop.runtime.settings import check_keep_alive, full_model_name
+from vak_desktop.ui.settings_dialog import SettingsController
+
+log = logging.getLogger(__name__)
+
+SUCCEEDED, CANCELLED, FAILED = "succeeded", "cancelled", "failed"
+
+
+class ModelsController(QObject):
+    """Lists, pulls, deletes, unloads and probes models for the window."""
+
+    modelsChanged = Signal(list)  # list[ModelRow]
+    refreshFailed = Signal(str)  # why the listing failed
+    catalogueChanged = Signal()  # a model was added or removed: other views may re-list
+    pullStarted = Signal(str)
+    pullProgress = Signal(object)  # PullState
+    pullFinished = Signal(str, str, str)  # model, SUCCEEDED | CANCELLED | FAILED, message
+    probeProgress = Signal(str, object)  # model, ProbeProgress
+    probeFinished = Signal(str, str, str)  # model, outcome, message
+    operationFailed = Signal(str)  # a delete, unload or keep_alive change failed: why
+    keepAliveChanged = Signal(str, str)  # model, the keep_alive its requests now carry
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        provider: ChatProvider,
+        settings: SettingsController,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.service = ModelService(provider, ledger)
+        self.settings = settings
+        self.rows: list[ModelRow] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._pull: asyncio.Task[None] | None = None
+        self._pulling = ""
+
+    @property
+    def host(self) -> str:
+        return self.service.provider.host
+
+    @property
+    def pulling(self) -> str:
+        """The model being pulled, or ''."""
+        return self._pulling
+
+    def probing(self, model: str) -> bool:
+        return self.service.probing(model)
+
+    # -- listing ----------------------------------------------------------------------------
+
+    def refresh(self) -> asyncio.Task[None]:
+        return self._spawn(self._refresh(), "models-refresh")
+
+    async def _refresh(self) -> None:
+        try:
+            rows = await self.service.models()
+        except ProviderError as exc:
+            self.refreshFailed.emit(str(exc))
+            return
+        self.rows = rows
+        self.modelsChanged.emit(list(rows))
+
+    # -- pull -------------------------------------------------------------------------------
+
+    def pull(self, model: str) -> asyncio.Task[None] | None:
+        """Start pulling `model`; None when a pull is already running."""
+        if self._pull is not None:
+            return None
+        self._pulling = model.strip()
+        self._pull = self._spawn(self._run_pull(self._pulling), f"pull-{self._pulling}")
+        self.pullStarted.emit(self._pulling)
+        return self._pull
+
+    def cancel_pull(self) -> bool:
+        if self._pull is None or self._pull.done():
+            return False
+        self._pull.cancel()
+        return True
+
+    async def _run_pull(self, model: str) -> None:
+        outcome, message = FAILED, ""
+        try:
+            states = self.service.pull(model)
+            async with contextlib.aclosing(states):
+                async for state in states:
+                    self.pullProgress.emit(state)
+                    if state.done:
+                        outcome, message = SUCCEEDED, f"{state.model} is ready"
+            if outcome != SUCCEEDED:
+                message = "the pull ended without success"
+        except asyncio.CancelledError:
+            outcome, message = CANCELLED, "pull cancelled"
+            raise
+        except (ProviderError, ValueError) as exc:
+            message = str(exc)
+        finally:
+            self._pull, self._pulling = None, ""
+            self.pullFinished.emit(model, outcome, message)
+            if outcome == SUCCEEDED:
+                self.catalogueChanged.emit()
+                self.refresh()
+
+    # -- delete, unload, keep_alive --------------------------------------------------------
+
+    def delete(self, model: str) -> asyncio.Task[None]:
+        """Remove `model` from the server's disk (the view asks for confirmation first)."""
+        return self._spawn(self._change(self.service.delete(model), True), f"delete-{model}")
+
+    def unload(self, model: str) -> asyncio.Task[None]:
+        """Free the memory `model` holds now."""
+        return self._spawn(self._change(self.service.unload(model), False), f"unload-{model}")
+
+    async def _change(self, work: Coroutine[Any, Any, None], catalogue: bool) -> None:
+        try:
+            await work
+        except ProviderError as exc:
+            self.operationFailed.emit(str(exc))
+        else:
+            if catalogue:
+                self.catalogueChanged.emit()
+        await self._refresh()
+
+    def keep_alive_for(self, model: str) -> str:
+        return self.settings.settings.keep_alive_for(model)
+
+    def has_own_keep_alive(self, model: str) -> bool:
+        return full_model_name(model) in self.settings.settings.model_keep_alive
+
+    def set_keep_alive(self, model: str, value: str | None) -> bool:
+        """Give `model` its own keep_alive (None: back to the default) and save the settings.
+        False, with `operationFailed` saying why, for a value Ollama would refuse."""
+        per_model = dict(self.settings.settings.model_keep_alive)
+        key = full_model_name(model)
+        try:
+            if value is None:
+                per_model.pop(key, None)
+            else:
+                per_model[key] = check_keep_alive(value)
+            self.settings.save(self.settings.settings.replace(model_keep_alive=per_model))
+        except (ValueError, OSError) as exc:
+            self.operationFailed.emit(str(exc))
+            return False
+        self.keepAliveChanged.emit(model, self.keep_alive_for(model))
+        return True
+
+    # -- probe ------------------------------------------------------------------------------
+
+    def probe(self, model: str) -> asyncio.Task[None] | None:
+        """Measure `model` now; progress arrives as `probeProgress`. None if one is running."""
+        if self.service.probing(model):
+            return None
+        return self._spawn(self._run_probe(model), f"probe-{model}")
+
+    async def _run_probe(self, model: str) -> None:
+        def report(progress: ProbeProgress) -> None:
+            self.probeProgress.emit(model, progress)
+
+        outcome, message = FAILED, ""
+        try:
+            record = await self.service.probe(
+                model, keep_alive=self.keep_alive_for(model), on_sample=report
+            )
+            outcome = SUCCEEDED
+            message = f"horizon {record.profile.instruction_horizon.tokens:,} tokens"
+        except asyncio.CancelledError:
+            outcome, message = CANCELLED, "probe cancelled"
+            raise
+        except ProviderError as exc:
+            message = str(exc)
+        finally:
+            self.probeFinished.emit(model, outcome, message)
+        await self._refresh()
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._forget)
+        return task
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("task %s failed", task.get_name(), exc_info=task.exception())
+
+    async def aclose(self) -> None:
+        """Cancel every task this controller started and wait until they have ended."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.service.aclose()

@@ -1,0 +1,213 @@
+"""First run: what to do when Ollama is not there, or has no model yet; and the window's hook.
+
+`OnboardingPanel` follows the chat service's reachability and model list. While Ollama cannot be
+reached it checks again on its own every few seconds (so the window recovers by itself when
+Ollama starts), and on a first run — a ledger without any session — it also says how to install
+and start Ollama on this operating system; later the banner's one line is enough. When Ollama
+answers with no model it offers to pull a small one (the same `PullPanel` as the model
+manager); once a model is there it hides.
+
+`attach_model_tools(window)` is the one call `MainWindow` makes to get the Models and Settings
+actions, the onboarding panel above the chat, and the controllers behind them.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from vak_desktop.runtime.models import SUGGESTED_MODEL
+from vak_desktop.ui.chat_service import CHECKING, REACHABLE, ChatService, Reachability
+from vak_desktop.ui.model_manager import ModelManager
+from vak_desktop.ui.models_controller import ModelsController
+from vak_desktop.ui.pull_panel import PullPanel
+from vak_desktop.ui.settings_dialog import SettingsController, SettingsDialog
+
+RECHECK_MS = 3000
+
+INSTALL = {
+    "darwin": (
+        "macOS",
+        "Download Ollama from <b>ollama.com/download</b>, move it to Applications and open "
+        "it: it runs in the menu bar.",
+    ),
+    "win32": (
+        "Windows",
+        "Download the installer from <b>ollama.com/download</b> and run it: Ollama starts "
+        "by itself and stays in the tray.",
+    ),
+    "linux": (
+        "Linux",
+        "Install it with <code>curl -fsSL https://ollama.com/install.sh | sh</code>, then "
+        "start it with <code>ollama serve</code> (or <code>systemctl start ollama</code>).",
+    ),
+}
+
+
+def install_steps(platform: str = sys.platform) -> str:
+    """Rich text: how to install and start Ollama here, then one line for the other systems."""
+    here = next((key for key in INSTALL if platform.startswith(key)), "linux")
+    name, steps = INSTALL[here]
+    others = " · ".join(f"<b>{n}</b>: {s}" for key, (n, s) in INSTALL.items() if key != here)
+    return f"<p><b>On {name}:</b> {steps}</p><p style='font-size:small'>{others}</p>"
+
+
+class OnboardingPanel(QFrame):
+    """Shown while there is no Ollama to talk to, or no model to talk with."""
+
+    def __init__(
+        self,
+        service: ChatService,
+        models: ModelsController,
+        recheck_ms: int = RECHECK_MS,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("onboarding")
+        self.setAccessibleName("Getting started")
+        self._service = service
+        # first run: nothing in the ledger yet (the sessions table alone: cheap at startup)
+        self.first_run = not service.ledger.sessions(include_archived=True)
+        self.title = QLabel()
+        self.title.setObjectName("dialogTitle")
+        self.body = QLabel()
+        self.body.setWordWrap(True)
+        self.body.setTextFormat(Qt.TextFormat.RichText)
+        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.checking = QLabel()
+        self.checking.setObjectName("hint")
+        self.check_now = QPushButton("Check now")
+        self.check_now.setAccessibleName("Check for Ollama now")
+        self.check_now.clicked.connect(self.recheck)
+        self.pull = PullPanel(models, suggestion=SUGGESTED_MODEL)
+        status = QHBoxLayout()
+        status.addWidget(self.checking, 1)
+        status.addWidget(self.check_now)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(20, 16, 20, 16)
+        layout.setSpacing(8)
+        layout.addWidget(self.title)
+        layout.addWidget(self.body)
+        layout.addLayout(status)
+        layout.addWidget(self.pull)
+        self.timer = QTimer(self)
+        self.timer.setInterval(recheck_ms)
+        self.timer.timeout.connect(self.recheck)
+        service.reachabilityChanged.connect(self._update)
+        service.modelsChanged.connect(self._models_changed)
+        self.hide()
+        self._update(service.reachability)
+
+    def _models_changed(self, _models: list[str]) -> None:
+        self._update(self._service.reachability)
+
+    def recheck(self) -> None:
+        """Ask Ollama again (the timer calls this; it skips while a check is running and
+        while the window is not on screen, e.g. after it closed)."""
+        if self.window().isVisible() and self._service.reachability.state != CHECKING:
+            self._service.refresh_models()
+
+    def _update(self, state: Reachability) -> None:
+        if state.unreachable:
+            self.title.setText("Vak needs Ollama to run models on this computer")
+            self.body.setText(
+                f"<p>Nothing answered at <code>{escape(state.host)}</code>.</p>"
+                + install_steps()
+                + "<p>Already installed elsewhere? Set <code>OLLAMA_HOST</code> or the host "
+                "in Settings.</p>"
+            )
+            self.checking.setText(
+                f"Checking again every {self.timer.interval() // 1000 or 1} s · "
+                f"last check {datetime.now():%H:%M:%S}"
+            )
+            self.checking.show()
+            self.check_now.show()
+            self.pull.hide()
+            self.timer.start()
+            self.setVisible(self.first_run)
+        elif state.state == REACHABLE and not self._service.models:
+            self.timer.stop()
+            self.title.setText("Pull a first model")
+            self.body.setText(
+                "<p>Ollama is running but has no models yet. A small one to start with: "
+                f"<b>{SUGGESTED_MODEL}</b> (about 400 MB, answers quickly even without a GPU, "
+                "can call tools). Larger models answer better and need more memory; you can "
+                "pull any of them later from Tools → Models.</p>"
+            )
+            self.checking.hide()
+            self.check_now.hide()
+            self.pull.show()
+            self.show()
+        elif state.state != CHECKING:
+            self.timer.stop()
+            self.hide()
+
+
+@dataclass
+class ModelTools:
+    """What `attach_model_tools` added to a window."""
+
+    settings: SettingsController
+    models: ModelsController
+    onboarding: OnboardingPanel
+    models_action: QAction
+    settings_action: QAction
+    manager: ModelManager | None = None
+    dialog: SettingsDialog | None = None
+
+    def open_models(self) -> ModelManager:
+        if self.manager is None:
+            self.manager = ModelManager(self.models, self.onboarding.window())
+        self.models.refresh()
+        self.manager.show()
+        self.manager.raise_()
+        return self.manager
+
+    def open_settings(self) -> SettingsDialog:
+        self.dialog = SettingsDialog(self.settings, self.onboarding.window())
+        self.dialog.open()
+        return self.dialog
+
+    async def aclose(self) -> None:
+        """Stop re-checking and cancel the model controller's tasks (at shutdown)."""
+        self.onboarding.timer.stop()
+        await self.models.aclose()
+
+
+def attach_model_tools(window: Any, settings: SettingsController | None = None) -> ModelTools:
+    """Give `window` (a MainWindow) a Tools menu with Models… and Settings…, a Manage button
+    beside its model picker, and the onboarding panel above its chat view."""
+    service: ChatService = window.service
+    settings = settings or SettingsController()
+    models = ModelsController(service.ledger, service.provider, settings, parent=window)
+    models.catalogueChanged.connect(service.refresh_models)
+    onboarding = OnboardingPanel(service, models)
+    pane = window.chat.parentWidget().layout()
+    pane.insertWidget(pane.indexOf(window.chat), onboarding)
+
+    menu = window.menuBar().addMenu("&Tools")
+    models_action = QAction("Models…", window)
+    models_action.setShortcut(QKeySequence("Ctrl+Shift+M"))
+    settings_action = QAction("Settings…", window)
+    settings_action.setShortcut(QKeySequence("Ctrl+,"))
+    settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+    menu.addAction(models_action)
+    menu.addAction(settings_action)
+    tools = ModelTools(settings, models, onboarding, models_action, settings_action)
+    models_action.triggered.connect(tools.open_models)
+    settings_action.triggered.connect(tools.open_settings)
+    picker = getattr(window, "picker", None)
+    if picker is not None and picker.layout() is not None:
+        manage = QPushButton("Manage…")
+        manage.setAccessibleName("Manage models")
+        manage.setToolTip("Pull, delete, unload and measure models (Ctrl+Shift+M)")
+        manage.clicked.connect(tools.open_models)
+        picker.layout().insertWidget(picker.layout().count() - 1, manage)
+    return tools

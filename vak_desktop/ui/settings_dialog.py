@@ -1,0 +1,421 @@
+"""The settings dialog, and the `SettingsController` every part of the window reads settings from.
+
+The dialog edits a copy: nothing is written until Save, and Save writes nothing unless every
+field is valid — a bad field is marked where it is, its tab is shown, and the other fields keep
+what was typed. API keys typed here go to the system keyring (`runtime.secrets`) and nowhere
+else: the settings file names the provider only. The theme is applied as soon as it is chosen
+and put back if the dialog is cancelled.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from urllib.parse import urlsplit
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from vak_desktop.runtime.secrets import SecretStoreError, api_key, delete_api_key, store_api_key
+from vak_desktop.runtime.settings import (
+    PROVIDER_KINDS,
+    THEMES,
+    HostedProvider,
+    McpServer,
+    Settings,
+    check_keep_alive,
+)
+from vak_desktop.ui.settings_controller import SettingsController
+from vak_desktop.ui.theme import apply_theme, current_theme
+
+__all__ = ["SettingsController", "SettingsDialog"]
+
+
+def _error_label() -> QLabel:
+    label = QLabel()
+    label.setObjectName("fieldError")
+    label.setWordWrap(True)
+    label.hide()
+    return label
+
+
+def _valid_url(text: str) -> bool:
+    parts = urlsplit(text)
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+class SettingsDialog(QDialog):
+    """Edits a copy of the settings; Save validates, stores keys in the keyring, writes."""
+
+    def __init__(self, controller: SettingsController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setAccessibleName("Settings")
+        self.resize(720, 520)
+        self.controller = controller
+        self._theme_before = current_theme()
+        s = controller.settings
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Settings sections")
+        self.tabs.addTab(self._general_tab(s), "General")
+        self.tabs.addTab(self._workspace_tab(s), "Workspace")
+        self.tabs.addTab(self._mcp_tab(s), "MCP servers")
+        self.tabs.addTab(self._providers_tab(s), "Hosted providers")
+        self.file_error = _error_label()
+        if controller.error:
+            self.file_error.setText(
+                f"{controller.error}\nThe defaults are shown. Saving keeps the unreadable file "
+                "as settings.toml.unreadable."
+            )
+            self.file_error.show()
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setObjectName("primaryButton")
+        self.save_button.setAccessibleName("Save settings")
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 16, 16, 12)
+        layout.addWidget(self.file_error)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(buttons)
+
+    # -- tabs -------------------------------------------------------------------------------
+
+    def _general_tab(self, s: Settings) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        form.setContentsMargins(16, 16, 16, 16)
+        form.setVerticalSpacing(10)
+        self.host = QLineEdit(s.ollama_host)
+        self.host.setAccessibleName("Ollama host")
+        self.host.setPlaceholderText("http://127.0.0.1:11434")
+        self.host_error = _error_label()
+        self.keep_alive = QLineEdit(s.keep_alive)
+        self.keep_alive.setAccessibleName("Default keep_alive")
+        self.keep_alive.setToolTip(
+            "How long Ollama keeps a model loaded after a request: 30m, 2h, -1 for ever"
+        )
+        self.keep_alive_error = _error_label()
+        self.theme = QComboBox()
+        self.theme.setAccessibleName("Theme")
+        for name in THEMES:
+            self.theme.addItem(name.capitalize(), name)
+        self.theme.setCurrentIndex(THEMES.index(s.theme))
+        self.theme.currentIndexChanged.connect(self._preview_theme)
+        self.probe_idle = QCheckBox("Measure local models in the background while they are idle")
+        self.probe_idle.setChecked(s.probe_idle)
+        self.probe_idle.setAccessibleName("Probe idle local models")
+        self.probe_hosted = QCheckBox("Also measure hosted models (each probe costs API tokens)")
+        self.probe_hosted.setChecked(s.probe_hosted)
+        self.probe_hosted.setAccessibleName("Probe hosted models")
+        hint = QLabel("A changed host or probe setting applies from the next start of Vak.")
+        hint.setObjectName("hint")
+        form.addRow("Ollama host", self.host)
+        form.addRow("", self.host_error)
+        form.addRow("", hint)
+        form.addRow("Keep models loaded for", self.keep_alive)
+        form.addRow("", self.keep_alive_error)
+        form.addRow("Theme", self.theme)
+        form.addRow("Capacity probe", self.probe_idle)
+        form.addRow("", self.probe_hosted)
+        return page
+
+    def _workspace_tab(self, s: Settings) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(16, 16, 16, 16)
+        intro = QLabel("Folders the file tools may read, in every chat.")
+        intro.setObjectName("hint")
+        self.folders = QListWidget()
+        self.folders.setAccessibleName("Workspace folders")
+        self.folders.addItems(list(s.workspace))
+        add, remove = QPushButton("Add folder…"), QPushButton("Remove")
+        add.setAccessibleName("Add workspace folder")
+        remove.setAccessibleName("Remove workspace folder")
+        add.clicked.connect(self._choose_folder)
+        remove.clicked.connect(lambda: self.folders.takeItem(self.folders.currentRow()))
+        self.folder_error = _error_label()
+        layout.addWidget(intro)
+        layout.addWidget(self.folders, 1)
+        layout.addLayout(_row(add, remove))
+        layout.addWidget(self.folder_error)
+        return page
+
+    def _mcp_tab(self, s: Settings) -> QWidget:
+        self.mcp = _table(["Name", "Command or URL", "Enabled"], "MCP servers")
+        for server in s.mcp_servers:
+            target = server.url or shlex.join(server.command)
+            self.add_mcp_server(server.name, target, server.enabled, env=server.env)
+        add, remove = QPushButton("Add server"), QPushButton("Remove")
+        add.clicked.connect(lambda: self.add_mcp_server("", "", True))
+        remove.clicked.connect(lambda: self.mcp.removeRow(self.mcp.currentRow()))
+        self.mcp_error = _error_label()
+        hint = QLabel("A command runs the server over stdio; an http(s) URL is streamable HTTP.")
+        hint.setObjectName("hint")
+        return _page(hint, self.mcp, _row(add, remove), self.mcp_error)
+
+    def _providers_tab(self, s: Settings) -> QWidget:
+        self.providers = _table(["Name", "Kind", "Base URL", "API key"], "Hosted providers")
+        self._stored_keys = {p.name for p in s.providers}
+        for provider in s.providers:
+            self.add_provider(provider.name, provider.kind, provider.base_url)
+        add, remove = QPushButton("Add provider"), QPushButton("Remove")
+        add.clicked.connect(lambda: self.add_provider("", "openai", ""))
+        remove.clicked.connect(lambda: self.providers.removeRow(self.providers.currentRow()))
+        self.provider_error = _error_label()
+        hint = QLabel("API keys are kept in the system keyring, never in the settings file.")
+        hint.setObjectName("hint")
+        return _page(hint, self.providers, _row(add, remove), self.provider_error)
+
+    # -- editing (the buttons call these; tests and scripts too) ----------------------------
+
+    def add_folder(self, folder: str) -> None:
+        self.folders.addItem(folder)
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a workspace folder")
+        if folder:
+            self.add_folder(folder)
+
+    def add_mcp_server(
+        self, name: str, target: str, enabled: bool, env: dict[str, str] | None = None
+    ) -> int:
+        row = self.mcp.rowCount()
+        self.mcp.insertRow(row)
+        self.mcp.setItem(row, 0, QTableWidgetItem(name))
+        self.mcp.setItem(row, 1, QTableWidgetItem(target))
+        check = QTableWidgetItem()
+        check.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled)
+        check.setCheckState(Qt.CheckState.Checked if enabled else Qt.CheckState.Unchecked)
+        check.setData(Qt.ItemDataRole.UserRole, dict(env or {}))
+        self.mcp.setItem(row, 2, check)
+        return row
+
+    def add_provider(self, name: str, kind: str, base_url: str) -> int:
+        row = self.providers.rowCount()
+        self.providers.insertRow(row)
+        self.providers.setItem(row, 0, QTableWidgetItem(name))
+        kinds = QComboBox()
+        kinds.addItems(list(PROVIDER_KINDS))
+        kinds.setCurrentText(kind)
+        kinds.setAccessibleName("Provider kind")
+        self.providers.setCellWidget(row, 1, kinds)
+        self.providers.setItem(row, 2, QTableWidgetItem(base_url))
+        key = QLineEdit()
+        key.setEchoMode(QLineEdit.EchoMode.Password)
+        key.setAccessibleName("API key")
+        key.setPlaceholderText("stored in keyring" if name in self._stored_keys else "API key")
+        self.providers.setCellWidget(row, 3, key)
+        return row
+
+    def api_key_field(self, row: int) -> QLineEdit:
+        field = self.providers.cellWidget(row, 3)
+        assert isinstance(field, QLineEdit)
+        return field
+
+    def _preview_theme(self) -> None:
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, self.theme.currentData())
+
+    # -- save -------------------------------------------------------------------------------
+
+    def collect(self) -> tuple[Settings, dict[str, str]] | None:
+        """The settings the fields describe and the API keys typed, or None after marking
+        every invalid field (its tab is shown)."""
+        for label in (self.host_error, self.keep_alive_error, self.folder_error):
+            label.hide()
+        for label in (self.mcp_error, self.provider_error):
+            label.hide()
+        first_bad: int | None = None
+
+        def fail(label: QLabel, tab: int, message: str) -> None:
+            nonlocal first_bad
+            label.setText(message)
+            label.show()
+            first_bad = tab if first_bad is None else first_bad
+
+        host = self.host.text().strip()
+        if not _valid_url(host):
+            fail(self.host_error, 0, f"{host!r} is not an http:// or https:// address")
+        try:
+            keep_alive = check_keep_alive(self.keep_alive.text())
+        except ValueError as exc:
+            fail(self.keep_alive_error, 0, str(exc))
+            keep_alive = ""
+        folders = [self.folders.item(i).text() for i in range(self.folders.count())]
+        missing = [f for f in folders if not os.path.isdir(f)]
+        if missing:
+            fail(self.folder_error, 1, "not a folder: " + ", ".join(missing))
+        servers, problem = self._servers()
+        if problem:
+            fail(self.mcp_error, 2, problem)
+        providers, keys, problem = self._providers()
+        if problem:
+            fail(self.provider_error, 3, problem)
+        _mark(self.host, not self.host_error.isHidden())
+        _mark(self.keep_alive, not self.keep_alive_error.isHidden())
+        if first_bad is not None:
+            self.tabs.setCurrentIndex(first_bad)
+            return None
+        settings = self.controller.settings.replace(
+            ollama_host=host,
+            keep_alive=keep_alive,
+            probe_idle=self.probe_idle.isChecked(),
+            probe_hosted=self.probe_hosted.isChecked(),
+            workspace=tuple(folders),
+            mcp_servers=tuple(servers),
+            providers=tuple(providers),
+            theme=self.theme.currentData(),
+        )
+        return settings, keys
+
+    def _servers(self) -> tuple[list[McpServer], str]:
+        servers: list[McpServer] = []
+        for row in range(self.mcp.rowCount()):
+            name = _text(self.mcp, row, 0)
+            target = _text(self.mcp, row, 1)
+            check = self.mcp.item(row, 2)
+            assert check is not None  # add_mcp_server puts one in every row
+            enabled = check.checkState() == Qt.CheckState.Checked
+            env = dict(check.data(Qt.ItemDataRole.UserRole) or {})
+            if not name:
+                return servers, f"row {row + 1}: an MCP server needs a name"
+            if name in {s.name for s in servers}:
+                return servers, f"two MCP servers are called {name!r}"
+            if not target:
+                return servers, f"{name}: give a command to run or an http(s) URL"
+            if target.startswith(("http://", "https://")):
+                if not _valid_url(target):
+                    return servers, f"{name}: {target!r} is not a valid URL"
+                servers.append(McpServer(name, url=target, env=env, enabled=enabled))
+                continue
+            try:
+                command = tuple(shlex.split(target))
+            except ValueError as exc:
+                return servers, f"{name}: the command cannot be read ({exc})"
+            servers.append(McpServer(name, command=command, env=env, enabled=enabled))
+        return servers, ""
+
+    def _providers(self) -> tuple[list[HostedProvider], dict[str, str], str]:
+        providers: list[HostedProvider] = []
+        keys: dict[str, str] = {}
+        for row in range(self.providers.rowCount()):
+            name, base_url = _text(self.providers, row, 0), _text(self.providers, row, 2)
+            kinds = self.providers.cellWidget(row, 1)
+            assert isinstance(kinds, QComboBox)
+            kind = kinds.currentText()
+            if not name:
+                return providers, keys, f"row {row + 1}: a provider needs a name"
+            if name in {p.name for p in providers}:
+                return providers, keys, f"two providers are called {name!r}"
+            if base_url and not _valid_url(base_url):
+                return providers, keys, f"{name}: {base_url!r} is not an http(s) URL"
+            if not base_url and kind in ("ollama", "openai-compatible"):
+                return providers, keys, f"{name}: a {kind} provider needs its base URL"
+            providers.append(HostedProvider(name, kind, base_url))
+            if key := self.api_key_field(row).text().strip():
+                keys[name] = key
+        return providers, keys, ""
+
+    def save(self) -> bool:
+        """Validate, store typed keys in the keyring, write the settings; True when saved."""
+        collected = self.collect()
+        if collected is None:
+            return False
+        settings, keys = collected
+        try:
+            for name, key in keys.items():
+                store_api_key(name, key)
+            kept = {p.name for p in settings.providers}
+            for provider in self.controller.settings.providers:
+                if provider.name not in kept and api_key(provider.name) is not None:
+                    delete_api_key(provider.name)
+        except SecretStoreError as exc:
+            self.provider_error.setText(str(exc))
+            self.provider_error.show()
+            self.tabs.setCurrentIndex(3)
+            return False
+        try:
+            self.controller.save(settings)
+        except OSError as exc:
+            self.file_error.setText(f"could not write {self.controller.path}: {exc}")
+            self.file_error.show()
+            return False
+        for row in range(self.providers.rowCount()):
+            self.api_key_field(row).clear()  # the key is in the keyring; drop our copy
+        self._theme_before = settings.theme
+        self.accept()
+        return True
+
+    def reject(self) -> None:
+        if current_theme() != self._theme_before:
+            app = QApplication.instance()
+            if isinstance(app, QApplication):
+                apply_theme(app, self._theme_before)
+        super().reject()
+
+
+def _mark(field: QWidget, invalid: bool) -> None:
+    """Border `field` in the danger colour while it holds a value that cannot be saved."""
+    field.setProperty("invalid", invalid)
+    field.style().unpolish(field)
+    field.style().polish(field)
+
+
+def _text(table: QTableWidget, row: int, column: int) -> str:
+    item = table.item(row, column)
+    return item.text().strip() if item is not None else ""
+
+
+def _table(headers: list[str], name: str) -> QTableWidget:
+    table = QTableWidget(0, len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.setAccessibleName(name)
+    table.verticalHeader().hide()
+    table.horizontalHeader().setStretchLastSection(True)
+    table.setColumnWidth(0, 140)
+    table.setColumnWidth(1, 220 if len(headers) == 3 else 150)
+    table.setColumnWidth(2, 200)
+    return table
+
+
+def _row(*buttons: QPushButton) -> QHBoxLayout:
+    layout = QHBoxLayout()
+    for button in buttons:
+        layout.addWidget(button)
+    layout.addStretch(1)
+    return layout
+
+
+def _page(*parts: QWidget | QHBoxLayout) -> QWidget:
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    layout.setContentsMargins(16, 16, 16, 16)
+    for part in parts:
+        if isinstance(part, QHBoxLayout):
+            layout.addLayout(part)
+        else:
+            layout.addWidget(part, 1 if isinstance(part, QTableWidget) else 0)
+    return page
