@@ -31,13 +31,18 @@ from vak_desktop.context.turns import Turn, TurnIndex
 
 _CARD_LINE = re.compile(r"^Turn (\d+) \(", re.MULTILINE)
 _PACKET_OPEN = re.compile(r'^<context_summary turns="(\d+)(?:–(\d+))?">')
-_THREAD = re.compile(r"<thread>Earlier requests, now summarised:\n(.*?)</thread>", re.DOTALL)
+_THREAD = re.compile(r"<thread>(.*?)</thread>", re.DOTALL)
+_PAUSED_REF = re.compile(r"turn \d+ \(above\)")
 
 
 def thread_lines(tail: str) -> list[str]:
-    """The directives the tail's `<thread>` lists."""
+    """The directives the tail's `<thread>` lists, summarised or paused (a paused turn that is
+    in the working set is named by number, not asked again: not a directive line)."""
     match = _THREAD.search(tail)
-    return [line[2:] for line in match.group(1).split("\n")] if match else []
+    if not match:
+        return []
+    lines = [line[2:] for line in match.group(1).split("\n") if line.startswith("- ")]
+    return [line for line in lines if not _PAUSED_REF.fullmatch(line)]
 
 
 def results_of(turn: Turn) -> list[tuple[str, EvidenceBody, ToolResult]]:

@@ -249,7 +249,9 @@ def default_reply(
         reply.text = "The tool returned: " + content[:200]
     else:
         users = [m for m in messages if m.get("role") == "user"]
-        reply.text = "You said: " + str(users[-1].get("content") if users else "")[:200]
+        # the end of the message: the user's own words come last (a tail block may lead it),
+        # so two different questions never get the same echo
+        reply.text = "You said: " + str(users[-1].get("content") if users else "")[-200:]
     return reply
 
 

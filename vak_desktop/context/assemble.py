@@ -28,6 +28,7 @@ from vak_desktop.context.payloads import (
     CapacityProfile,
     Ewma,
     Nudge,
+    Presentation,
     ToolResult,
 )
 from vak_desktop.context.planner import (
@@ -37,6 +38,7 @@ from vak_desktop.context.planner import (
     candidates,
     plan_working_set,
 )
+from vak_desktop.context.presentations import projected_text
 from vak_desktop.context.request import Message, ToolSpec
 from vak_desktop.context.turns import Turn, TurnIndex
 
@@ -79,7 +81,10 @@ def prefix_digest(system: str, tools: Sequence[ToolSpec]) -> str:
     return "b3:" + blake3.blake3(stable.encode("utf-8")).hexdigest()
 
 
-def render_tail(context: TailContext, thread: Sequence[str]) -> str:
+PAUSED_HEADER = "Earlier, now paused (the user moved on; return to these only if asked):"
+
+
+def render_tail(context: TailContext, thread: Sequence[str], paused: Sequence[str] = ()) -> str:
     parts = [
         f"<turn_context>UTC {context.utc}; local {context.local}; timezone {context.timezone}"
         "</turn_context>"
@@ -87,21 +92,41 @@ def render_tail(context: TailContext, thread: Sequence[str]) -> str:
     if context.intent:
         parts.append(f"<intent>{context.intent}</intent>")
     parts.append(f"<stance>{STANCE}</stance>")
+    sections = []
     if thread:
-        lines = "\n".join(f"- {d}" for d in thread)
-        parts.append(f"<thread>Earlier requests, now summarised:\n{lines}</thread>")
+        sections.append("Earlier requests, now summarised:\n" + "\n".join(f"- {d}" for d in thread))
+    if paused:
+        sections.append(PAUSED_HEADER + "\n" + "\n".join(f"- {d}" for d in paused))
+    if sections:
+        parts.append("<thread>" + "\n".join(sections) + "</thread>")
     if context.work_contract:
         parts.append(f"<work_contract>{context.work_contract}</work_contract>")
     return "\n".join(parts)
 
 
-def thread_for(plan: Plan, index: TurnIndex, ratio: float) -> list[str]:
-    """Directives not in the working set verbatim: the latest ones inside the packet, each as
-    its card asks it (verbatim when short, else its first sentence and how much follows), so a
-    few long pastes cannot crowd out the history the thread is there to point at."""
+def thread_for(
+    plan: Plan, index: TurnIndex, ratio: float, paused: Sequence[str] = ()
+) -> tuple[list[str], list[str]]:
+    """The thread's two lists. Summarised: directives not in the working set verbatim, the
+    latest ones inside the packet, each as its card asks it (verbatim when short, else its first
+    sentence and how much follows), so a few long pastes cannot crowd out the history the thread
+    is there to point at. Paused (directive drift, §7): the directives of the subject the user
+    left — asked out when packeted, else named by turn (their words are already above: one
+    source per fact)."""
     packeted = [t for t in plan.turns if t.fidelity is Fidelity.PACKET]
     latest = packeted[-PACKET_BATCH_TURNS:]
-    return [card_of(index.turns[t.index], ratio).asked for t in latest]
+    summarised = [
+        card_of(index.turns[t.index], ratio).asked for t in latest if t.turn_id not in paused
+    ]
+    held = []
+    for t in plan.turns:
+        if t.turn_id not in paused:
+            continue
+        if t.fidelity is Fidelity.PACKET:
+            held.append(card_of(index.turns[t.index], ratio).asked)
+        else:
+            held.append(f"turn {t.index + 1} (above)")
+    return summarised, held
 
 
 def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
@@ -118,15 +143,18 @@ def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
         )
         pending.clear()
 
+    shown: set[str] = set()  # payload digests of the cards written so far in the turn
     for entry in turn.entries:
         payload = entry.payload
-        if isinstance(payload, AssistantStep):
+        if isinstance(payload, Presentation):
+            shown.add(payload.payload_digest)
+        elif isinstance(payload, AssistantStep):
             close_pending()
             if payload.text or payload.tool_calls or payload.thinking:
                 messages.append(
                     Message(
                         role="assistant",
-                        content=payload.text,
+                        content=projected_text(payload.text, shown),
                         thinking=payload.thinking,
                         tool_calls=payload.tool_calls,
                     )
@@ -191,7 +219,7 @@ def plan_request(
             current_turn_reserve=reserve,
             ranked=ranked,
         )
-        tail = render_tail(tail_context, thread_for(plan, index, ratio))
+        tail = render_tail(tail_context, *thread_for(plan, index, ratio, ranked.paused))
         if estimate_tokens(len(tail), ratio) <= tail_tokens:
             return plan, tail
 

@@ -31,6 +31,7 @@ from vak_desktop.context.payloads import (
     TraceLine,
     TurnCard,
 )
+from vak_desktop.context.presentations import narration_text, projected_text
 from vak_desktop.context.relevance import index_terms
 from vak_desktop.context.request import Message
 from vak_desktop.context.turns import Turn
@@ -152,7 +153,7 @@ def build_turn_card(
         turn_id=turn.turn_id,
         asked=asked_of(turn.directive.text, tokens_per_char),
         did=tuple(did),
-        answered=Answer(presentations, narration_of(turn.answer)),
+        answered=Answer(presentations, narration_of(narration_text(turn.answer))),
         outcome=outcome,
     )
     full_chars = sum(m.chars() for m in full_record(turn, digests))
@@ -216,11 +217,15 @@ def full_record(turn: Turn, digests: Mapping[str, str] | None = None) -> list[Me
         digests = {t.evidence: t.digest for t in stored if t.digest}
     messages = [Message(role="user", content=turn.directive.text, images=turn.directive.images)]
     results = _results_by_call(turn)
+    shown: set[str] = set()  # payload digests of the cards written so far in the turn
     for entry in turn.entries:
         step = entry.payload
+        if isinstance(step, Presentation):
+            shown.add(step.payload_digest)
         if not isinstance(step, AssistantStep) or not (step.text or step.tool_calls):
             continue
-        messages.append(Message(role="assistant", content=step.text, tool_calls=step.tool_calls))
+        text = projected_text(step.text, shown)  # minus fences repeating a written card
+        messages.append(Message(role="assistant", content=text, tool_calls=step.tool_calls))
         for call in step.tool_calls:
             found = results.get(call.id)
             if found is None:

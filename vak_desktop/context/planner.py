@@ -30,6 +30,7 @@ from typing import Any
 
 from vak_desktop.context.capacity import estimate_tokens, tokens_per_char, usable_horizon
 from vak_desktop.context.cards import CARD_BLOCK_CHARS, card_of, card_tokens, full_tokens
+from vak_desktop.context.drift import PAUSED_RECENCY, paused_turns
 from vak_desktop.context.packets import listing_line, render_handoff, render_packet
 from vak_desktop.context.payloads import CapacityProfile, TurnCard
 from vak_desktop.context.relevance import relevance
@@ -141,6 +142,7 @@ class Candidates:
     by_value: tuple[int, ...]  # positions in `live`, most valuable first (newest first on ties)
     # each turn's line in a detailed packet, rendered the first time a packet covers it
     listing: list[str] = field(default_factory=list)
+    paused: tuple[str, ...] = ()  # turn ids of the subject the directive moved away from
 
 
 def candidates(history: Sequence[Turn], ratio: float, directive: str) -> Candidates:
@@ -149,11 +151,15 @@ def candidates(history: Sequence[Turn], ratio: float, directive: str) -> Candida
     cards = tuple(card_of(t, ratio) for t in live)
     rel = relevance(directive, cards)
     back = refers_back(directive)
+    # directive drift (§7): the turns of the subject the user left are paused — their recency
+    # weighs less, so the new subject's turns rank first; nothing is cut
+    paused = paused_turns(directive, [c.asked for c in cards], back)
     values = []
     for position in range(len(live)):
         age = len(live) - 1 - position
         anaphora = 1.0 if back and age == 0 else 0.0
-        values.append(max(1.0 / (1 + age), rel[position], anaphora))
+        recency = 1.0 / (1 + age) * (PAUSED_RECENCY if position in paused else 1.0)
+        values.append(max(recency, rel[position], anaphora))
     return Candidates(
         live=live,
         cards=cards,
@@ -161,6 +167,7 @@ def candidates(history: Sequence[Turn], ratio: float, directive: str) -> Candida
         card_cost=tuple(card_tokens(c, ratio) for c in cards),
         values=tuple(values),
         by_value=tuple(sorted(range(len(live)), key=lambda p: (-values[p], -p))),
+        paused=tuple(live[p].turn_id for p in paused),
     )
 
 

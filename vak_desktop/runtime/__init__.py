@@ -26,6 +26,7 @@ from vak_desktop.runtime.tools import (
     file_tools,
     load_skills,
 )
+from vak_desktop.runtime.tools.cards import add_card_tools
 from vak_desktop.runtime.tools.mcp import McpTool
 from vak_desktop.runtime.tools.recall import RecallTool
 from vak_desktop.runtime.tools.skill import SKILLS_FOLDER
@@ -77,6 +78,7 @@ __all__ = [
     "ToolOutput",
     "ToolRegistry",
     "TurnRunner",
+    "add_card_tools",
     "add_workspace_folder",
     "bind_model",
     "capacity_profile_for",

@@ -24,13 +24,15 @@ from vak_desktop.context.feedback import (
     unmet_tool_instruction,
 )
 from vak_desktop.context.payloads import Activity, CapacityProfile, ToolCall
+from vak_desktop.context.presentations import required_card, tool_name
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.providers.base import Done
 from vak_desktop.providers.errors import ContextOverflow
+from vak_desktop.runtime.presentations import card_library
 
 # A classifier of explicit-instruction failures: (directive, tools offered, tools called) →
-# the instruction that was not followed, or None. More kinds (a required card not emitted, a
-# stop-policy block) plug in here as the runtime learns to detect them.
+# the instruction that was not followed, or None. More kinds (a stop-policy block) plug in here
+# as the runtime learns to detect them.
 InstructionCheck = Callable[[str, Sequence[str], Sequence[str]], str | None]
 
 
@@ -42,7 +44,21 @@ def required_tool_check(
     return f"call the `{tool}` tool" if tool else None
 
 
-DEFAULT_INSTRUCTION_CHECKS: tuple[InstructionCheck, ...] = (required_tool_check,)
+def required_card_check(
+    directive: str, offered: Sequence[str], called: Sequence[str]
+) -> str | None:
+    """The directive asked for a card type whose emit tool was offered, and the turn wrote no
+    card of that type (by tool call or by fence: the runner lists both in `called`)."""
+    kind = required_card(directive, card_library().types())
+    if kind is None or tool_name(kind) not in offered or tool_name(kind) in called:
+        return None
+    return f"emit a {kind} card (`{tool_name(kind)}`)"
+
+
+DEFAULT_INSTRUCTION_CHECKS: tuple[InstructionCheck, ...] = (
+    required_tool_check,
+    required_card_check,
+)
 
 
 def overflow_activity(

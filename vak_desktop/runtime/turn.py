@@ -29,6 +29,7 @@ from vak_desktop.context.payloads import (
     ToolCall,
     Usage,
 )
+from vak_desktop.context.presentations import fence_guide, tool_name
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.context.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
 from vak_desktop.ledger import Ledger
@@ -56,6 +57,7 @@ from vak_desktop.runtime.events import (
     TurnFinished,
     TurnStarted,
 )
+from vak_desktop.runtime.presentations import card_library
 from vak_desktop.runtime.projection import Projection, project_turn, step_request
 from vak_desktop.runtime.recovery import (
     DEFAULT_INSTRUCTION_CHECKS,
@@ -67,6 +69,7 @@ from vak_desktop.runtime.recovery import (
 )
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
 from vak_desktop.runtime.tools.surface import ToolSurface, tool_surface
+from vak_desktop.runtime.turn_rules import TurnRules, system_step
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant running in Vak Desktop on the user's own machine. "
@@ -128,6 +131,21 @@ class TurnRunner:
         # window and the REPL turn this on; a one-shot command has no next turn to prepare).
         self.compact_ahead = compact_ahead
         self._compacting: dict[str, asyncio.Task[CompactionResult]] = {}
+        self.cards = card_library()  # the card definitions the fence fallback reads
+
+    def _surface(self, binding: ModelBinding, directive: str) -> ToolSurface:
+        """The turn's tool surface. A model that says it cannot call tools is sent none
+        (Ollama refuses the request otherwise) and its system text says how to write a card as
+        a ```vak fence instead."""
+        surface = tool_surface(self.tools, self.system_prompt, directive)
+        if not self._without_tools(binding):
+            return surface
+        system = f"{self.system_prompt.rstrip()}\n\n{fence_guide(self.cards)}"
+        return dataclasses.replace(surface, system=system, prefix=(), catalogue=())
+
+    @staticmethod
+    def _without_tools(binding: ModelBinding) -> bool:
+        return bool(binding.capabilities) and "tools" not in binding.capabilities
 
     def close_interrupted(self, session: str) -> str | None:
         """Close the session's last turn as interrupted if it never closed (the process died
@@ -183,10 +201,11 @@ class TurnRunner:
         yield TurnStarted(session, turn.id, binding.model)
         total = Usage()
         outcome, error = "completed", ""
-        state = _TurnState(tool_surface(self.tools, self.system_prompt, text))
+        state = _TurnState(self._surface(binding, text))
         called: list[str] = []
         largest_prompt = 0
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
+        rules = TurnRules(ledger, session, self.cards, self.tools.observes_now)
         try:
             async for event in self._replan(session, binding, state):
                 yield event
@@ -202,7 +221,7 @@ class TurnRunner:
                 out, projection = state.current, state.projection
                 assert out is not None and out.done is not None and projection is not None
                 done = out.done
-                ledger.append(
+                step_entry = ledger.append(
                     session,
                     AssistantStep(
                         text=out.text,
@@ -222,16 +241,35 @@ class TurnRunner:
                 called += [c.name for c in out.calls]
                 largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
                 yield StepFinished(step, receipt)
-                if not out.calls:
+                fences = rules.fences(step_entry)
+                called += [tool_name(t) for t in fences.types]
+                if out.calls:
+                    async for event in run_tool_calls(self.tools, ledger, session, out.calls):
+                        yield event
+                    state.surface, misreads = state.surface.after(out.calls)  # find_tools loads
+                    for misread in misreads:
+                        ledger.append(session, misread)
+                    after = rules.after_calls(out.calls, fences)
+                else:
+                    after = rules.after_answer(out.text, fences)
+                if after.drift:  # near the horizon, a drifting model is a size signal
+                    instruction = "answer the current request instead of repeating an old answer"
+                    self.instruction_failed(
+                        session, binding, projection, instruction, largest_prompt
+                    )
+                if after.nudge is not None:
+                    ledger.append(session, after.nudge)
+                    yield Notice(after.nudge.text)
+                    continue
+                if after.statement:
+                    ledger.append(session, system_step(after.statement))
+                    yield TextChunk(after.statement)
+                if after.close or not out.calls:
+                    outcome, error = after.outcome, after.error
                     self._check_instructions(
                         session, binding, projection, text, called, largest_prompt
                     )
                     break
-                async for event in run_tool_calls(self.tools, ledger, session, out.calls):
-                    yield event
-                state.surface, misreads = state.surface.after(out.calls)  # find_tools loads
-                for misread in misreads:
-                    ledger.append(session, misread)
             else:
                 outcome, error = "degraded", f"stopped after {MAX_STEPS} steps of tool calls"
         except (asyncio.CancelledError, GeneratorExit):
@@ -248,7 +286,7 @@ class TurnRunner:
     async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
         """Write the packet the session's next turn will want, if it wants one not stored
         (`/compact`, "Compact now", and the look-ahead after each turn)."""
-        floor = tool_surface(self.tools, self.system_prompt, "")  # the next ask is unknown
+        floor = self._surface(binding, "")  # the next ask is unknown
         return await compact_session(
             self.ledger,
             session,
@@ -413,6 +451,8 @@ class TurnRunner:
     ) -> None:
         """Run the instruction-failure classifiers over the finished turn."""
         offered = [spec.name for spec in self.tools.specs()]
+        if self._without_tools(binding):  # fences stand in for the card tools
+            offered = [tool_name(kind) for kind in self.cards.types()]
         for check in self.instruction_checks:
             instruction = check(directive, offered, called)
             if instruction is not None:

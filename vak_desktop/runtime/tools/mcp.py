@@ -52,6 +52,9 @@ class McpTool:
     """`mcp({server, tool?, arguments?})` over a pool of lazily started servers."""
 
     always_loaded = True  # the spec's list of always-loaded tools includes `mcp`
+    # a server's tool reads a world outside the ledger, as it is now: a successful call is an
+    # observation for the live-data check (spec §7)
+    observes_now = True
 
     def __init__(
         self,

@@ -114,6 +114,10 @@ class ToolRegistry:
         """Every admitted tool's schema, in the order the tools were added."""
         return tuple(t.spec for t in self._tools.values())
 
+    def observes_now(self, name: str) -> bool:
+        """Whether the admitted tool `name` reads the world as it is now (drift checks ask)."""
+        return self.traits(name).observes_now
+
     def traits(self, name: str) -> ToolTraits:
         """What the admitted tool `name` declares (the defaults for a tool not admitted)."""
         return self._traits.get(name, ToolTraits())
