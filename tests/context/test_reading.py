@@ -25,6 +25,7 @@ from vak_desktop.context.reading import (
         ("search the web for reviews of this kettle", {WEB}),
         ("What is the current price of copper?", {LIVE}),
         ("show the live score", {LIVE}),
+        ("now what is the exchange rate of EUR today", {LIVE}),
         ("Show me the latest news about AI", {LIVE, WEB}),
     ],
 )
@@ -41,6 +42,9 @@ def test_cues_set_the_domains(text: str, domains: set[str]) -> None:
         "what time is it now",  # the tail carries the time
         "what are you holding right now",  # the agent's own state
         "we live in the city, what is a good bank?",  # the verb, not the adjective
+        "And now?",  # a step in the conversation: no subject to seek a fact about
+        "what now?",
+        "ok now summarise the notes",  # `now` opening a request, not a point in time
     ],
 )
 def test_temporal_deixis_beside_something_local_is_not_live_data(text: str) -> None:

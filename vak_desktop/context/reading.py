@@ -67,6 +67,9 @@ _QUANTITY = _set(
     "percent percentage exchange population balance"
 )
 _LIVE_VERB_BEFORE = _set("i we you they he she who people to")
+# "And now?", "OK now summarise it": `now` opening a request is a step in the conversation.
+_DISCOURSE_BEFORE = _set("and so ok okay then but well right alright")
+_FILLER = _set("and so ok okay then but well right alright what how about the a an it this that")
 _LIVE_VERB_AFTER = _set("in at with on here there near by together")
 _CARD_CUES = {
     "chart": _set("chart charts graph graphs plot plots visualise visualize"),
@@ -137,12 +140,26 @@ def read_directive(text: str) -> Reading:
 
 def _is_live(tokens: list[str], lowered: str) -> bool:
     """Temporal deixis in a fact-seeking request, not beside anything local (§7)."""
-    deixis = [i for i, word in enumerate(tokens) if word in _DEIXIS and not _verb_live(tokens, i)]
+    deixis = [
+        i
+        for i, word in enumerate(tokens)
+        if word in _DEIXIS and not _verb_live(tokens, i) and not _discourse_now(tokens, i)
+    ]
     if not deixis and not any(phrase in lowered for phrase in _DEIXIS_PHRASES):
         return False
+    if not [t for t in tokens if t not in _DEIXIS and t not in _FILLER and len(t) > 2]:
+        return False  # no subject to seek a fact about ("and now?", "what now?")
     if not (set(tokens) & _FACT_SEEKING or lowered.rstrip().endswith("?")):
         return False
     return not set(tokens) & _LOCAL
+
+
+def _discourse_now(tokens: list[str], i: int) -> bool:
+    """`now` opening the request, alone or after "and", "so", "ok" …: a turn of the
+    conversation, not a point in time."""
+    if tokens[i] != "now":
+        return False
+    return all(t in _DISCOURSE_BEFORE for t in tokens[:i])
 
 
 def _verb_live(tokens: list[str], i: int) -> bool:
