@@ -6,6 +6,12 @@ is re-emitted as a Qt signal, in order, on the UI thread (the loop *is* Qt's eve
 slot can touch widgets directly. It keeps a reference to every task it starts and cancels them
 all in `aclose()`.
 
+Edits and regenerations append a new directive beside the old one (`parent=`), so the earlier
+entries stay; the service remembers which branch of each session is shown (`turns` follows it,
+and the next message continues it). Card clicks (👍 / 👎, dismiss / restore) are appended as
+`PresentationFeedback` / `PresentationSelection` entries and folded back by
+`fold_presentation_states`.
+
 Stopping a turn cancels its task: the runtime keeps the text that had streamed, marked
 interrupted, and closes the turn `cancelled`; the service then emits a `TurnFinished` with that
 outcome itself, because a cancelled runtime generator raises instead of yielding one.
@@ -17,13 +23,20 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, Coroutine
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
 
-from vak_desktop.context.payloads import Usage
-from vak_desktop.context.turns import Turn
+from vak_desktop.context.payloads import (
+    Directive,
+    Presentation,
+    PresentationFeedback,
+    PresentationSelection,
+    Usage,
+)
+from vak_desktop.context.turns import Turn, split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, ModelCatalog
 from vak_desktop.providers.errors import ModelNotFound, ProviderError, Unreachable
@@ -38,6 +51,7 @@ from vak_desktop.runtime import (
     session_summaries,
     session_turns,
 )
+from vak_desktop.runtime.branches import alternatives, branch_parent, newest_leaf
 from vak_desktop.runtime.events import (
     Notice,
     StepFinished,
@@ -68,6 +82,34 @@ class Reachability:
         return self.state == UNREACHABLE
 
 
+VERDICTS = ("up", "down")
+SELECTIONS = ("dismiss", "restore")
+
+
+@dataclass(frozen=True)
+class CardState:
+    """What the user's clicks on one card add up to: the last verdict, and whether it is hidden."""
+
+    verdict: str = ""  # "up" | "down" | "" (none given)
+    dismissed: bool = False
+
+
+def fold_presentation_states(entries: Iterable[Any]) -> dict[str, CardState]:
+    """Every card's state from a session's entries (all branches), the latest click winning.
+
+    Only cards someone clicked appear; any other card is `CardState()`."""
+    states: dict[str, CardState] = {}
+    for entry in entries:
+        payload = entry.payload
+        if isinstance(payload, PresentationFeedback) and payload.verdict in VERDICTS:
+            old = states.get(payload.presentation, CardState())
+            states[payload.presentation] = CardState(payload.verdict, old.dismissed)
+        elif isinstance(payload, PresentationSelection) and payload.action in SELECTIONS:
+            old = states.get(payload.presentation, CardState())
+            states[payload.presentation] = CardState(old.verdict, payload.action == "dismiss")
+    return states
+
+
 class ChatService(QObject):
     """Runs turns and model look-ups for the window and tells it what happened."""
 
@@ -88,6 +130,9 @@ class ChatService(QObject):
     stepFinished = Signal(object)  # StepFinished
     notice = Signal(str)
     turnFinished = Signal(object)  # TurnFinished, also for a stopped turn
+    branchChanged = Signal(str)  # the session whose shown branch changed (switch, edit …)
+    presentationsChanged = Signal(str)  # a card of this session was rated, dismissed, restored
+    thinkChanged = Signal(object)  # bool | None: the thinking toggle (None: the model decides)
 
     def __init__(
         self,
@@ -118,6 +163,8 @@ class ChatService(QObject):
         self._model = ""
         self._bindings: dict[str, ModelBinding] = {}
         self._session: str | None = None
+        self._shown: dict[str, str] = {}  # session -> the leaf of the branch shown, if not head
+        self._think: bool | None = None
         self._reachability = Reachability(UNKNOWN, provider.host)
 
     # -- state ------------------------------------------------------------------------------
@@ -152,6 +199,22 @@ class ChatService(QObject):
     def busy(self) -> bool:
         return self._turn is not None
 
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        """What the bound model says it can do (`/api/show`): "vision", "thinking", "tools" …"""
+        binding = self.binding
+        return binding.capabilities if binding is not None else ()
+
+    @property
+    def think(self) -> bool | None:
+        return self._think
+
+    def set_think(self, value: bool | None) -> None:
+        """Ask the next turns to think (True), not to (False), or leave it to the model (None)."""
+        if value != self._think:
+            self._think = value
+            self.thinkChanged.emit(value)
+
     # -- sessions ---------------------------------------------------------------------------
 
     def sessions(self) -> list[SessionSummary]:
@@ -159,8 +222,101 @@ class ChatService(QObject):
         return session_summaries(self._ledger)
 
     def turns(self, session: str) -> list[Turn]:
-        """The turns of a session's current branch, as the ledger holds them."""
-        return session_turns(self._ledger, session)
+        """The turns of the branch of `session` that is shown (the newest one by default)."""
+        head = self._shown.get(session)
+        if head is None:
+            return session_turns(self._ledger, session)
+        return split_turns(self._ledger.chain_to_root(session, head))
+
+    def directive(self, turn_id: str) -> Directive:
+        """The directive entry `turn_id` (what the user asked, with its images)."""
+        payload = self._ledger.entry(turn_id).payload
+        if not isinstance(payload, Directive):
+            raise ValueError(f"{turn_id} is not a directive")
+        return payload
+
+    # -- branches ---------------------------------------------------------------------------
+
+    def alternatives(self, turn_id: str) -> tuple[int, int]:
+        """(position, count) of a turn among its alternatives (edits and regenerations), 1-based."""
+        if self._session is None:
+            return (1, 1)
+        siblings = alternatives(list(self._ledger.entries(self._session)), turn_id)
+        return (siblings.index(turn_id) + 1, len(siblings))
+
+    def show_alternative(self, turn_id: str, step: int) -> bool:
+        """Show the alternative `step` places after (or before) `turn_id`, with the newest
+        conversation that followed it. Nothing is written. Refused while a turn runs."""
+        session = self._session
+        if session is None or self.busy:
+            return False
+        entries = list(self._ledger.entries(session))
+        siblings = alternatives(entries, turn_id)
+        target = siblings.index(turn_id) + step
+        if not 0 <= target < len(siblings):
+            return False
+        leaf = newest_leaf(entries, siblings[target])
+        head = self._ledger.head(session)
+        if head is not None and head.id == leaf:
+            self._shown.pop(session, None)
+        else:
+            self._shown[session] = leaf
+        self.branchChanged.emit(session)
+        return True
+
+    def edit(self, turn_id: str, text: str, images: tuple[str, ...] = ()) -> bool:
+        """Send `text` as a new alternative of turn `turn_id`; the old turn and all that
+        followed it stay in the ledger, on their own branch."""
+        return self._branch(turn_id, text.strip(), images)
+
+    def regenerate(self, turn_id: str) -> bool:
+        """Ask again: the same directive as a new alternative of `turn_id`, answered anew by
+        the selected model."""
+        session = self._session
+        if session is None:
+            return False
+        directive = self._ledger.entry(turn_id).payload
+        if not isinstance(directive, Directive):
+            return False
+        return self._branch(turn_id, directive.text, directive.images)
+
+    def _branch(self, turn_id: str, text: str, images: tuple[str, ...]) -> bool:
+        session = self._session
+        if session is None or not text or self.busy:
+            return False
+        head = self._shown.get(session)
+        parent = branch_parent(self._ledger.chain_to_root(session, head), turn_id)
+        return self._start(text, images, parent)
+
+    # -- cards ------------------------------------------------------------------------------
+
+    def presentation_states(self, session: str | None = None) -> dict[str, CardState]:
+        """Every clicked card of `session` (default: the shown one) and what the clicks say."""
+        session = session or self._session
+        if session is None:
+            return {}
+        return fold_presentation_states(self._ledger.entries(session))
+
+    def rate_presentation(self, presentation_id: str, verdict: str) -> None:
+        """Record 👍 ("up") or 👎 ("down") on a card as a ledger fact."""
+        if verdict not in VERDICTS:
+            raise ValueError(f"a verdict is one of {VERDICTS}, not {verdict!r}")
+        self._card_fact(presentation_id, PresentationFeedback(presentation_id, verdict))
+
+    def select_presentation(self, presentation_id: str, action: str) -> None:
+        """Record that a card was dismissed or restored."""
+        if action not in SELECTIONS:
+            raise ValueError(f"a card selection is one of {SELECTIONS}, not {action!r}")
+        self._card_fact(presentation_id, PresentationSelection(presentation_id, action))
+
+    def _card_fact(
+        self, presentation_id: str, fact: PresentationFeedback | PresentationSelection
+    ) -> None:
+        entry = self._ledger.entry(presentation_id)  # UnknownEntry for a card that is not there
+        if not isinstance(entry.payload, Presentation):
+            raise ValueError(f"{presentation_id} is a {entry.kind}, not a presentation")
+        self._ledger.append(entry.session, fact)
+        self.presentationsChanged.emit(entry.session)
 
     def open_session(self, session: str | None) -> bool:
         """Show `session` (None: a new chat). Refused while a turn runs."""
@@ -252,16 +408,22 @@ class ChatService(QObject):
 
     # -- turns ------------------------------------------------------------------------------
 
-    def send(self, text: str) -> bool:
-        """Start a turn with `text` in the shown session. False if it cannot start now."""
+    def send(self, text: str, images: tuple[str, ...] = ()) -> bool:
+        """Start a turn with `text` (and base64 `images`) on the shown branch of the shown
+        session. False if it cannot start now."""
         text = text.strip()
         if not text or self.busy:
             return False
+        parent = self._shown.get(self._session) if self._session is not None else None
+        return self._start(text, images, parent)
+
+    def _start(self, text: str, images: tuple[str, ...], parent: str | None) -> bool:
         if not self._model:
             self.turnRefused.emit("Pick a model first: the model list is empty or still loading.")
             return False
         self.directiveSubmitted.emit(text)
-        self._turn = self._spawn(self._run_turn(self._session, text, self._model), "turn")
+        work = self._run_turn(self._session, text, self._model, images, parent)
+        self._turn = self._spawn(work, "turn")
         self.busyChanged.emit(True)
         return True
 
@@ -272,7 +434,14 @@ class ChatService(QObject):
         self._turn.cancel()
         return True
 
-    async def _run_turn(self, session: str | None, text: str, model: str) -> None:
+    async def _run_turn(
+        self,
+        session: str | None,
+        text: str,
+        model: str,
+        images: tuple[str, ...] = (),
+        parent: str | None = None,
+    ) -> None:
         started: TurnStarted | None = None
         usage = Usage()
         try:
@@ -285,11 +454,16 @@ class ChatService(QObject):
                 session = self._ledger.create_session().id
                 self._session = session
             # an async generator, typed as an iterator: close it here, never leave it to the GC
-            events = cast(AsyncGenerator[TurnEvent, None], self._runner.run(session, text, binding))
+            run = self._runner.run(
+                session, text, binding, images=images, think=self._think, parent=parent
+            )
+            events = cast(AsyncGenerator[TurnEvent, None], run)
             async with contextlib.aclosing(events):
                 async for event in events:
                     if isinstance(event, TurnStarted):
                         started = event
+                        if self._shown.pop(session, None) is not None or parent is not None:
+                            self.branchChanged.emit(session)  # the new turn is the head now
                         self.turnStarted.emit(event)
                         self.sessionsChanged.emit()  # the directive gave it a title
                     elif isinstance(event, TextChunk):

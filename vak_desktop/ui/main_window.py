@@ -17,12 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from vak_desktop.runtime import ModelBinding
-from vak_desktop.runtime.events import (
-    ToolCallRequested,
-    ToolResultReady,
-    TurnFinished,
-    TurnStarted,
-)
+from vak_desktop.runtime.events import TurnFinished
 from vak_desktop.ui.banner import ReachabilityBanner
 from vak_desktop.ui.chat_service import ChatService, Reachability
 from vak_desktop.ui.chat_view import ChatView
@@ -47,7 +42,7 @@ class MainWindow(QMainWindow):
         self.banner = ReachabilityBanner(service)
         self.sessions = SessionList(service)
         self.picker = ModelPicker(service)
-        self.chat = ChatView()
+        self.chat = ChatView(service)  # it connects itself to the service's turn events
         self.composer = Composer(service)
 
         pane = QWidget()
@@ -92,15 +87,8 @@ class MainWindow(QMainWindow):
         self.composer.input.setFocus()
 
     def _connect(self) -> None:
-        service, chat = self.service, self.chat
+        service = self.service
         service.sessionOpened.connect(self._open)
-        service.directiveSubmitted.connect(chat.add_user)
-        service.turnRefused.connect(chat.add_problem)
-        service.turnStarted.connect(self._turn_started)
-        service.textChunk.connect(chat.append_text)
-        service.thinkingChunk.connect(chat.append_thinking)
-        service.toolCallRequested.connect(self._tool_call)
-        service.toolResultReady.connect(self._tool_result)
         service.turnFinished.connect(self._turn_finished)
         service.notice.connect(lambda message: self.statusBar().showMessage(message, 10_000))
         service.modelChanged.connect(self._show_model)
@@ -110,24 +98,10 @@ class MainWindow(QMainWindow):
     # -- transcript -------------------------------------------------------------------------
 
     def _open(self, session: str) -> None:
-        if session:
-            self.chat.show_turns(self.service.turns(session))
-        else:
-            self.chat.show_placeholder()
         self.tokens_status.clear()
         self.composer.input.setFocus()
 
-    def _turn_started(self, event: TurnStarted) -> None:
-        self.chat.begin_answer(event.model)
-
-    def _tool_call(self, event: ToolCallRequested) -> None:
-        self.chat.append_tool_call(event.name, event.arguments)
-
-    def _tool_result(self, event: ToolResultReady) -> None:
-        self.chat.append_tool_result(event.name, event.chars, event.is_error)
-
     def _turn_finished(self, event: TurnFinished) -> None:
-        self.chat.finish_answer(event.outcome, event.error, event.usage)
         usage = event.usage
         if usage.prompt_tokens() or usage.output_tokens:
             tokens = f"{usage.prompt_tokens():,} prompt → {usage.output_tokens:,} output tokens"
