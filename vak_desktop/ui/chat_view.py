@@ -355,7 +355,7 @@ class ChatView(QScrollArea):
         )
 
     def _add_answer_actions(self, answer: AssistantMessage, turn_id: str) -> None:
-        copy = small_button("⧉ Copy", "Copy this answer as Markdown", "copyAnswer")
+        copy = small_button("Copy", "Copy this answer as Markdown", "copyAnswer")
         copy.clicked.connect(lambda: self._copy_answer(turn_id))
         answer.add_action(copy)
         if self._service is not None:

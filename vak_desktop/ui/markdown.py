@@ -74,7 +74,7 @@ def _code_box(code: str, language: str, env: EnvType) -> str:
         f'<span style="font-size:small;">{label}</span></td>'
         f'<td align="right" style="border-bottom: 1px solid {colors["rule"]};">'
         f'<a href="{COPY_SCHEME}:{len(codes) - 1}" style="font-size:small;'
-        f' text-decoration:none; color:{colors["link"]};">⧉ Copy</a></td></tr>'
+        f' text-decoration:none; color:{colors["link"]};">Copy</a></td></tr>'
         f'<tr><td colspan="2"><pre style="font-family:monospace;">'
         f"{html.escape(code.rstrip(chr(10)))}</pre></td></tr></table>"
     )

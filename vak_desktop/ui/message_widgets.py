@@ -348,6 +348,7 @@ class AssistantMessage(Bubble):
         self.column.addLayout(self.body)
         self.cards = QVBoxLayout()
         self.cards.setSpacing(8)
+        self.cards.setContentsMargins(0, 6, 0, 0)
         self.column.addLayout(self.cards)
         self.footer = QHBoxLayout()
         self.footer.setSpacing(6)

@@ -93,7 +93,7 @@ def build(payload: dict[str, Any]) -> QWidget:
         if is_dark(QWidget().palette())
         else QChart.ChartTheme.ChartThemeLight
     )
-    chart.setBackgroundRoundness(4)
+    chart.setBackgroundVisible(False)  # the card is the background
     chart.setMargins(QMargins(4, 4, 4, 4))
     chart.legend().setVisible(len(series) > 1 or bool(series and series[0][0]))
     chart.legend().setAlignment(Qt.AlignmentFlag.AlignBottom)
@@ -114,13 +114,15 @@ def build(payload: dict[str, Any]) -> QWidget:
         if xs:
             x_axis.setRange(min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1)
         x_axis.setLabelFormat("%g")
+        x_axis.applyNiceNumbers()
     y_axis = QValueAxis()
     if ys:
-        low = min(0.0, min(ys)) if kind == "bar" else min(ys)
-        high = max(ys)
-        pad = (high - low) * 0.08 or 1.0
-        y_axis.setRange(low if kind == "bar" else low - pad, high + pad)
+        low, high = min(0.0, min(ys)), max(ys)  # from zero: a slope is not exaggerated
+        pad = (high - low) * 0.05 or 1.0
+        y_axis.setRange(low - pad if low < 0 else 0.0, high + pad)
     y_axis.setLabelFormat("%g")
+    if ys:
+        y_axis.applyNiceNumbers()
     if payload.get("x_label"):
         x_axis.setTitleText(text_of(payload["x_label"]))
     if payload.get("y_label"):
@@ -151,6 +153,7 @@ def build(payload: dict[str, Any]) -> QWidget:
     view = QChartView(chart)
     view.setObjectName("cardChart")
     view.setRenderHint(QPainter.RenderHint.Antialiasing)
+    view.setStyleSheet("background: transparent;")
     view.setMinimumHeight(240)
     view.setMaximumHeight(300)
     chart.setParent(view)

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
+from vak_desktop.ui.glyphs import glyph
 from vak_desktop.ui.markdown import blend
 
 OnVerdict = Callable[[str, str], None]  # (presentation id, "up" | "down")
@@ -103,7 +104,7 @@ class CardFrame(QFrame):
         layout.setContentsMargins(12, 8, 12, 10)
         layout.setSpacing(6)
         header = QHBoxLayout()
-        header.setSpacing(2)
+        header.setSpacing(8)
         self.kind = caption(kind_label.upper(), self, bold=True, size="small")
         self.kind.setObjectName("cardKind")
         header.addWidget(self.kind)
@@ -113,8 +114,8 @@ class CardFrame(QFrame):
         header.addWidget(self.title, 1)
         if not title:
             header.addStretch(1)
-        self.up = self._button("👍", "This card is helpful", "cardUp")
-        self.down = self._button("👎", "This card is not helpful", "cardDown")
+        self.up = self._button(glyph("👍", "Helpful"), "This card is helpful", "cardUp")
+        self.down = self._button(glyph("👎", "Not helpful"), "This card is not helpful", "cardDown")
         self.dismiss = self._button("✕", "Dismiss this card", "cardDismiss")
         self.up.setCheckable(True)
         self.down.setCheckable(True)
