@@ -29,12 +29,15 @@ from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QColor, QDesktopServices, QGuiApplication, QPalette, QTextCursor
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
-FREEZE_CHARS = 1500  # the live pane is frozen at the next safe boundary past this size
-MERGE_CHARS = 20_000  # an answer up to this size becomes one pane again when it ends
+# Measured with bench/ui_stream.py: a render costs ~2 ms per 1,000 characters of Markdown
+# (parse + setHtml + layout), so the live part is kept near 800 and the merge at the end of an
+# answer (one render of the whole) under ~4,000.
+FREEZE_CHARS = 400  # the live pane is frozen at the next safe boundary past this size
+MERGE_CHARS = 4000  # an answer up to this size becomes one pane again when it ends
 COPY_SCHEME = "copy"
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_LIST_OR_INDENT = re.compile(r"^(\s|[-*+] |\d{1,9}[.)] |\|)")
+_LIST_OR_INDENT = re.compile(r"^(\s|[-*+] |\d{1,9}[.)] )")
 
 
 def blend(a: QColor, b: QColor, amount: float) -> QColor:
@@ -153,19 +156,26 @@ class MarkdownPane(QTextBrowser):
         self.setVerticalScrollBarPolicy(self.verticalScrollBarPolicy().ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(self.horizontalScrollBarPolicy().ScrollBarAlwaysOff)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        # transparent through the palette: a style sheet per pane costs a parse per pane
+        palette = self.palette()
+        palette.setColor(QPalette.ColorRole.Base, QColor(0, 0, 0, 0))
+        self.setPalette(palette)
         self.viewport().setAutoFillBackground(False)
-        self.setStyleSheet("QTextBrowser#markdownPane { background: transparent; }")
         self.document().setDocumentMargin(0)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self.anchorClicked.connect(self._open)
         self.source_text = ""  # the Markdown this pane shows
         self.codes: list[str] = []
+        # While streaming, the height follows the text once per render tick, not per chunk:
+        # each height change lays out the whole transcript column again.
+        self.streaming = False
         self.setFixedHeight(4)
 
     def show_markdown(self, source: str) -> None:
         self.source_text = source
         self.codes = []
-        self.setHtml(markdown_html(source, palette_colors(self.palette()), self.codes))
+        colors = palette_colors(QGuiApplication.palette())  # our own Base is transparent
+        self.setHtml(markdown_html(source, colors, self.codes))
 
     def append_plain(self, chunk: str) -> None:
         """Show `chunk` at the end at once, unformatted (the next render formats it)."""
@@ -186,14 +196,19 @@ class MarkdownPane(QTextBrowser):
             QDesktopServices.openUrl(url)
 
     def _fit(self, *_: object) -> None:
-        height = int(self.document().size().height() + 0.999) + 2
+        if not self.streaming:
+            self.fit()
+
+    def fit(self) -> None:
+        """Make the pane exactly as tall as its text."""
+        height = int(self.document().documentLayout().documentSize().height() + 0.999) + 2
         if height != self.height():
             self.setFixedHeight(height)
             self.heightChanged.emit()
 
     def resizeEvent(self, event: object) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)  # type: ignore[arg-type]
-        self._fit()
+        self.fit()
 
 
 class MarkdownStream(QWidget):
@@ -223,6 +238,7 @@ class MarkdownStream(QWidget):
         self._dirty = False
 
     def append(self, chunk: str) -> None:
+        self._live.streaming = True
         self._live.append_plain(chunk)
         self._dirty = True
 
@@ -234,11 +250,16 @@ class MarkdownStream(QWidget):
         source = self._live.source_text
         cut = safe_boundary(source) if len(source) > FREEZE_CHARS else 0
         if cut:
-            self._live.show_markdown(source[:cut])
-            self._frozen.append(self._live)
+            frozen = self._live
+            frozen.show_markdown(source[:cut])
+            frozen.streaming = False
+            frozen.fit()
+            self._frozen.append(frozen)
             self._live = self._new_pane()
+            self._live.streaming = True
             self._live.source_text = source[cut:]
         self._live.show_markdown(self._live.source_text)
+        self._live.fit()
 
     def finish(self) -> None:
         """The stretch is complete: render what is left; a short answer becomes one pane."""
@@ -252,6 +273,8 @@ class MarkdownStream(QWidget):
         else:
             self._dirty = True
             self.render_pending()
+        self._live.streaming = False
+        self._live.fit()
 
     def plain_text(self) -> str:
         return "\n".join(p.toPlainText() for p in self.panes if p.toPlainText())

@@ -134,9 +134,9 @@ class ThinkingSection(Collapsible):
     def __init__(self, parent: QWidget | None = None) -> None:
         self.pane = MarkdownPane()
         super().__init__("Thinking…", self.pane, "thinking", parent)
-        self.pane.setStyleSheet(
-            f"QTextBrowser#markdownPane {{ background: transparent; color: {_subtle(self.palette())}; }}"
-        )
+        palette = self.pane.palette()
+        palette.setColor(QPalette.ColorRole.Text, QColor(_subtle(self.palette())))
+        self.pane.setPalette(palette)
 
     def append(self, chunk: str) -> None:
         self.pane.append_plain(chunk)
