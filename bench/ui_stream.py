@@ -139,14 +139,14 @@ async def stream_once(
                 widget.resize(1100, 750)
                 widget.show()
                 await service.refresh_models()
-                while service.binding is None:
+                while service.binding is None:  # noqa: ASYNC110 (a signal, not an awaitable)
                     await asyncio.sleep(0.01)
                 finished: list[TurnFinished] = []
                 # a first, short turn: the window has drawn an answer before (fonts, widgets)
                 double.enqueue(Reply(text=SECTION.format(n=0), chunk_chars=chunk_chars))
                 service.turnFinished.connect(finished.append)
                 assert service.send("Warm up.")
-                while not finished:
+                while not finished:  # noqa: ASYNC110 (a signal, not an awaitable)
                     await asyncio.sleep(0.05)
                 service.turnFinished.disconnect(finished.append)
                 finished.clear()
@@ -171,7 +171,7 @@ async def stream_once(
                 double.enqueue(Reply(text=text, chunk_chars=chunk_chars, delay_per_chunk=delay))
                 started = time.perf_counter()
                 assert service.send("Explain the probe, with tables and code, at length.")
-                while not finished:
+                while not finished:  # noqa: ASYNC110 (a signal, not an awaitable)
                     await asyncio.sleep(0.05)
                 meter.stop()
                 seconds = time.perf_counter() - started

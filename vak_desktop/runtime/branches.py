@@ -36,9 +36,7 @@ def alternatives(entries: Sequence[Entry], directive_id: str) -> list[str]:
             break
     if not found:
         raise KeyError(f"{directive_id} is not an entry of this session")
-    return [
-        e.id for e in entries if e.parent == parent and isinstance(e.payload, Directive)
-    ]
+    return [e.id for e in entries if e.parent == parent and isinstance(e.payload, Directive)]
 
 
 def newest_leaf(entries: Sequence[Entry], entry_id: str) -> str:

@@ -22,8 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Coroutine
-from collections.abc import Iterable
+from collections.abc import AsyncGenerator, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 

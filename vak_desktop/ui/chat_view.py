@@ -263,7 +263,7 @@ class ChatView(QScrollArea):
         self._add(label)
         self._scroll_to_end()
 
-    def toPlainText(self) -> str:  # noqa: N802 (the name QTextEdit uses, for tests and a11y)
+    def toPlainText(self) -> str:
         """Everything the transcript shows, as text."""
         parts = []
         for item in self._items:
@@ -327,7 +327,9 @@ class ChatView(QScrollArea):
         self._answer = None
         if answer is None or self._service is None:
             return
-        turn = next((t for t in self._service.turns(event.session) if t.turn_id == event.turn_id), None)
+        turn = next(
+            (t for t in self._service.turns(event.session) if t.turn_id == event.turn_id), None
+        )
         if turn is None:
             return
         states = self._service.presentation_states(event.session)
@@ -349,7 +351,9 @@ class ChatView(QScrollArea):
         position, count = service.alternatives(turn_id)
         switcher = None
         if count > 1:
-            switcher = BranchSwitcher(position, count, lambda step: self.show_alternative(turn_id, step))
+            switcher = BranchSwitcher(
+                position, count, lambda step: self.show_alternative(turn_id, step)
+            )
         return UserMessage(
             text, images, on_edit=lambda new: self.edit_turn(turn_id, new), switcher=switcher
         )

@@ -19,14 +19,21 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QColor, QDesktopServices, QGuiApplication, QPalette, QTextCursor
+from PySide6.QtGui import (
+    QColor,
+    QDesktopServices,
+    QFontDatabase,
+    QGuiApplication,
+    QPalette,
+    QTextCursor,
+)
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 # Measured with bench/ui_stream.py: a render costs ~2 ms per 1,000 characters of Markdown
@@ -56,12 +63,14 @@ def is_dark(palette: QPalette) -> bool:
 class _Renderer(RendererHTML):
     """markdown-it's HTML renderer with code blocks Qt can draw as a box with a header."""
 
-    def fence(self, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    def fence(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         token = tokens[idx]
         language = token.info.strip().split(" ")[0] if token.info else ""
         return _code_box(token.content, language, env)
 
-    def code_block(self, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    def code_block(
+        self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
         return _code_box(tokens[idx].content, "", env)
 
 
@@ -78,7 +87,7 @@ def _code_box(code: str, language: str, env: EnvType) -> str:
         f'<td align="right" style="border-bottom: 1px solid {colors["rule"]};">'
         f'<a href="{COPY_SCHEME}:{len(codes) - 1}" style="font-size:small;'
         f' text-decoration:none; color:{colors["link"]};">Copy</a></td></tr>'
-        f'<tr><td colspan="2"><pre style="font-family:monospace;">'
+        f'<tr><td colspan="2"><pre style="font-family:\'{colors["mono"]}\', monospace;">'
         f"{html.escape(code.rstrip(chr(10)))}</pre></td></tr></table>"
     )
 
@@ -98,13 +107,14 @@ def palette_colors(palette: QPalette) -> dict[str, str]:
         "subtle": blend(base, text, 0.55).name(),
         "link": palette.color(QPalette.ColorRole.Link).name(),
         "head": blend(base, text, 0.04).name(),
+        "mono": QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family(),
     }
 
 
 def markdown_html(source: str, colors: dict[str, str], codes: list[str]) -> str:
     """`source` as HTML for a QTextDocument; the text of every code block goes into `codes`."""
     env: EnvType = {"codes": codes, "colors": colors}
-    body = _PARSER.render(source.rstrip().lstrip("\n"), env).strip()
+    body: str = _PARSER.render(source.rstrip().lstrip("\n"), env).strip()
     body = body.replace("<code>", f'<code style="background-color:{colors["inline"]};">')
     body = body.replace(
         "<table>",
@@ -113,7 +123,9 @@ def markdown_html(source: str, colors: dict[str, str], codes: list[str]) -> str:
         f' margin-bottom:8px;">',
     )
     body = body.replace("<th>", f'<th bgcolor="{colors["head"]}" align="left">')
-    body = body.replace('<th style="text-align:', f'<th bgcolor="{colors["head"]}" style="text-align:')
+    body = body.replace(
+        '<th style="text-align:', f'<th bgcolor="{colors["head"]}" style="text-align:'
+    )
     return body
 
 
@@ -206,7 +218,7 @@ class MarkdownPane(QTextBrowser):
             self.setFixedHeight(height)
             self.heightChanged.emit()
 
-    def resizeEvent(self, event: object) -> None:  # noqa: N802 (Qt's name)
+    def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]
         self.fit()
 

@@ -73,7 +73,9 @@ def receipt_text(receipts: list[Receipt], usage: Usage | None = None) -> str:
 
 
 def _subtle(palette: QPalette) -> str:
-    return blend(palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.55).name()
+    return blend(
+        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.55
+    ).name()
 
 
 def small_button(text: str, tip: str, name: str) -> QToolButton:
@@ -100,7 +102,9 @@ class Collapsible(QWidget):
         self.header.setCheckable(True)
         self.header.setAutoRaise(True)
         self.header.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.header.setStyleSheet(f"QToolButton {{ color: {_subtle(self.palette())}; border: none; }}")
+        self.header.setStyleSheet(
+            f"QToolButton {{ color: {_subtle(self.palette())}; border: none; }}"
+        )
         self.body = body
         body.setVisible(False)
         layout = QVBoxLayout(self)
@@ -195,7 +199,7 @@ class ToolSection(Collapsible):
 class BranchSwitcher(QWidget):
     """‹ 2/3 › between the alternatives of one turn (its edits and regenerations)."""
 
-    def __init__(self, position: int, count: int, on_step: Callable[[int], None]) -> None:
+    def __init__(self, position: int, count: int, on_step: Callable[[int], object]) -> None:
         super().__init__()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -249,7 +253,7 @@ class UserMessage(Bubble):
         self,
         text: str,
         images: tuple[str, ...] = (),
-        on_edit: Callable[[str], None] | None = None,
+        on_edit: Callable[[str], object] | None = None,
         switcher: BranchSwitcher | None = None,
     ) -> None:
         super().__init__("userMessage", 0.10, accent=True)
@@ -328,7 +332,12 @@ def _thumbnail(image: str) -> QLabel:
     pixmap = QPixmap()
     if pixmap.loadFromData(QByteArray(base64.b64decode(image, validate=False))):
         label.setPixmap(
-            pixmap.scaled(160, 120, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation)
+            pixmap.scaled(
+                160,
+                120,
+                Qt.AspectRatioMode.KeepAspectRatio,
+                Qt.TransformationMode.SmoothTransformation,
+            )
         )
         label.setAccessibleName("attached image")
     else:
@@ -444,9 +453,7 @@ class AssistantMessage(Bubble):
     def plain_text(self) -> str:
         parts = []
         for section in self.sections:
-            if isinstance(section, MarkdownStream):
-                parts.append(section.plain_text())
-            elif isinstance(section, (ThinkingSection, ToolSection)):
+            if isinstance(section, (MarkdownStream, ThinkingSection, ToolSection)):
                 parts.append(section.plain_text())
         if self.status.isVisibleTo(self) and self.status.text():
             parts.append(self.status.text())

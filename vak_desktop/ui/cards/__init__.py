@@ -14,7 +14,16 @@ from typing import Any
 from PySide6.QtWidgets import QWidget
 
 from vak_desktop.context.payloads import Presentation
-from vak_desktop.ui.cards import chart, checklist, entity, generic, metric, synthesis, table, timeline
+from vak_desktop.ui.cards import (
+    chart,
+    checklist,
+    entity,
+    generic,
+    metric,
+    synthesis,
+    table,
+    timeline,
+)
 from vak_desktop.ui.cards.frame import CardFrame, DismissedStub, OnSelection, OnVerdict
 
 log = logging.getLogger(__name__)
@@ -47,7 +56,7 @@ def card_widget(
     title = presentation.title
     try:
         title = title or module.title_of(payload)
-    except Exception:  # noqa: BLE001 (a title is a nicety; the body below reports the problem)
+    except Exception:
         title = presentation.title
     if dismissed:
         return DismissedStub(presentation_id, module.KIND_LABEL, title, on_selection)

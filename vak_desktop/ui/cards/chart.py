@@ -58,7 +58,7 @@ def _series(payload: dict[str, Any]) -> list[tuple[str, list[tuple[Any, float]]]
 
 def summary(payload: dict[str, Any]) -> str:
     """The chart in one or two sentences, for screen readers and for the caption."""
-    kind = payload.get("kind") if payload.get("kind") in KINDS else "line"
+    kind = str(payload.get("kind")) if payload.get("kind") in KINDS else "line"
     series = _series(payload)
     title = text_of(payload.get("title"))
     head = f"{kind.capitalize()} chart" + (f" “{title}”" if title else "")

@@ -123,8 +123,14 @@ SAMPLE_CARDS: list[tuple[str, str, dict[str, Any]]] = [
                 "prompt_eval_count far below the estimate reveals a silent cut.",
             ],
             "sources": [
-                {"title": "Ollama API: /api/chat", "url": "https://github.com/ollama/ollama/blob/main/docs/api.md"},
-                {"title": "Ollama FAQ: context window", "url": "https://github.com/ollama/ollama/blob/main/docs/faq.md"},
+                {
+                    "title": "Ollama API: /api/chat",
+                    "url": "https://github.com/ollama/ollama/blob/main/docs/api.md",
+                },
+                {
+                    "title": "Ollama FAQ: context window",
+                    "url": "https://github.com/ollama/ollama/blob/main/docs/faq.md",
+                },
             ],
         },
     ),

@@ -51,16 +51,12 @@ def _source_line(n: int, source: dict[str, Any]) -> QLabel:
     if url.startswith(("http://", "https://")):
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setOpenExternalLinks(True)
-        label.setText(
-            f'[{n}] <a href="{html.escape(url, quote=True)}">{html.escape(title)}</a>'
-        )
+        label.setText(f'[{n}] <a href="{html.escape(url, quote=True)}">{html.escape(title)}</a>')
         label.setToolTip(url)
     else:
         label.setTextFormat(Qt.TextFormat.PlainText)
         label.setText(f"[{n}] {title}" + (f" ({url})" if url and url != title else ""))
-    label.setTextInteractionFlags(
-        Qt.TextInteractionFlag.TextBrowserInteraction
-    )
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
     return label
 
 

@@ -30,7 +30,7 @@ def _sort_key(value: Any) -> Any:
 class _MixedSort(QSortFilterProxyModel):
     """Numbers before text, each in its own order (a column may hold both)."""
 
-    def lessThan(self, left: Any, right: Any) -> bool:  # noqa: N802 (Qt's name)
+    def lessThan(self, left: Any, right: Any) -> bool:
         a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
         if isinstance(a, float) != isinstance(b, float):
             return isinstance(a, float)
@@ -40,7 +40,7 @@ class _MixedSort(QSortFilterProxyModel):
 def build(payload: dict[str, Any]) -> QWidget:
     columns = [text_of(c) for c in payload.get("columns") or []]
     rows = [r if isinstance(r, list) else [r] for r in payload.get("rows") or []]
-    width = max([len(columns), *(len(r) for r in rows)] or [0])
+    width = max([len(columns), *(len(r) for r in rows)])
     columns += [""] * (width - len(columns))
     model = QStandardItemModel(len(rows), width)
     model.setHorizontalHeaderLabels(columns)
