@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -424,3 +425,20 @@ def test_plan_refuses_a_bad_profile_file(
     assert code == 2 and "instruction_horizon.tokens" in err
     code, _, err = vak(capsys, "plan", "nope", "--profile", str(bad))
     assert code == 2 and "nope" in err
+
+
+def test_the_repl_runs_turns_and_compact_on_one_session(
+    double: OllamaDouble, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    double.enqueue(Reply(text="First answer."), Reply(text="Second answer."))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello\n/compact\nand again\n"))
+    code, out, _ = vak(capsys, "chat", TOOL_MODEL, "--json", "--host", double.url)
+    assert code == 0
+    events = lines(out)
+    kinds = [e["event"] for e in events if e["event"] != "text"]
+    assert kinds == ["done", "compact", "done"]
+    compact = next(e for e in events if e["event"] == "compact")
+    assert compact["packet_range"] is None and "nothing to compact" in compact["message"]
+    sessions = {e["session"] for e in events if e["event"] == "done"}
+    assert len(sessions) == 1
+    assert len(double.chat_bodies()) == 2  # /compact asked the model nothing

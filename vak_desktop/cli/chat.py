@@ -12,6 +12,7 @@ from vak_desktop.context.codec import to_json_value
 from vak_desktop.ledger import LedgerError
 from vak_desktop.providers import ChatProvider
 from vak_desktop.runtime import TurnRunner, default_tools
+from vak_desktop.runtime.compaction import CompactionResult
 from vak_desktop.runtime.events import (
     Notice,
     TextChunk,
@@ -114,16 +115,26 @@ async def cmd_chat(args: argparse.Namespace) -> int:
 
     async def work(provider: ChatProvider) -> int:
         binding = await bind(provider, args.model)
-        runner = TurnRunner(ledger, provider, default_tools(), keep_alive=args.keep_alive)
+        repl = args.message is None
+        runner = TurnRunner(
+            ledger, provider, default_tools(), keep_alive=args.keep_alive, compact_ahead=repl
+        )
         session = args.session or ledger.create_session().id
-        messages = [args.message] if args.message is not None else _repl_lines()
+        messages = _repl_lines() if repl else [args.message]
         show = _json_event if args.json else _TextPrinter()
         status = 0
-        for message in messages:
-            async for event in runner.run(session, message, binding, think=args.think):
-                show(event)
-                if isinstance(event, TurnFinished) and event.outcome == "failed":
-                    status = 1
+        try:
+            for message in messages:
+                if repl and message.strip() == COMPACT_COMMAND:
+                    await runner.settle(session)
+                    _show_compaction(await runner.compact(session, binding), args.json)
+                    continue
+                async for event in runner.run(session, message, binding, think=args.think):
+                    show(event)
+                    if isinstance(event, TurnFinished) and event.outcome == "failed":
+                        status = 1
+        finally:
+            await runner.aclose()
         return status
 
     try:
@@ -131,6 +142,19 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         return result
     finally:
         ledger.close()
+
+
+COMPACT_COMMAND = "/compact"  # in the REPL: write the packet the next turn will want, now
+
+
+def _show_compaction(result: CompactionResult, as_json: bool) -> None:
+    if as_json:
+        packet = None
+        if result.packet is not None:
+            packet = [result.packet.first_turn_id, result.packet.last_turn_id]
+        emit({"event": "compact", "message": result.message, "packet_range": packet})
+    else:
+        print(f"! {result.message}", file=sys.stderr)
 
 
 def _repl_lines() -> Iterator[str]:

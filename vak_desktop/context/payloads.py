@@ -135,6 +135,8 @@ class Receipt:
     done_reason: str = ""
     plan: JsonObject = field(default_factory=dict)  # the working-set plan this request followed
     tail: str = ""  # the tail block inserted into the directive (time, intent, thread …)
+    system_digest: str = ""  # the stable prefix in parts, so a changed prefix can be named
+    tool_digests: tuple[str, ...] = ()  # "name=schema digest" per tool, in request order
 
 
 @dataclass(frozen=True)

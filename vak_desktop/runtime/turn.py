@@ -13,10 +13,12 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from vak_desktop.context.assemble import prefix_digest
+from vak_desktop.context.cache_watch import system_digest, tool_digests
 from vak_desktop.context.capacity import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.cards import build_turn_card
 from vak_desktop.context.payloads import (
@@ -41,7 +43,9 @@ from vak_desktop.providers.base import (
 )
 from vak_desktop.providers.errors import ContextOverflow, ProviderError
 from vak_desktop.runtime.binding import ModelBinding
+from vak_desktop.runtime.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.capacity import CapacityService
+from vak_desktop.runtime.compaction import CompactionResult, compact_session
 from vak_desktop.runtime.events import (
     Notice,
     StepFinished,
@@ -68,6 +72,7 @@ DEFAULT_SYSTEM_PROMPT = (
     "Answer clearly and directly. Tool results you have seen before may be shown as a digest or "
     "a window with an evidence id; call `recall` with that id to read them in full."
 )
+log = logging.getLogger(__name__)
 MAX_STEPS = 32  # a runaway tool loop guard, not a budget: each step is still planned in full
 
 
@@ -106,6 +111,7 @@ class TurnRunner:
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         capacity: CapacityService | None = None,
         instruction_checks: tuple[InstructionCheck, ...] = DEFAULT_INSTRUCTION_CHECKS,
+        compact_ahead: bool = False,
     ) -> None:
         self.ledger = ledger
         self.provider = provider
@@ -116,6 +122,10 @@ class TurnRunner:
         # passes `runtime.scheduler.probing_capacity(...)` to probe idle local models.
         self.capacity = capacity if capacity is not None else CapacityService(ledger)
         self.instruction_checks = instruction_checks
+        # After a turn closes, write the packet the next turn will want in the background (the
+        # window and the REPL turn this on; a one-shot command has no next turn to prepare).
+        self.compact_ahead = compact_ahead
+        self._compacting: dict[str, asyncio.Task[CompactionResult]] = {}
 
     def close_interrupted(self, session: str) -> str | None:
         """Close the session's last turn as interrupted if it never closed (the process died
@@ -153,6 +163,7 @@ class TurnRunner:
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn and yield what happens. `parent` starts a branch (edit / regenerate)."""
         ledger = self.ledger
+        await self.settle(session)  # a packet being written ahead lands before this turn
         self.close_interrupted(session)
         self.capacity.turn_starting(binding)  # a probe of this model yields the runner
         self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
@@ -173,6 +184,7 @@ class TurnRunner:
         state = _TurnState()
         called: list[str] = []
         largest_prompt = 0
+        watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
         try:
             async for event in self._replan(session, binding, state):
                 yield event
@@ -200,6 +212,10 @@ class TurnRunner:
                 )
                 receipt = self._receipt(binding, out.request, done, projection, step)
                 ledger.append(session, receipt)
+                for activity in watch.observe(
+                    out.request, receipt, projection.profile, state.ratio
+                ):
+                    ledger.append(session, activity)
                 total = total.plus(done.usage)
                 called += [c.name for c in out.calls]
                 largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
@@ -219,8 +235,56 @@ class TurnRunner:
             self._close(session, "cancelled", total, "stopped by the user", state.ratio)
             raise
         self._close(session, outcome, total, error, state.ratio)
+        if self.compact_ahead and outcome != "failed":
+            self.start_compaction(session, binding)
         self.capacity.turn_finished(binding)  # the model is idle: a probe may run now
         yield TurnFinished(session, turn.id, outcome, total, error)
+
+    async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
+        """Write the packet the session's next turn will want, if it wants one not stored
+        (`/compact`, "Compact now", and the look-ahead after each turn)."""
+        return await compact_session(
+            self.ledger,
+            session,
+            self.provider,
+            binding,
+            system=self.system_prompt,
+            tools=self.tools.specs(),
+            keep_alive=self.keep_alive,
+            capacity=self.capacity,
+        )
+
+    def start_compaction(
+        self, session: str, binding: ModelBinding
+    ) -> asyncio.Task[CompactionResult]:
+        """`compact` in the background; the session's next turn waits for it to land."""
+        running = self._compacting.get(session)
+        if running is not None and not running.done():
+            return running
+        task = asyncio.create_task(self.compact(session, binding))
+        self._compacting[session] = task
+        return task
+
+    async def settle(self, session: str | None = None) -> None:
+        """Wait for the look-ahead compaction of `session` (default: every session) to end."""
+        names = [session] if session is not None else list(self._compacting)
+        for name in names:
+            task = self._compacting.pop(name, None)
+            if task is None:
+                continue
+            try:
+                await task
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise
+            except Exception:  # a look-ahead is an optimisation: the turn plans without it
+                log.exception("the look-ahead compaction of session %s failed", name)
+
+    async def aclose(self) -> None:
+        """Stop look-ahead work (the app is quitting); nothing half-written reaches the ledger."""
+        for task in self._compacting.values():
+            task.cancel()
+        await self.settle()
 
     async def _step(
         self,
@@ -308,6 +372,8 @@ class TurnRunner:
             done_reason=done.done_reason,
             plan=projection.plan.to_json() if step == 0 else {"planned_at_step": 0},
             tail=projection.tail if step == 0 else "",
+            system_digest=system_digest(self.system_prompt),
+            tool_digests=tool_digests(request.tools),
         )
 
     def _request(

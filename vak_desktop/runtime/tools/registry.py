@@ -77,6 +77,13 @@ class ToolRegistry:
             log.exception("tool %s raised", call.name)
             return ToolOutput(f"error: {call.name} failed: {type(exc).__name__}: {exc}", True)
 
+    async def aclose(self) -> None:
+        """Release what tools hold open (MCP servers a call started); call once at shutdown."""
+        for tool in self._tools.values():
+            close = getattr(tool, "aclose", None)
+            if close is not None:
+                await close()
+
     async def run_all(self, calls: Sequence[ToolCall], context: ToolContext) -> list[ToolOutput]:
         """Run one step's calls concurrently; results come back in call order."""
         return list(await asyncio.gather(*(self.run_one(c, context) for c in calls)))
