@@ -203,6 +203,7 @@ class ChatView(QScrollArea):
         """Open the assistant's message; chunks go at its end until `finish_answer`."""
         self._clear_placeholder()
         self._answer = AssistantMessage(model)
+        self._answer.stats.setText("Writing…")  # replaced by the receipt line
         self._receipts = []
         self._add(self._answer)
 

@@ -156,8 +156,10 @@ class DismissedStub(QWidget):
         self.presentation_id = presentation_id
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 0, 0, 0)
-        name = f"{kind_label} card “{title}”" if title else f"{kind_label} card"
+        kind = kind_label.lower()
+        name = f"{kind} card “{title}”" if title else f"{kind} card"
         self.label = caption(f"Dismissed {name}", self, size="small")
+        self.label.setWordWrap(False)
         self.restore = QToolButton()
         self.restore.setObjectName("cardRestore")
         self.restore.setText("Restore")
@@ -165,6 +167,8 @@ class DismissedStub(QWidget):
         self.restore.setAccessibleName(f"Restore the dismissed {name}")
         self.restore.setAutoRaise(True)
         self.restore.setCursor(Qt.CursorShape.PointingHandCursor)
+        link = self.palette().color(QPalette.ColorRole.Link).name()
+        self.restore.setStyleSheet(f"QToolButton {{ color: {link}; font-size: small; }}")
         layout.addWidget(self.label)
         layout.addWidget(self.restore)
         layout.addStretch(1)

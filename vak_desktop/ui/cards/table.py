@@ -67,6 +67,9 @@ def build(payload: dict[str, Any]) -> QWidget:
     view.horizontalHeader().setSortIndicatorShown(True)
     view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
     view.horizontalHeader().setHighlightSections(False)
+    view.horizontalHeader().setDefaultAlignment(
+        Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+    )
     view.verticalHeader().setVisible(False)
     view.setAlternatingRowColors(True)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
