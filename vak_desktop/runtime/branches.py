@@ -48,3 +48,34 @@ def newest_leaf(entries: Sequence[Entry], entry_id: str) -> str:
             below.add(entry.id)
             newest = entry.id
     return newest
+
+
+def chain_from(entries: Sequence[Entry], leaf: str | None) -> list[Entry]:
+    """The entries from the root to `leaf` (None: the newest entry), from one read of a
+    session's entries — what `Ledger.chain_to_root` returns, without reading them again."""
+    if not entries:
+        return []
+    by_id = {e.id: e for e in entries}
+    cursor: str | None = leaf if leaf is not None else entries[-1].id
+    if cursor not in by_id:
+        raise KeyError(f"{cursor} is not an entry of this session")
+    chain: list[Entry] = []
+    while cursor is not None:
+        entry = by_id[cursor]
+        chain.append(entry)
+        cursor = entry.parent
+    chain.reverse()
+    return chain
+
+
+def version_positions(entries: Sequence[Entry]) -> dict[str, tuple[int, int]]:
+    """Every directive's (position, count) among its alternatives, 1-based, oldest first."""
+    siblings: dict[str | None, list[str]] = {}
+    for entry in entries:
+        if isinstance(entry.payload, Directive):
+            siblings.setdefault(entry.parent, []).append(entry.id)
+    return {
+        directive: (n, len(group))
+        for group in siblings.values()
+        for n, directive in enumerate(group, start=1)
+    }

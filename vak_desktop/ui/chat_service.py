@@ -50,7 +50,13 @@ from vak_desktop.runtime import (
     session_summaries,
     session_turns,
 )
-from vak_desktop.runtime.branches import alternatives, branch_parent, newest_leaf
+from vak_desktop.runtime.branches import (
+    alternatives,
+    branch_parent,
+    chain_from,
+    newest_leaf,
+    version_positions,
+)
 from vak_desktop.runtime.events import (
     Notice,
     StepFinished,
@@ -107,6 +113,17 @@ def fold_presentation_states(entries: Iterable[Any]) -> dict[str, CardState]:
             old = states.get(payload.presentation, CardState())
             states[payload.presentation] = CardState(old.verdict, payload.action == "dismiss")
     return states
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What the chat view draws for a session, from one read of its entries: the shown
+    branch's turns, every clicked card's state, each directive's (position, count) among its
+    versions."""
+
+    turns: list[Turn]
+    cards: dict[str, CardState]
+    versions: dict[str, tuple[int, int]]
 
 
 class ChatService(QObject):
@@ -233,6 +250,14 @@ class ChatService(QObject):
         if not isinstance(payload, Directive):
             raise ValueError(f"{turn_id} is not a directive")
         return payload
+
+    def transcript(self, session: str) -> Transcript:
+        """The shown branch of `session` with its card states and versions (one ledger read)."""
+        entries = list(self._ledger.entries(session))
+        chain = chain_from(entries, self._shown.get(session))
+        return Transcript(
+            split_turns(chain), fold_presentation_states(entries), version_positions(entries)
+        )
 
     # -- branches ---------------------------------------------------------------------------
 

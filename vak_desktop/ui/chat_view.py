@@ -41,7 +41,7 @@ from vak_desktop.runtime.events import (
 from vak_desktop.ui import theme
 from vak_desktop.ui.cards import DismissedStub, card_widget
 from vak_desktop.ui.cards.frame import CardFrame
-from vak_desktop.ui.chat_service import CardState, ChatService
+from vak_desktop.ui.chat_service import CardState, ChatService, Transcript
 from vak_desktop.ui.message_widgets import (
     AssistantMessage,
     BranchSwitcher,
@@ -86,6 +86,7 @@ class ChatView(QScrollArea):
         self._turn_id = ""
         self._receipts: list[Receipt] = []
         self._cards: dict[str, tuple[QWidget, AssistantMessage, Presentation]] = {}
+        self._card_states: dict[str, CardState] = {}
         self._follow = True  # keep the newest text in view unless the user scrolled up
         self._render_timer = QTimer(self)
         self._render_timer.setSingleShot(True)
@@ -103,7 +104,7 @@ class ChatView(QScrollArea):
     def _connect(self, service: ChatService) -> None:
         service.sessionOpened.connect(self._open)
         service.directiveSubmitted.connect(self.add_user)
-        service.turnRefused.connect(self.add_problem)
+        service.turnRefused.connect(self._refused)
         service.turnStarted.connect(self._turn_started)
         service.textChunk.connect(self.append_text)
         service.thinkingChunk.connect(self.append_thinking)
@@ -114,7 +115,7 @@ class ChatView(QScrollArea):
 
     def _open(self, session: str) -> None:
         if session and self._service is not None:
-            self.show_turns(self._service.turns(session))
+            self.show_transcript(self._service.transcript(session))
         else:
             self.show_placeholder()
 
@@ -133,6 +134,7 @@ class ChatView(QScrollArea):
         self._items = []
         self._turns = {}
         self._cards = {}
+        self._card_states = {}
         self._pending_user, self._answer, self._turn_id = None, None, ""
         self._receipts = []
 
@@ -147,19 +149,27 @@ class ChatView(QScrollArea):
         self._add(label)
 
     def show_turns(self, turns: list[Turn]) -> None:
-        """Render a loaded branch: every turn, with a marker on those that did not complete."""
-        if not turns:
+        """Render turns with no card clicks and no versions known (see `show_transcript`)."""
+        self.show_transcript(Transcript(turns, {}, {}))
+
+    def show_transcript(self, transcript: Transcript) -> None:
+        """Render a loaded branch: every turn, with a marker on those that did not complete,
+        its cards as the user's clicks left them, and ‹ n/m › on directives with versions."""
+        if not transcript.turns:
             self.show_placeholder()
             return
         self.clear()
-        states = self._service.presentation_states() if self._service is not None else {}
-        for turn in turns:
-            self._show_turn(turn, states)
+        for turn in transcript.turns:
+            version = transcript.versions.get(turn.turn_id, (1, 1))
+            self._show_turn(turn, transcript.cards, version)
         self._follow = True
         QTimer.singleShot(0, self._scroll_to_end)
 
-    def _show_turn(self, turn: Turn, states: dict[str, CardState]) -> None:
-        user = self._user_message(turn.turn_id, turn.directive.text, turn.directive.images)
+    def _show_turn(
+        self, turn: Turn, states: dict[str, CardState], version: tuple[int, int]
+    ) -> None:
+        directive = turn.directive
+        user = self._user_message(turn.turn_id, directive.text, directive.images, version)
         self._add(user)
         answer = AssistantMessage(turn.directive.model)
         self._add(answer)
@@ -309,6 +319,12 @@ class ChatView(QScrollArea):
             self._turns[event.turn_id] = (user, None)
         self.begin_answer(event.model)
 
+    def _refused(self, message: str) -> None:
+        """Nothing was written: show the session as it is (an edit's old branch included)."""
+        if self._service is not None and self._service.session:
+            self.reload()
+        self.add_problem(message)
+
     def _tool_call(self, event: ToolCallRequested) -> None:
         self.append_tool_call(event.name, event.arguments, event.id)
 
@@ -328,12 +344,11 @@ class ChatView(QScrollArea):
         self._answer = None
         if answer is None or self._service is None:
             return
-        turn = next(
-            (t for t in self._service.turns(event.session) if t.turn_id == event.turn_id), None
-        )
+        transcript = self._service.transcript(event.session)
+        turn = next((t for t in transcript.turns if t.turn_id == event.turn_id), None)
         if turn is None:
             return
-        states = self._service.presentation_states(event.session)
+        states = transcript.cards
         receipts = [e.payload for e in turn.entries if isinstance(e.payload, Receipt)]
         for entry in turn.entries:
             if isinstance(entry.payload, Presentation):
@@ -345,11 +360,17 @@ class ChatView(QScrollArea):
 
     # -- edit, regenerate, versions ---------------------------------------------------------
 
-    def _user_message(self, turn_id: str, text: str, images: tuple[str, ...]) -> UserMessage:
+    def _user_message(
+        self,
+        turn_id: str,
+        text: str,
+        images: tuple[str, ...],
+        version: tuple[int, int] | None = None,
+    ) -> UserMessage:
         service = self._service
         if service is None:
             return UserMessage(text, images)
-        position, count = service.alternatives(turn_id)
+        position, count = version or service.alternatives(turn_id)
         switcher = None
         if count > 1:
             switcher = BranchSwitcher(
@@ -380,7 +401,7 @@ class ChatView(QScrollArea):
         service = self._service
         if service is None or not service.show_alternative(turn_id, step):
             return False
-        self.show_turns(service.turns(service.session or ""))
+        self.show_transcript(service.transcript(service.session or ""))
         return True
 
     def _branch(self, turn_id: str, start: Any) -> bool:
@@ -422,11 +443,14 @@ class ChatView(QScrollArea):
         )
         answer.cards.addWidget(widget)
         self._cards[entry_id] = (widget, answer, presentation)
+        self._card_states[entry_id] = state
 
     def _rate(self, presentation_id: str, verdict: str) -> None:
         if self._service is None:
             return
         self._service.rate_presentation(presentation_id, verdict)
+        old_state = self._card_states.get(presentation_id, CardState())
+        self._card_states[presentation_id] = CardState(verdict, old_state.dismissed)
         widget = self._cards[presentation_id][0]
         if isinstance(widget, CardFrame):
             widget.set_verdict(verdict)
@@ -436,7 +460,9 @@ class ChatView(QScrollArea):
             return
         self._service.select_presentation(presentation_id, action)
         old, answer, presentation = self._cards[presentation_id]
-        state = self._service.presentation_states().get(presentation_id, CardState())
+        verdict = self._card_states.get(presentation_id, CardState()).verdict
+        state = CardState(verdict, action == "dismiss")
+        self._card_states[presentation_id] = state
         new = card_widget(
             presentation_id,
             presentation,
