@@ -91,6 +91,7 @@ class Run:
     longest_ms: float
     p99_ms: float
     cpu_longest_ms: float  # the UI thread's CPU time in the longest-working gap
+    cpu_total_s: float  # the UI thread's CPU time over the whole stream
     ticks: int
     seconds: float
     chars: int
@@ -239,7 +240,10 @@ async def stream_once(
     gaps = sorted(meter.gaps)
     p99 = gaps[int(len(gaps) * 0.99)] if gaps else 0.0
     cpu = max(meter.cpu, default=0.0)
-    return Run(name, max(gaps, default=0.0), p99, cpu, len(gaps), seconds, chars, finish_ms[0])
+    total = sum(meter.cpu) / 1000
+    return Run(
+        name, max(gaps, default=0.0), p99, cpu, total, len(gaps), seconds, chars, finish_ms[0]
+    )
 
 
 def _plain(service: ChatService) -> QWidget:
@@ -279,13 +283,13 @@ async def main(tokens: int, rate: float) -> None:
         double.close()
     print(f"{tokens:,} chunks of {chunk_chars} chars ({len(text):,} chars) at {rate:,.0f}/s")
     print(
-        f"{'':22} {'longest gap':>12} {'p99 gap':>9} {'most CPU':>9} {'ticks':>7}"
+        f"{'':22} {'longest gap':>12} {'p99 gap':>9} {'most CPU':>9} {'CPU s':>6} {'ticks':>7}"
         f" {'turn s':>7} {'shown chars':>12} {'end of turn':>12}"
     )
     for run in (view, plain):
         print(
             f"{run.name:22} {run.longest_ms:>9.1f} ms {run.p99_ms:>6.1f} ms"
-            f" {run.cpu_longest_ms:>6.1f} ms {run.ticks:>7,} {run.seconds:>7.1f}"
+            f" {run.cpu_longest_ms:>6.1f} ms {run.cpu_total_s:>6.1f} {run.ticks:>7,} {run.seconds:>7.1f}"
             f" {run.chars:>12,} {run.finish_ms:>9.1f} ms"
         )
     ratio = view.longest_ms / plain.longest_ms if plain.longest_ms else float("inf")

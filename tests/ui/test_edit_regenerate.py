@@ -131,3 +131,33 @@ async def test_regenerate_asks_again_and_keeps_the_first_answer(
         assert chat.show_alternative(new_turn, -1)
         assert "About two million people." in harness.chat_text()
         assert not chat.show_alternative(second, -1)  # there is nothing before the first
+
+
+def test_versions_and_chains_are_read_from_one_pass_over_the_entries(tmp_path: Path) -> None:
+    from vak_desktop.ledger import Ledger
+    from vak_desktop.runtime.branches import (
+        alternatives,
+        chain_from,
+        newest_leaf,
+        version_positions,
+    )
+
+    ledger = Ledger.open(tmp_path / "ledger.sqlite3")
+    try:
+        session = ledger.create_session().id
+        first = ledger.append(session, Directive(text="one"))
+        answer = ledger.append(session, AssistantStep(text="1"))
+        second = ledger.append(session, Directive(text="two"))
+        ledger.append(session, AssistantStep(text="2"))
+        edited = ledger.append(session, Directive(text="two, edited"), parent=answer.id)
+        root = ledger.append(session, Directive(text="one, edited"), parent=None)
+        entries = list(ledger.entries(session))
+        assert alternatives(entries, second.id) == [second.id, edited.id]
+        assert version_positions(entries) == {
+            first.id: (1, 2), root.id: (2, 2), second.id: (1, 2), edited.id: (2, 2)
+        }  # fmt: skip
+        assert chain_from(entries, None) == ledger.chain_to_root(session)
+        leaf = newest_leaf(entries, second.id)
+        assert [e.payload.text for e in chain_from(entries, leaf)] == ["one", "1", "two", "2"]  # type: ignore[union-attr]
+    finally:
+        ledger.close()

@@ -168,11 +168,8 @@ class MarkdownPane(QTextBrowser):
         self.setVerticalScrollBarPolicy(self.verticalScrollBarPolicy().ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(self.horizontalScrollBarPolicy().ScrollBarAlwaysOff)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        # transparent through the palette: a style sheet per pane costs a parse per pane
-        palette = self.palette()
-        palette.setColor(QPalette.ColorRole.Base, QColor(0, 0, 0, 0))
-        self.setPalette(palette)
-        self.viewport().setAutoFillBackground(False)
+        # Opaque, in the answer bubble's own colour (the palette's Base): a chunk then repaints
+        # only this pane, not the bubble and the column behind it.
         self.document().setDocumentMargin(0)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self.anchorClicked.connect(self._open)
@@ -186,7 +183,7 @@ class MarkdownPane(QTextBrowser):
     def show_markdown(self, source: str) -> None:
         self.source_text = source
         self.codes = []
-        colors = palette_colors(QGuiApplication.palette())  # our own Base is transparent
+        colors = palette_colors(self.palette())
         self.setHtml(markdown_html(source, colors, self.codes))
 
     def append_plain(self, chunk: str) -> None:
