@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncGenerator, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -72,6 +73,7 @@ from vak_desktop.runtime.events import (
 log = logging.getLogger(__name__)
 
 UNKNOWN, CHECKING, REACHABLE, UNREACHABLE = "unknown", "checking", "reachable", "unreachable"
+HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
 
 
 @dataclass(frozen=True)
@@ -482,8 +484,14 @@ class ChatService(QObject):
                 session, text, binding, images=images, think=self._think, parent=parent
             )
             events = cast(AsyncGenerator[TurnEvent, None], run)
+            held_since = time.perf_counter()
             async with contextlib.aclosing(events):
                 async for event in events:
+                    # Chunks that arrived together are read without the loop ever waiting,
+                    # so without this a burst would hold the window until it was all shown.
+                    if time.perf_counter() - held_since > HOLD_LOOP_S:
+                        await asyncio.sleep(0)  # let Qt paint and fire its timers
+                        held_since = time.perf_counter()
                     if isinstance(event, TurnStarted):
                         started = event
                         if self._shown.pop(session, None) is not None or parent is not None:
