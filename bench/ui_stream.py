@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import subprocess
@@ -92,6 +93,7 @@ class Run:
     p99_ms: float
     cpu_longest_ms: float  # the UI thread's CPU time in the longest-working gap
     cpu_total_s: float  # the UI thread's CPU time over the whole stream
+    gc_ms: float  # the longest garbage collection during the stream
     ticks: int
     seconds: float
     chars: int
@@ -108,6 +110,9 @@ class GapMeter:
         self.timer.timeout.connect(self._tick)
         self.gaps: list[float] = []
         self.cpu: list[float] = []
+        self.gc_pauses: list[float] = []
+        self._gc_started = 0.0
+        gc.callbacks.append(self._gc)
         self._last = 0.0
         self._last_cpu = 0.0
         self.measuring = False
@@ -120,6 +125,15 @@ class GapMeter:
     def stop(self) -> None:
         self.measuring = False
         self.timer.stop()
+
+    def _gc(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif self.measuring:
+            self.gc_pauses.append((time.perf_counter() - self._gc_started) * 1000)
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._gc)
 
     def _tick(self) -> None:
         now, cpu = time.perf_counter(), time.thread_time()
@@ -241,8 +255,18 @@ async def stream_once(
     p99 = gaps[int(len(gaps) * 0.99)] if gaps else 0.0
     cpu = max(meter.cpu, default=0.0)
     total = sum(meter.cpu) / 1000
+    meter.close()
     return Run(
-        name, max(gaps, default=0.0), p99, cpu, total, len(gaps), seconds, chars, finish_ms[0]
+        name,
+        max(gaps, default=0.0),
+        p99,
+        cpu,
+        total,
+        max(meter.gc_pauses, default=0.0),
+        len(gaps),
+        seconds,
+        chars,
+        finish_ms[0],
     )
 
 
@@ -283,13 +307,15 @@ async def main(tokens: int, rate: float) -> None:
         double.close()
     print(f"{tokens:,} chunks of {chunk_chars} chars ({len(text):,} chars) at {rate:,.0f}/s")
     print(
-        f"{'':22} {'longest gap':>12} {'p99 gap':>9} {'most CPU':>9} {'CPU s':>6} {'ticks':>7}"
+        f"{'':22} {'longest gap':>12} {'p99 gap':>9} {'most CPU':>9} {'CPU s':>6}"
+        f" {'longest GC':>10} {'ticks':>7}"
         f" {'turn s':>7} {'shown chars':>12} {'end of turn':>12}"
     )
     for run in (view, plain):
         print(
             f"{run.name:22} {run.longest_ms:>9.1f} ms {run.p99_ms:>6.1f} ms"
-            f" {run.cpu_longest_ms:>6.1f} ms {run.cpu_total_s:>6.1f} {run.ticks:>7,} {run.seconds:>7.1f}"
+            f" {run.cpu_longest_ms:>6.1f} ms {run.cpu_total_s:>6.1f} {run.gc_ms:>7.1f} ms"
+            f" {run.ticks:>7,} {run.seconds:>7.1f}"
             f" {run.chars:>12,} {run.finish_ms:>9.1f} ms"
         )
     ratio = view.longest_ms / plain.longest_ms if plain.longest_ms else float("inf")

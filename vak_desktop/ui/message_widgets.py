@@ -257,6 +257,7 @@ class UserMessage(Bubble):
         switcher: BranchSwitcher | None = None,
     ) -> None:
         super().__init__("userMessage", 0.10, accent=True)
+        self.setAccessibleName("Your message")
         self.text = text
         self._on_edit = on_edit
         self.header.addWidget(self.label("You"))
@@ -350,6 +351,7 @@ class AssistantMessage(Bubble):
 
     def __init__(self, model: str) -> None:
         super().__init__("assistantMessage", 0.0, accent=False)
+        self.setAccessibleName(f"Answer from {model or 'the model'}")
         self.header.addWidget(self.label(model or "Assistant"))
         self.header.addStretch(1)
         self.body = QVBoxLayout()
@@ -474,7 +476,3 @@ class AssistantMessage(Bubble):
         if self._thinking is not None:
             self._thinking.finish()
             self._thinking = None
-
-
-def danger_color() -> QColor:
-    return QColor(theme.DANGER)
