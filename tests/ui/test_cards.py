@@ -76,10 +76,15 @@ async def test_clicks_on_a_card_are_ledger_entries_and_a_dismissal_survives_a_re
         table_id = table.presentation_id
         assert isinstance(ledger.entry(table_id).payload, Presentation)
 
+        qtbot.mouseClick(table.up, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(table.up, Qt.MouseButton.LeftButton)  # taken back
+        assert not table.up.isChecked()
         qtbot.mouseClick(table.down, Qt.MouseButton.LeftButton)
         assert table.down.isChecked() and not table.up.isChecked()
         qtbot.mouseClick(table.dismiss, Qt.MouseButton.LeftButton)
         assert _facts(ledger, session) == [
+            PresentationFeedback(presentation=table_id, verdict="up"),
+            PresentationFeedback(presentation=table_id, verdict="clear"),
             PresentationFeedback(presentation=table_id, verdict="down"),
             PresentationSelection(presentation=table_id, action="dismiss"),
         ]
@@ -223,7 +228,7 @@ def test_entity_checklist_timeline_and_synthesis_show_their_fields() -> None:
     )
     text = _labels(synthesis)
     assert "Does it cut?" in text and "1.  yes, silently" in text
-    assert 'href="https://example.org/a"' in text and "[2] A book" in text
+    assert 'href="https://example.org/a"' in text and "[2]" in text and "A book" in text
 
 
 def test_unknown_types_and_unreadable_payloads_show_their_data_instead_of_crashing() -> None:
@@ -234,7 +239,7 @@ def test_unknown_types_and_unreadable_payloads_show_their_data_instead_of_crashi
     assert "could not be drawn" in _labels(broken) and "no value here" in _labels(broken)
     empty = _labels(_card("table", {}))
     assert "no rows" in empty
-    odd = _labels(_card("chart", {"kind": "pie", "series": [{"points": [[1, "x"], "bad"]}]}))
+    odd = _labels(_card("chart", {"kind": "donut", "series": [{"points": [[1, "x"], "bad"]}]}))
     assert "Line chart" in odd and "no points" in odd
 
 
@@ -262,3 +267,64 @@ async def test_a_chat_view_without_a_window_draws_a_card_turn_from_the_ledger(
             await service.aclose()
     finally:
         ledger.close()
+
+
+def test_the_card_library_shapes_are_read_too() -> None:
+    """The payloads as the card library's schemas write them (title, fields, label …)."""
+    metric = _card("metric", {"title": "Prefill", "value": 912, "unit": "tok/s"})
+    assert metric.title.text() == "Prefill" and "912" in _labels(metric)
+    entity = _labels(
+        _card(
+            "entity",
+            {
+                "title": "qwen2.5",
+                "entity_type": "model",
+                "fields": [{"label": "window", "value": 32768}],
+                "url": "https://ollama.com/library/qwen2.5",
+            },
+        )
+    )
+    assert "model" in entity and "window" in entity and "32,768" in entity
+    assert 'href="https://ollama.com/library/qwen2.5"' in entity
+    checklist = _labels(
+        _card("checklist", {"title": "t", "items": [{"label": "probe", "note": "nightly"}]})
+    )
+    assert "probe" in checklist and "nightly" in checklist and "0 of 1 done" in checklist
+    timeline = _labels(
+        _card(
+            "timeline",
+            {"title": "t", "events": [{"when": "9:00", "label": "bound", "detail": "d"}]},
+        )
+    )
+    assert "bound" in timeline and "d" in timeline.split("\n")
+    table = _labels(_card("table", {"title": "t", "columns": ["a"], "rows": [[1]], "caption": "c"}))
+    assert "c · 1 rows" in table
+    synthesis = _labels(
+        _card(
+            "research.synthesis",
+            {
+                "title": "t",
+                "takeaways": ["x"],
+                "body": "In short: yes.",
+                "sources": [{"title": "Docs", "url": "https://e.org", "snippet": "a quote"}],
+            },
+        )
+    )
+    assert "In short: yes." in synthesis and "a quote" in synthesis
+    points = [{"x": "W1", "y": 3}, {"x": "W2", "y": 5}]
+    for kind in ("line", "bar", "area", "scatter", "pie"):
+        card = _card(
+            "chart",
+            {
+                "title": "t",
+                "kind": kind,
+                "series": [{"name": "done", "points": points}],
+                "accessible_summary": "Done rose from 3 to 5.",
+            },
+        )
+        (view,) = card.findChildren(QChartView)
+        assert len(view.chart().series()) == 1, kind
+        assert view.accessibleDescription() == "Done rose from 3 to 5."
+    (pie_view,) = card.findChildren(QChartView)
+    (pie,) = pie_view.chart().series()
+    assert [s.label() for s in pie.slices()] == ["W1", "W2"]

@@ -89,7 +89,7 @@ class Reachability:
         return self.state == UNREACHABLE
 
 
-VERDICTS = ("up", "down")
+VERDICTS = ("up", "down", "clear")  # "clear" takes a verdict back
 SELECTIONS = ("dismiss", "restore")
 
 
@@ -110,7 +110,8 @@ def fold_presentation_states(entries: Iterable[Any]) -> dict[str, CardState]:
         payload = entry.payload
         if isinstance(payload, PresentationFeedback) and payload.verdict in VERDICTS:
             old = states.get(payload.presentation, CardState())
-            states[payload.presentation] = CardState(payload.verdict, old.dismissed)
+            verdict = "" if payload.verdict == "clear" else payload.verdict
+            states[payload.presentation] = CardState(verdict, old.dismissed)
         elif isinstance(payload, PresentationSelection) and payload.action in SELECTIONS:
             old = states.get(payload.presentation, CardState())
             states[payload.presentation] = CardState(old.verdict, payload.action == "dismiss")
@@ -324,7 +325,7 @@ class ChatService(QObject):
         return fold_presentation_states(self._ledger.entries(session))
 
     def rate_presentation(self, presentation_id: str, verdict: str) -> None:
-        """Record 👍 ("up") or 👎 ("down") on a card as a ledger fact."""
+        """Record 👍 ("up"), 👎 ("down") or taking it back ("clear") as a ledger fact."""
         if verdict not in VERDICTS:
             raise ValueError(f"a verdict is one of {VERDICTS}, not {verdict!r}")
         self._card_fact(presentation_id, PresentationFeedback(presentation_id, verdict))

@@ -450,10 +450,11 @@ class ChatView(QScrollArea):
             return
         self._service.rate_presentation(presentation_id, verdict)
         old_state = self._card_states.get(presentation_id, CardState())
-        self._card_states[presentation_id] = CardState(verdict, old_state.dismissed)
+        shown = "" if verdict == "clear" else verdict
+        self._card_states[presentation_id] = CardState(shown, old_state.dismissed)
         widget = self._cards[presentation_id][0]
         if isinstance(widget, CardFrame):
-            widget.set_verdict(verdict)
+            widget.set_verdict(shown)
 
     def _select(self, presentation_id: str, action: str) -> None:
         if self._service is None:

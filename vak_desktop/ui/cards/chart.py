@@ -1,9 +1,10 @@
-"""Chart card (QtCharts): {title?, kind: "line" | "bar", x_label?, y_label?,
-series: [{name, points: [[x, y]]}]}.
+"""Chart card (QtCharts): {title?, kind: "line" | "bar" | "area" | "scatter" | "pie", x_label?,
+y_label?, series: [{name, points: [[x, y]] or [{x, y}]}], accessible_summary?}.
 
 Numeric x values make a value axis; any other x values become categories in the order they
-first appear. Every chart also carries a sentence a screen reader can read (and a person can
-copy): how many series, their ranges, first and last values — shown under the chart.
+first appear; a pie shows the first series' points as slices. Every chart carries a sentence a
+screen reader can read (and a person can copy) — the payload's `accessible_summary`, else one
+we write: how many series, their ranges, first and last values — shown under the chart.
 """
 
 from __future__ import annotations
@@ -11,23 +12,26 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCharts import (
+    QAreaSeries,
     QBarCategoryAxis,
     QBarSeries,
     QBarSet,
     QChart,
     QChartView,
     QLineSeries,
+    QPieSeries,
+    QScatterSeries,
     QValueAxis,
 )
 from PySide6.QtCore import QMargins, QPointF, Qt
-from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtGui import QGuiApplication, QPainter, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from vak_desktop.ui.cards.frame import caption, text_of
 from vak_desktop.ui.markdown import is_dark
 
 KIND_LABEL = "Chart"
-KINDS = ("line", "bar")
+KINDS = ("line", "bar", "area", "scatter", "pie")
 
 
 def _number(value: Any) -> float | None:
@@ -48,10 +52,14 @@ def _series(payload: dict[str, Any]) -> list[tuple[str, list[tuple[Any, float]]]
             continue
         points = []
         for point in raw.get("points") or []:
-            if isinstance(point, (list, tuple)) and len(point) >= 2:
-                y = _number(point[1])
-                if y is not None:
-                    points.append((point[0], y))
+            if isinstance(point, dict) and "x" in point:
+                x, y = point["x"], _number(point.get("y"))
+            elif isinstance(point, (list, tuple)) and len(point) >= 2:
+                x, y = point[0], _number(point[1])
+            else:
+                continue
+            if y is not None:
+                points.append((x, y))
         out.append((text_of(raw.get("name")) or f"series {n}", points))
     return out
 
@@ -85,18 +93,60 @@ def summary(payload: dict[str, Any]) -> str:
 
 
 def build(payload: dict[str, Any]) -> QWidget:
-    kind = payload.get("kind") if payload.get("kind") in KINDS else "line"
+    kind = str(payload.get("kind")) if payload.get("kind") in KINDS else "line"
     series = _series(payload)
     chart = QChart()
     chart.setTheme(
         QChart.ChartTheme.ChartThemeDark
-        if is_dark(QWidget().palette())
+        if is_dark(QGuiApplication.palette())
         else QChart.ChartTheme.ChartThemeLight
     )
     chart.setBackgroundVisible(False)  # the card is the background
     chart.setMargins(QMargins(4, 4, 4, 4))
     chart.legend().setVisible(len(series) > 1 or bool(series and series[0][0]))
     chart.legend().setAlignment(Qt.AlignmentFlag.AlignBottom)
+    if kind == "pie":
+        _pie(chart, series)
+    else:
+        _plot(chart, kind, series, payload)
+    view = QChartView(chart)
+    view.setObjectName("cardChart")
+    view.setRenderHint(QPainter.RenderHint.Antialiasing)
+    view.setStyleSheet("background: transparent;")
+    view.setMinimumHeight(240)
+    view.setMaximumHeight(300)
+    text = text_of(payload.get("accessible_summary")) or summary(payload)
+    view.setAccessibleName(text_of(payload.get("title")) or f"{kind} chart")
+    view.setAccessibleDescription(text)
+    body = QWidget()
+    layout = QVBoxLayout(body)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(4)
+    layout.addWidget(view)
+    note = caption(text, body, size="small")
+    note.setObjectName("chartSummary")
+    layout.addWidget(note)
+    body.setBackgroundRole(QPalette.ColorRole.Base)
+    return body
+
+
+def _pie(chart: QChart, series: list[tuple[str, list[tuple[Any, float]]]]) -> None:
+    pie = QPieSeries()
+    name, points = series[0] if series else ("", [])
+    pie.setName(name)
+    for x, y in points:
+        pie.append(text_of(x), max(0.0, y))
+    pie.setLabelsVisible(len(points) <= 8)
+    chart.addSeries(pie)
+    chart.legend().setVisible(True)
+
+
+def _plot(
+    chart: QChart,
+    kind: str,
+    series: list[tuple[str, list[tuple[Any, float]]]],
+    payload: dict[str, Any],
+) -> None:
     xs_numeric = all(_number(x) is not None for _n, pts in series for x, _y in pts)
     ys = [y for _n, pts in series for _x, y in pts]
     if kind == "bar" or not xs_numeric:
@@ -139,37 +189,25 @@ def build(payload: dict[str, Any]) -> QWidget:
         chart.addSeries(bars)
         bars.attachAxis(x_axis)
         bars.attachAxis(y_axis)
-    else:
-        for name, points in series:
-            line = QLineSeries()
-            line.setName(name)
+        return
+    for name, points in series:
+        line = QScatterSeries() if kind == "scatter" else QLineSeries()
+        line.setName(name)
+        if kind == "line":
             line.setPointsVisible(len(points) <= 30)
-            for x, y in points:  # on a category axis, x is the category's index
-                at = categories.index(text_of(x)) if categories else (_number(x) or 0.0)
-                line.append(QPointF(float(at), y))
-            chart.addSeries(line)
-            line.attachAxis(x_axis)
-            line.attachAxis(y_axis)
-    view = QChartView(chart)
-    view.setObjectName("cardChart")
-    view.setRenderHint(QPainter.RenderHint.Antialiasing)
-    view.setStyleSheet("background: transparent;")
-    view.setMinimumHeight(240)
-    view.setMaximumHeight(300)
-    chart.setParent(view)
-    text = summary(payload)
-    view.setAccessibleName(text_of(payload.get("title")) or f"{kind} chart")
-    view.setAccessibleDescription(text)
-    body = QWidget()
-    layout = QVBoxLayout(body)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(4)
-    layout.addWidget(view)
-    note = caption(text, body, size="small")
-    note.setObjectName("chartSummary")
-    layout.addWidget(note)
-    body.setBackgroundRole(QPalette.ColorRole.Base)
-    return body
+        for x, y in points:  # on a category axis, x is the category's index
+            at = categories.index(text_of(x)) if categories else (_number(x) or 0.0)
+            line.append(QPointF(float(at), y))
+        shown: QLineSeries | QScatterSeries | QAreaSeries = line
+        if kind == "area":
+            assert isinstance(line, QLineSeries)
+            area = QAreaSeries(line)
+            area.setName(name)
+            line.setParent(area)
+            shown = area
+        chart.addSeries(shown)
+        shown.attachAxis(x_axis)
+        shown.attachAxis(y_axis)
 
 
 def title_of(payload: dict[str, Any]) -> str:

@@ -1,10 +1,10 @@
-"""Checklist card: {title?, items: [{text, done}]}, with how many are done."""
+"""Checklist card: {title?, items: [{text | label, done?, note?}]}, with how many are done."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QVBoxLayout, QWidget
 
 from vak_desktop.ui.cards.frame import body_label, caption, subtle_color, text_of
 
@@ -17,20 +17,28 @@ def build(payload: dict[str, Any]) -> QWidget:
     layout = QVBoxLayout(body)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.setSpacing(3)
-    done = sum(1 for i in items if i.get("done"))
+    grid = QGridLayout()
+    grid.setHorizontalSpacing(8)
+    grid.setVerticalSpacing(2)
+    row = 0
     for item in items:
-        row = QHBoxLayout()
-        row.setSpacing(8)
-        mark = body_label("☑" if item.get("done") else "☐", point_scale=1.2)
-        mark.setObjectName("checkDone" if item.get("done") else "checkOpen")
-        mark.setAccessibleName("done" if item.get("done") else "not done")
-        text = body_label(text_of(item.get("text")))
-        if item.get("done"):
+        done = bool(item.get("done"))
+        mark = body_label("☑" if done else "☐", point_scale=1.2)
+        mark.setObjectName("checkDone" if done else "checkOpen")
+        mark.setAccessibleName("done" if done else "not done")
+        text = body_label(text_of(item.get("text", item.get("label"))))
+        if done:
             text.setStyleSheet(f"color: {subtle_color(body)};")
-        row.addWidget(mark)
-        row.addWidget(text, 1)
-        layout.addLayout(row)
-    layout.addWidget(caption(f"{done} of {len(items)} done", body, size="small"))
+        grid.addWidget(mark, row, 0)
+        grid.addWidget(text, row, 1)
+        row += 1
+        if item.get("note"):
+            grid.addWidget(caption(text_of(item["note"]), body, size="small"), row, 1)
+            row += 1
+    grid.setColumnStretch(1, 1)
+    layout.addLayout(grid)
+    done_count = sum(1 for i in items if i.get("done"))
+    layout.addWidget(caption(f"{done_count} of {len(items)} done", body, size="small"))
     return body
 
 

@@ -7,6 +7,7 @@ reports clicks through callbacks; the chat view turns them into ledger entries.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,22 @@ def caption(text: str, widget: QWidget, *, bold: bool = False, size: str = "") -
     if size:
         style += f" font-size: {size};"
     label.setStyleSheet(style)
+    return label
+
+
+def link_label(url: str, title: str) -> QLabel:
+    """`title` linking to `url` (only http(s) become links; anything else is plain text)."""
+    label = QLabel()
+    label.setWordWrap(True)
+    if url.startswith(("http://", "https://")):
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setOpenExternalLinks(True)
+        label.setText(f'<a href="{html.escape(url, quote=True)}">{html.escape(title)}</a>')
+        label.setToolTip(url)
+    else:
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setText(title if title == url or not url else f"{title} ({url})")
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
     return label
 
 
@@ -125,8 +142,13 @@ class CardFrame(QFrame):
         layout.addLayout(header)
         layout.addWidget(body)
         if on_verdict is not None:
-            self.up.clicked.connect(lambda: on_verdict(presentation_id, "up"))
-            self.down.clicked.connect(lambda: on_verdict(presentation_id, "down"))
+            # a second click on the verdict given takes it back ("clear")
+            self.up.clicked.connect(
+                lambda: on_verdict(presentation_id, "up" if self.up.isChecked() else "clear")
+            )
+            self.down.clicked.connect(
+                lambda: on_verdict(presentation_id, "down" if self.down.isChecked() else "clear")
+            )
         if on_selection is not None:
             self.dismiss.clicked.connect(lambda: on_selection(presentation_id, "dismiss"))
 

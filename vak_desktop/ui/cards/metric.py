@@ -62,4 +62,4 @@ def build(payload: dict[str, Any]) -> QWidget:
 
 
 def title_of(payload: dict[str, Any]) -> str:
-    return ""  # the label is shown above the value
+    return text_of(payload.get("title"))  # the label is the caption above the value

@@ -1,17 +1,14 @@
-"""Research synthesis card: {question?, takeaways: [str], sources: [{title, url}]}.
-
-Source links open in the browser; only http(s) addresses become links.
+"""Research synthesis card: {title?, question?, takeaways: [str], sources: [{title, url,
+snippet?}], body?}. Source links open in the browser; only http(s) addresses become links.
 """
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from vak_desktop.ui.cards.frame import body_label, caption, text_of
+from vak_desktop.ui.cards.frame import body_label, caption, link_label, text_of
 
 KIND_LABEL = "Research"
 
@@ -34,31 +31,34 @@ def build(payload: dict[str, Any]) -> QWidget:
             line = body_label(f"{n}.  {takeaway}")
             line.setObjectName("takeaway")
             layout.addWidget(line)
+    if payload.get("body"):
+        layout.addWidget(body_label(text_of(payload["body"])))
     sources = [s if isinstance(s, dict) else {"title": s} for s in payload.get("sources") or []]
     if sources:
         layout.addWidget(caption(f"Sources ({len(sources)})", body, bold=True, size="small"))
         for n, source in enumerate(sources, start=1):
-            layout.addWidget(_source_line(n, source))
+            layout.addWidget(_source(n, source, body))
     return body
 
 
-def _source_line(n: int, source: dict[str, Any]) -> QLabel:
+def _source(n: int, source: dict[str, Any], body: QWidget) -> QWidget:
     url = text_of(source.get("url"))
     title = text_of(source.get("title")) or url or "untitled source"
-    label = QLabel()
-    label.setObjectName("source")
-    label.setWordWrap(True)
-    if url.startswith(("http://", "https://")):
-        label.setTextFormat(Qt.TextFormat.RichText)
-        label.setOpenExternalLinks(True)
-        label.setText(f'[{n}] <a href="{html.escape(url, quote=True)}">{html.escape(title)}</a>')
-        label.setToolTip(url)
-    else:
-        label.setTextFormat(Qt.TextFormat.PlainText)
-        label.setText(f"[{n}] {title}" + (f" ({url})" if url and url != title else ""))
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-    return label
+    row = QWidget()
+    layout = QVBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(0)
+    line = QHBoxLayout()
+    line.setSpacing(4)
+    line.addWidget(QLabel(f"[{n}]"))
+    link = link_label(url, title)
+    link.setObjectName("source")
+    line.addWidget(link, 1)
+    layout.addLayout(line)
+    if source.get("snippet"):
+        layout.addWidget(caption(text_of(source["snippet"]), body, size="small"))
+    return row
 
 
 def title_of(payload: dict[str, Any]) -> str:
-    return ""  # the question is the body's first line
+    return text_of(payload.get("title"))

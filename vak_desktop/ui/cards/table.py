@@ -84,9 +84,9 @@ def build(payload: dict[str, Any]) -> QWidget:
     layout.setContentsMargins(0, 0, 0, 0)
     layout.setSpacing(4)
     layout.addWidget(view)
-    note = f"{len(rows):,} rows · click a column to sort"
-    if not rows:
-        note = "no rows"
+    note = f"{len(rows):,} rows · click a column to sort" if rows else "no rows"
+    if payload.get("caption"):
+        note = f"{text_of(payload['caption'])} · {note}"
     layout.addWidget(caption(note, body, size="small"))
     return body
 

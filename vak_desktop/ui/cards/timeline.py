@@ -1,4 +1,4 @@
-"""Timeline card: {title?, events: [{when, what}]}, in the order given."""
+"""Timeline card: {title?, events: [{when, what | label, detail?}]}, in the order given."""
 
 from __future__ import annotations
 
@@ -21,14 +21,19 @@ def build(payload: dict[str, Any]) -> QWidget:
     grid.setHorizontalSpacing(10)
     grid.setVerticalSpacing(6)
     accent = body.palette().color(QPalette.ColorRole.Highlight).name()
-    for row, event in enumerate(events):
+    row = 0
+    for event in events:
         dot = QLabel("●")
         dot.setStyleSheet(f"color: {accent};")
         grid.addWidget(dot, row, 0, Qt.AlignmentFlag.AlignTop)
         when = caption(text_of(event.get("when")), body, bold=True)
         when.setObjectName("timelineWhen")
         grid.addWidget(when, row, 1, Qt.AlignmentFlag.AlignTop)
-        grid.addWidget(body_label(text_of(event.get("what"))), row, 2)
+        grid.addWidget(body_label(text_of(event.get("what", event.get("label")))), row, 2)
+        row += 1
+        if event.get("detail"):
+            grid.addWidget(caption(text_of(event["detail"]), body, size="small"), row, 2)
+            row += 1
     grid.setColumnStretch(2, 1)
     if not events:
         grid.addWidget(caption("no events", body), 0, 0)
