@@ -238,6 +238,7 @@ async def stream_once(
                     finished.append(event)
 
                 service.turnFinished.connect(on_finished)
+                gc.collect()  # what earlier runs left behind is not this run's to collect
                 started = time.perf_counter()
                 assert service.send("Explain the probe, with tables and code, at length.")
                 while not finished:  # noqa: ASYNC110 (a signal, not an awaitable)
