@@ -37,8 +37,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 # Measured with bench/ui_stream.py: a render costs ~2 ms per 1,000 characters of Markdown
-# (parse + setHtml + layout), so the live part is frozen past 400 characters and the merge at the end of an
-# answer (one render of the whole) under ~4,000.
+# (parse + setHtml + layout), so the live part is frozen past 400 characters and the merge
+# at the end of an answer (one render of the whole) stays under ~4,000.
 FREEZE_CHARS = 400  # the live pane is frozen at the next safe boundary past this size
 MERGE_CHARS = 4000  # an answer up to this size becomes one pane again when it ends
 COPY_SCHEME = "copy"
