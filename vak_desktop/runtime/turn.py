@@ -196,8 +196,8 @@ class TurnRunner:
         )
         if parent is None:
             turn = ledger.append(session, directive)
-        else:
-            turn = ledger.append(session, directive, parent=parent)
+        else:  # "" (branches.ROOT): an alternative of the first turn starts at the root
+            turn = ledger.append(session, directive, parent=parent or None)
         yield TurnStarted(session, turn.id, binding.model)
         total = Usage()
         outcome, error = "completed", ""

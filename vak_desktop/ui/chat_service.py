@@ -6,6 +6,12 @@ is re-emitted as a Qt signal, in order, on the UI thread (the loop *is* Qt's eve
 slot can touch widgets directly. It keeps a reference to every task it starts and cancels them
 all in `aclose()`.
 
+Edits and regenerations append a new directive beside the old one (`parent=`), so the earlier
+entries stay; the service remembers which branch of each session is shown (`turns` follows it,
+and the next message continues it). Card clicks (👍 / 👎, dismiss / restore) are appended as
+`PresentationFeedback` / `PresentationSelection` entries and folded back by
+`fold_presentation_states`.
+
 Stopping a turn cancels its task: the runtime keeps the text that had streamed, marked
 interrupted, and closes the turn `cancelled`; the service then emits a `TurnFinished` with that
 outcome itself, because a cancelled runtime generator raises instead of yielding one.
@@ -16,14 +22,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Callable, Coroutine
+import time
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
 
-from vak_desktop.context.payloads import Usage
-from vak_desktop.context.turns import Turn
+from vak_desktop.context.payloads import (
+    Directive,
+    Presentation,
+    PresentationFeedback,
+    PresentationSelection,
+    Usage,
+)
+from vak_desktop.context.turns import Turn, split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, ModelCatalog
 from vak_desktop.providers.errors import ModelNotFound, ProviderError, Unreachable
@@ -37,6 +50,13 @@ from vak_desktop.runtime import (
     probing_capacity,
     session_summaries,
     session_turns,
+)
+from vak_desktop.runtime.branches import (
+    alternatives,
+    branch_parent,
+    chain_from,
+    newest_leaf,
+    version_positions,
 )
 from vak_desktop.runtime.events import (
     Notice,
@@ -53,6 +73,7 @@ from vak_desktop.runtime.events import (
 log = logging.getLogger(__name__)
 
 UNKNOWN, CHECKING, REACHABLE, UNREACHABLE = "unknown", "checking", "reachable", "unreachable"
+HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
 
 
 @dataclass(frozen=True)
@@ -66,6 +87,46 @@ class Reachability:
     @property
     def unreachable(self) -> bool:
         return self.state == UNREACHABLE
+
+
+VERDICTS = ("up", "down", "clear")  # "clear" takes a verdict back
+SELECTIONS = ("dismiss", "restore")
+
+
+@dataclass(frozen=True)
+class CardState:
+    """What the user's clicks on one card add up to: the last verdict, and whether it is hidden."""
+
+    verdict: str = ""  # "up" | "down" | "" (none given)
+    dismissed: bool = False
+
+
+def fold_presentation_states(entries: Iterable[Any]) -> dict[str, CardState]:
+    """Every card's state from a session's entries (all branches), the latest click winning.
+
+    Only cards someone clicked appear; any other card is `CardState()`."""
+    states: dict[str, CardState] = {}
+    for entry in entries:
+        payload = entry.payload
+        if isinstance(payload, PresentationFeedback) and payload.verdict in VERDICTS:
+            old = states.get(payload.presentation, CardState())
+            verdict = "" if payload.verdict == "clear" else payload.verdict
+            states[payload.presentation] = CardState(verdict, old.dismissed)
+        elif isinstance(payload, PresentationSelection) and payload.action in SELECTIONS:
+            old = states.get(payload.presentation, CardState())
+            states[payload.presentation] = CardState(old.verdict, payload.action == "dismiss")
+    return states
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What the chat view draws for a session, from one read of its entries: the shown
+    branch's turns, every clicked card's state, each directive's (position, count) among its
+    versions."""
+
+    turns: list[Turn]
+    cards: dict[str, CardState]
+    versions: dict[str, tuple[int, int]]
 
 
 class ChatService(QObject):
@@ -88,6 +149,9 @@ class ChatService(QObject):
     stepFinished = Signal(object)  # StepFinished
     notice = Signal(str)
     turnFinished = Signal(object)  # TurnFinished, also for a stopped turn
+    branchChanged = Signal(str)  # the session whose shown branch changed (switch, edit …)
+    presentationsChanged = Signal(str)  # a card of this session was rated, dismissed, restored
+    thinkChanged = Signal(object)  # bool | None: the thinking toggle (None: the model decides)
 
     def __init__(
         self,
@@ -121,6 +185,8 @@ class ChatService(QObject):
         self._model = ""
         self._bindings: dict[str, ModelBinding] = {}
         self._session: str | None = None
+        self._shown: dict[str, str] = {}  # session -> the leaf of the branch shown, if not head
+        self._think: bool | None = None
         self._reachability = Reachability(UNKNOWN, provider.host)
 
     # -- state ------------------------------------------------------------------------------
@@ -163,6 +229,22 @@ class ChatService(QObject):
     def busy(self) -> bool:
         return self._turn is not None
 
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        """What the bound model says it can do (`/api/show`): "vision", "thinking", "tools" …"""
+        binding = self.binding
+        return binding.capabilities if binding is not None else ()
+
+    @property
+    def think(self) -> bool | None:
+        return self._think
+
+    def set_think(self, value: bool | None) -> None:
+        """Ask the next turns to think (True), not to (False), or leave it to the model (None)."""
+        if value != self._think:
+            self._think = value
+            self.thinkChanged.emit(value)
+
     # -- sessions ---------------------------------------------------------------------------
 
     def sessions(self) -> list[SessionSummary]:
@@ -170,8 +252,109 @@ class ChatService(QObject):
         return session_summaries(self._ledger)
 
     def turns(self, session: str) -> list[Turn]:
-        """The turns of a session's current branch, as the ledger holds them."""
-        return session_turns(self._ledger, session)
+        """The turns of the branch of `session` that is shown (the newest one by default)."""
+        head = self._shown.get(session)
+        if head is None:
+            return session_turns(self._ledger, session)
+        return split_turns(self._ledger.chain_to_root(session, head))
+
+    def directive(self, turn_id: str) -> Directive:
+        """The directive entry `turn_id` (what the user asked, with its images)."""
+        payload = self._ledger.entry(turn_id).payload
+        if not isinstance(payload, Directive):
+            raise ValueError(f"{turn_id} is not a directive")
+        return payload
+
+    def transcript(self, session: str) -> Transcript:
+        """The shown branch of `session` with its card states and versions (one ledger read)."""
+        entries = list(self._ledger.entries(session))
+        chain = chain_from(entries, self._shown.get(session))
+        return Transcript(
+            split_turns(chain), fold_presentation_states(entries), version_positions(entries)
+        )
+
+    # -- branches ---------------------------------------------------------------------------
+
+    def alternatives(self, turn_id: str) -> tuple[int, int]:
+        """(position, count) of a turn among its alternatives (edits and regenerations), 1-based."""
+        if self._session is None:
+            return (1, 1)
+        siblings = alternatives(list(self._ledger.entries(self._session)), turn_id)
+        return (siblings.index(turn_id) + 1, len(siblings))
+
+    def show_alternative(self, turn_id: str, step: int) -> bool:
+        """Show the alternative `step` places after (or before) `turn_id`, with the newest
+        conversation that followed it. Nothing is written. Refused while a turn runs."""
+        session = self._session
+        if session is None or self.busy:
+            return False
+        entries = list(self._ledger.entries(session))
+        siblings = alternatives(entries, turn_id)
+        target = siblings.index(turn_id) + step
+        if not 0 <= target < len(siblings):
+            return False
+        leaf = newest_leaf(entries, siblings[target])
+        head = self._ledger.head(session)
+        if head is not None and head.id == leaf:
+            self._shown.pop(session, None)
+        else:
+            self._shown[session] = leaf
+        self.branchChanged.emit(session)
+        return True
+
+    def edit(self, turn_id: str, text: str, images: tuple[str, ...] = ()) -> bool:
+        """Send `text` as a new alternative of turn `turn_id`; the old turn and all that
+        followed it stay in the ledger, on their own branch."""
+        return self._branch(turn_id, text.strip(), images)
+
+    def regenerate(self, turn_id: str) -> bool:
+        """Ask again: the same directive as a new alternative of `turn_id`, answered anew by
+        the selected model."""
+        session = self._session
+        if session is None:
+            return False
+        directive = self._ledger.entry(turn_id).payload
+        if not isinstance(directive, Directive):
+            return False
+        return self._branch(turn_id, directive.text, directive.images)
+
+    def _branch(self, turn_id: str, text: str, images: tuple[str, ...]) -> bool:
+        session = self._session
+        if session is None or not text or self.busy:
+            return False
+        head = self._shown.get(session)
+        parent = branch_parent(self._ledger.chain_to_root(session, head), turn_id)
+        return self._start(text, images, parent)
+
+    # -- cards ------------------------------------------------------------------------------
+
+    def presentation_states(self, session: str | None = None) -> dict[str, CardState]:
+        """Every clicked card of `session` (default: the shown one) and what the clicks say."""
+        session = session or self._session
+        if session is None:
+            return {}
+        return fold_presentation_states(self._ledger.entries(session))
+
+    def rate_presentation(self, presentation_id: str, verdict: str) -> None:
+        """Record 👍 ("up"), 👎 ("down") or taking it back ("clear") as a ledger fact."""
+        if verdict not in VERDICTS:
+            raise ValueError(f"a verdict is one of {VERDICTS}, not {verdict!r}")
+        self._card_fact(presentation_id, PresentationFeedback(presentation_id, verdict))
+
+    def select_presentation(self, presentation_id: str, action: str) -> None:
+        """Record that a card was dismissed or restored."""
+        if action not in SELECTIONS:
+            raise ValueError(f"a card selection is one of {SELECTIONS}, not {action!r}")
+        self._card_fact(presentation_id, PresentationSelection(presentation_id, action))
+
+    def _card_fact(
+        self, presentation_id: str, fact: PresentationFeedback | PresentationSelection
+    ) -> None:
+        entry = self._ledger.entry(presentation_id)  # UnknownEntry for a card that is not there
+        if not isinstance(entry.payload, Presentation):
+            raise ValueError(f"{presentation_id} is a {entry.kind}, not a presentation")
+        self._ledger.append(entry.session, fact)
+        self.presentationsChanged.emit(entry.session)
 
     def open_session(self, session: str | None) -> bool:
         """Show `session` (None: a new chat). Refused while a turn runs."""
@@ -263,16 +446,22 @@ class ChatService(QObject):
 
     # -- turns ------------------------------------------------------------------------------
 
-    def send(self, text: str) -> bool:
-        """Start a turn with `text` in the shown session. False if it cannot start now."""
+    def send(self, text: str, images: tuple[str, ...] = ()) -> bool:
+        """Start a turn with `text` (and base64 `images`) on the shown branch of the shown
+        session. False if it cannot start now."""
         text = text.strip()
         if not text or self.busy:
             return False
+        parent = self._shown.get(self._session) if self._session is not None else None
+        return self._start(text, images, parent)
+
+    def _start(self, text: str, images: tuple[str, ...], parent: str | None) -> bool:
         if not self._model:
             self.turnRefused.emit("Pick a model first: the model list is empty or still loading.")
             return False
         self.directiveSubmitted.emit(text)
-        self._turn = self._spawn(self._run_turn(self._session, text, self._model), "turn")
+        work = self._run_turn(self._session, text, self._model, images, parent)
+        self._turn = self._spawn(work, "turn")
         self.busyChanged.emit(True)
         return True
 
@@ -283,7 +472,14 @@ class ChatService(QObject):
         self._turn.cancel()
         return True
 
-    async def _run_turn(self, session: str | None, text: str, model: str) -> None:
+    async def _run_turn(
+        self,
+        session: str | None,
+        text: str,
+        model: str,
+        images: tuple[str, ...] = (),
+        parent: str | None = None,
+    ) -> None:
         started: TurnStarted | None = None
         usage = Usage()
         try:
@@ -297,11 +493,22 @@ class ChatService(QObject):
                 self._session = session
             self._runner.keep_alive = self._keep_alive(model)  # one turn runs at a time
             # an async generator, typed as an iterator: close it here, never leave it to the GC
-            events = cast(AsyncGenerator[TurnEvent, None], self._runner.run(session, text, binding))
+            run = self._runner.run(
+                session, text, binding, images=images, think=self._think, parent=parent
+            )
+            events = cast(AsyncGenerator[TurnEvent, None], run)
+            held_since = time.perf_counter()
             async with contextlib.aclosing(events):
                 async for event in events:
+                    # Chunks that arrived together are read without the loop ever waiting,
+                    # so without this a burst would hold the window until it was all shown.
+                    if time.perf_counter() - held_since > HOLD_LOOP_S:
+                        await asyncio.sleep(0)  # let Qt paint and fire its timers
+                        held_since = time.perf_counter()
                     if isinstance(event, TurnStarted):
                         started = event
+                        if self._shown.pop(session, None) is not None or parent is not None:
+                            self.branchChanged.emit(session)  # the new turn is the head now
                         self.turnStarted.emit(event)
                         self.sessionsChanged.emit()  # the directive gave it a title
                     elif isinstance(event, TextChunk):

@@ -1,109 +1,59 @@
-"""The transcript: user and assistant messages as framed blocks of one QTextDocument.
+"""The transcript: one session's shown branch as message widgets in a scroll area.
 
-Streaming appends each chunk at a cursor kept inside the answer's frame, so a chunk costs its own
-length, never a re-render of the document. When the answer ends, that one frame's content is
-rendered again from what arrived, this time as Markdown. A loaded session is rendered from the
-ledger's turns the same way, with a marker on any turn that did not complete.
+Given the `ChatService`, the view connects itself to its signals and shows what they say: the
+directive, the answer as it streams (Markdown, collapsed thinking, collapsed tool calls), how the
+turn ended and its receipt line; at the end of a turn it reads that turn from the ledger (through
+the service) for its cards and receipts. A loaded session is drawn from the ledger's turns the
+same way. It never streams, plans or talks HTTP itself.
+
+Streaming stays cheap: a chunk is appended as plain text at once, and a single-shot timer
+(`RENDER_MS`) renders the live part of the answer as Markdown at most once per tick, however many
+chunks arrived in between (see `ui/markdown.py` for what "live part" means).
+
+Edit, regenerate and the version switcher call the service, which appends new entries beside
+the old ones; card clicks (👍 / 👎 / dismiss / restore) become ledger entries the same way.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import (
-    QColor,
-    QFont,
-    QFontDatabase,
-    QTextBlockFormat,
-    QTextCharFormat,
-    QTextCursor,
-    QTextFormat,
-    QTextFrame,
-    QTextFrameFormat,
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    Presentation,
+    Receipt,
+    ToolResult,
+    Usage,
 )
-from PySide6.QtWidgets import QTextBrowser, QWidget
-
-from vak_desktop.context.payloads import Activity, AssistantStep, ToolResult, Usage
 from vak_desktop.context.turns import TURN_CLOSED, Turn
+from vak_desktop.runtime.events import (
+    StepFinished,
+    ToolCallRequested,
+    ToolResultReady,
+    TurnFinished,
+    TurnStarted,
+)
 from vak_desktop.ui import theme
+from vak_desktop.ui.cards import DismissedStub, card_widget
+from vak_desktop.ui.cards.frame import CardFrame
+from vak_desktop.ui.chat_service import CardState, ChatService, Transcript
+from vak_desktop.ui.message_widgets import (
+    AssistantMessage,
+    BranchSwitcher,
+    UserMessage,
+    small_button,
+)
 
-TEXT, THINKING, TOOL = "text", "thinking", "tool"
-Segment = tuple[str, str]  # (kind, text), in the order they arrived
-
-_MARKERS = {
-    "cancelled": ("■ Stopped", theme.WARNING, "the text above is what had arrived"),
-    "interrupted": (
-        "⚠ Interrupted",
-        theme.WARNING,
-        "the app stopped while this answer was being written",
-    ),
-    "failed": ("✕ Failed", theme.DANGER, ""),  # the error says why
-    "degraded": ("⚠ Incomplete", theme.WARNING, ""),
-}
+RENDER_MS = 40  # Markdown of a streaming answer is rendered at most this often
 
 
-def _frame_format(background: str, border: str, left: int, right: int) -> QTextFrameFormat:
-    fmt = QTextFrameFormat()
-    fmt.setBackground(QColor(background))
-    fmt.setBorder(1)
-    fmt.setBorderBrush(QColor(border))
-    fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
-    fmt.setPadding(12)
-    fmt.setLeftMargin(left)
-    fmt.setRightMargin(right)
-    fmt.setTopMargin(4)
-    fmt.setBottomMargin(4)
-    return fmt
-
-
-def _char_format(
-    color: str = theme.TEXT, *, bold: bool = False, italic: bool = False, scale: float = 1.0
-) -> QTextCharFormat:
-    fmt = QTextCharFormat()
-    fmt.setForeground(QColor(color))
-    if bold:
-        fmt.setFontWeight(QFont.Weight.Bold)
-    fmt.setFontItalic(italic)
-    if scale != 1.0:
-        fmt.setFontPointSize(max(8.0, theme.MIN_POINT_SIZE * scale))
-    return fmt
-
-
-def _tool_call_text(name: str, arguments: dict[str, Any]) -> str:
-    args = json.dumps(arguments, ensure_ascii=False)
-    return f"⚙ {name}({args if len(args) < 200 else args[:197] + '…'})"
-
-
-def _tool_result_text(name: str, chars: int, is_error: bool) -> str:
-    return f"→ {name} returned {chars:,} characters" + (" (an error)" if is_error else "")
-
-
-def _usage_text(usage: Usage) -> str:
-    prompt, output = usage.prompt_tokens(), usage.output_tokens
-    return f"{prompt:,} prompt → {output:,} output tokens" if prompt or output else ""
-
-
-def segments_of(turn: Turn) -> list[Segment]:
-    """What a turn showed while it ran, rebuilt from its ledger entries."""
-    out: list[Segment] = []
-    for entry in turn.entries:
-        payload = entry.payload
-        if isinstance(payload, AssistantStep):
-            if payload.thinking:
-                out.append((THINKING, payload.thinking))
-            if payload.text:
-                out.append((TEXT, payload.text))
-            out.extend((TOOL, _tool_call_text(c.name, c.arguments)) for c in payload.tool_calls)
-        elif isinstance(payload, ToolResult):
-            out.append(
-                (TOOL, _tool_result_text(payload.tool_name, payload.chars, payload.is_error))
-            )
-    return out
-
-
-def _closing_message(turn: Turn) -> str:
+def closing_message(turn: Turn) -> str:
+    """The message of the turn's closing Activity (why it failed, …), if any."""
     for entry in reversed(turn.entries):
         payload = entry.payload
         if isinstance(payload, Activity) and payload.type == TURN_CLOSED:
@@ -111,205 +61,442 @@ def _closing_message(turn: Turn) -> str:
     return ""
 
 
-class ChatView(QTextBrowser):
+class ChatView(QScrollArea):
     """Shows one session's messages and streams the answer being written."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, service: ChatService | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chatView")
-        self.setOpenExternalLinks(True)
-        self.setUndoRedoEnabled(False)
-        self.document().setDocumentMargin(18)
-        body = QFont(self.font())
-        body.setPointSizeF(max(body.pointSizeF(), theme.MIN_POINT_SIZE) + 0.5)
-        self.document().setDefaultFont(body)
-        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self._answer: QTextFrame | None = None
-        self._cursor: QTextCursor | None = None  # inside the streaming answer, at its end
-        self._answer_start = 0
-        self._segments: list[Segment] = []
-        self._empty = False
+        self.setAccessibleName("Conversation")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._service = service
+        self._column = QWidget()
+        self._column.setObjectName("chatColumn")
+        self._layout = QVBoxLayout(self._column)
+        self._layout.setContentsMargins(18, 14, 18, 14)
+        self._layout.setSpacing(10)
+        self._layout.addStretch(1)
+        self.setWidget(self._column)
+        self._items: list[QWidget] = []
+        self._turns: dict[str, tuple[UserMessage | None, AssistantMessage | None]] = {}
+        self._pending_user: UserMessage | None = None
+        self._answer: AssistantMessage | None = None
+        self._turn_id = ""
+        self._receipts: list[Receipt] = []
+        self._cards: dict[str, tuple[QWidget, AssistantMessage, Presentation]] = {}
+        self._card_states: dict[str, CardState] = {}
         self._follow = True  # keep the newest text in view unless the user scrolled up
+        self._render_timer = QTimer(self)
+        self._render_timer.setSingleShot(True)
+        self._render_timer.setInterval(RENDER_MS)
+        self._render_timer.timeout.connect(self.render_pending)
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
+        if service is not None:
+            self._connect(service)
         self.show_placeholder()
 
+    # -- wiring -----------------------------------------------------------------------------
+
+    def _connect(self, service: ChatService) -> None:
+        service.sessionOpened.connect(self._open)
+        service.directiveSubmitted.connect(self.add_user)
+        service.turnRefused.connect(self._refused)
+        service.turnStarted.connect(self._turn_started)
+        service.textChunk.connect(self.append_text)
+        service.thinkingChunk.connect(self.append_thinking)
+        service.toolCallRequested.connect(self._tool_call)
+        service.toolResultReady.connect(self._tool_result)
+        service.stepFinished.connect(self._step_finished)
+        service.turnFinished.connect(self._turn_finished)
+
+    def _open(self, session: str) -> None:
+        if session and self._service is not None:
+            self.show_transcript(self._service.transcript(session))
+        else:
+            self.show_placeholder()
+
+    def reload(self) -> None:
+        """Draw the shown session again from the ledger (its shown branch)."""
+        if self._service is not None:
+            self._open(self._service.session or "")
+
     # -- whole transcript -------------------------------------------------------------------
+
+    def clear(self) -> None:
+        self._render_timer.stop()
+        for item in self._items:
+            self._layout.removeWidget(item)
+            item.deleteLater()
+        self._items = []
+        self._turns = {}
+        self._cards = {}
+        self._card_states = {}
+        self._pending_user, self._answer, self._turn_id = None, None, ""
+        self._receipts = []
 
     def show_placeholder(
         self, message: str = "Start a conversation: type below and press Enter."
     ) -> None:
         self.clear()
-        self._answer, self._cursor, self._segments = None, None, []
-        cursor = QTextCursor(self.document())
-        block = QTextBlockFormat()
-        block.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        block.setTopMargin(80)
-        cursor.setBlockFormat(block)
-        cursor.insertText(message, _char_format(theme.SUBTLE, scale=1.1))
-        self._empty = True
+        label = QLabel(message)
+        label.setObjectName("chatPlaceholder")
+        label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        label.setStyleSheet(f"color: {theme.SUBTLE}; font-size: large; margin-top: 80px;")
+        self._add(label)
 
     def show_turns(self, turns: list[Turn]) -> None:
-        """Render a loaded session: every turn, with a marker on those that did not complete."""
-        if not turns:
+        """Render turns with no card clicks and no versions known (see `show_transcript`)."""
+        self.show_transcript(Transcript(turns, {}, {}))
+
+    def show_transcript(self, transcript: Transcript) -> None:
+        """Render a loaded branch: every turn, with a marker on those that did not complete,
+        its cards as the user's clicks left them, and ‹ n/m › on directives with versions."""
+        if not transcript.turns:
             self.show_placeholder()
             return
-        self._clear_for_messages()
-        for turn in turns:
-            self.add_user(turn.directive.text)
-            self.begin_answer(turn.directive.model)
-            self._segments = segments_of(turn)
-            self._render_answer(turn.outcome, _closing_message(turn), turn.usage())
+        self.clear()
+        for turn in transcript.turns:
+            version = transcript.versions.get(turn.turn_id, (1, 1))
+            self._show_turn(turn, transcript.cards, version)
         self._follow = True
+        QTimer.singleShot(0, self._scroll_to_end)
+
+    def _show_turn(
+        self, turn: Turn, states: dict[str, CardState], version: tuple[int, int]
+    ) -> None:
+        directive = turn.directive
+        user = self._user_message(turn.turn_id, directive.text, directive.images, version)
+        self._add(user)
+        answer = AssistantMessage(turn.directive.model)
+        self._add(answer)
+        receipts: list[Receipt] = []
+        for entry in turn.entries:
+            payload = entry.payload
+            if isinstance(payload, AssistantStep):
+                if payload.thinking:
+                    answer.add_thinking(payload.thinking)
+                if payload.text:
+                    answer.add_markdown(payload.text)
+                for call in payload.tool_calls:
+                    answer.add_tool_call(call.id, call.name, call.arguments)
+            elif isinstance(payload, ToolResult):
+                answer.set_tool_result(
+                    payload.tool_call_id,
+                    payload.tool_name,
+                    payload.chars,
+                    payload.is_error,
+                    payload.evidence,
+                    payload.content,
+                )
+            elif isinstance(payload, Receipt):
+                receipts.append(payload)
+            elif isinstance(payload, Presentation):
+                self._add_card(answer, entry.id, payload, states.get(entry.id, CardState()))
+        answer.set_outcome(turn.outcome, closing_message(turn))
+        answer.set_receipts(receipts, turn.usage())
+        self._add_answer_actions(answer, turn.turn_id)
+        self._turns[turn.turn_id] = (user, answer)
+
+    # -- one exchange (also the API a caller without a service drives) -----------------------
+
+    def add_user(self, text: str, images: tuple[str, ...] = ()) -> None:
+        self._clear_placeholder()
+        self._pending_user = UserMessage(text, images)
+        self._add(self._pending_user)
         self._scroll_to_end()
 
-    # -- one exchange -----------------------------------------------------------------------
-
-    def add_user(self, text: str) -> None:
-        cursor = self._new_frame(
-            _frame_format(theme.USER_BACKGROUND, theme.USER_BORDER, left=96, right=0)
-        )
-        self._label(cursor, "You")
-        cursor.insertText(text, QTextCharFormat())
-
     def begin_answer(self, model: str) -> None:
-        """Open the assistant's frame; chunks go at its end until `finish_answer`."""
-        cursor = self._new_frame(
-            _frame_format(theme.ASSISTANT_BACKGROUND, theme.ASSISTANT_BORDER, left=0, right=64)
-        )
-        self._answer = cursor.currentFrame()
-        self._label(cursor, model or "Assistant")
-        self._answer_start = cursor.position()
-        self._cursor = cursor
-        self._segments = []
+        """Open the assistant's message; chunks go at its end until `finish_answer`."""
+        self._clear_placeholder()
+        self._answer = AssistantMessage(model)
+        self._answer.stats.setText("Writing…")  # replaced by the receipt line
+        self._receipts = []
+        self._add(self._answer)
 
     def append_text(self, chunk: str) -> None:
-        self._append(TEXT, chunk, QTextCharFormat())
+        if self._answer is None or not chunk:
+            return
+        self._answer.append_text(chunk)
+        if not self._render_timer.isActive():
+            self._render_timer.start()
 
     def append_thinking(self, chunk: str) -> None:
-        self._append(THINKING, chunk, _char_format(theme.SUBTLE, italic=True))
+        if self._answer is not None and chunk:
+            self._answer.append_thinking(chunk)
 
-    def append_tool_call(self, name: str, arguments: dict[str, Any]) -> None:
-        self._append(TOOL, _tool_call_text(name, arguments), self._tool_format())
+    def append_tool_call(self, name: str, arguments: dict[str, Any], call_id: str = "") -> None:
+        if self._answer is not None:
+            self.render_pending()
+            self._answer.add_tool_call(call_id, name, arguments)
 
-    def append_tool_result(self, name: str, chars: int, is_error: bool) -> None:
-        self._append(TOOL, _tool_result_text(name, chars, is_error), self._tool_format())
+    def append_tool_result(
+        self,
+        name: str,
+        chars: int,
+        is_error: bool,
+        evidence: str = "",
+        call_id: str = "",
+        preview: str = "",
+    ) -> None:
+        if self._answer is not None:
+            self._answer.set_tool_result(call_id, name, chars, is_error, evidence, preview)
+
+    def render_pending(self) -> None:
+        """Render the streaming answer's Markdown now (the timer calls this)."""
+        self._render_timer.stop()
+        if self._answer is not None and self._answer.live_markdown is not None:
+            self._answer.live_markdown.render_pending()
 
     def finish_answer(self, outcome: str, error: str = "", usage: Usage | None = None) -> None:
-        """The answer ended: render it as Markdown and mark how it ended."""
+        """The answer ended: render what is left and mark how it ended."""
         if self._answer is None:
             return
-        self._render_answer(outcome, error, usage or Usage())
-        self._answer, self._cursor = None, None
+        self._render_timer.stop()
+        self._answer.finish()
+        self._answer.set_outcome(outcome, error)
+        self._answer.set_receipts(self._receipts, usage)
 
     def add_problem(self, message: str) -> None:
         """A line that is not a message: why a turn could not start."""
-        if self._empty:
-            self._clear_for_messages()
-        cursor = self._end_cursor()
-        block = QTextBlockFormat()
-        block.setTopMargin(4)
-        cursor.insertBlock(block)
-        cursor.insertText("✕ ", _char_format(theme.DANGER, bold=True))
-        cursor.insertText(message, _char_format(theme.DANGER))
+        self._clear_placeholder()
+        if self._pending_user is not None:  # nothing was written for it
+            self._remove(self._pending_user)
+            self._pending_user = None
+        label = QLabel(f"✕ {message}")
+        label.setObjectName("chatProblem")
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        label.setStyleSheet(f"color: {theme.DANGER};")
+        self._add(label)
         self._scroll_to_end()
+
+    def toPlainText(self) -> str:
+        """Everything the transcript shows, as text."""
+        parts = []
+        for item in self._items:
+            if isinstance(item, (UserMessage, AssistantMessage)):
+                parts.append(item.plain_text())
+            elif isinstance(item, QLabel):
+                parts.append(item.text())
+        return "\n".join(parts)
+
+    @property
+    def messages(self) -> list[QWidget]:
+        return list(self._items)
+
+    def cards(self) -> list[CardFrame]:
+        """The cards shown (not dismissed), in transcript order."""
+        return [w for w, _a, _p in self._cards.values() if isinstance(w, CardFrame)]
+
+    def dismissed_cards(self) -> list[DismissedStub]:
+        return [w for w, _a, _p in self._cards.values() if isinstance(w, DismissedStub)]
+
+    def user_message(self, turn_id: str) -> UserMessage | None:
+        return self._turns.get(turn_id, (None, None))[0]
+
+    def answer_message(self, turn_id: str) -> AssistantMessage | None:
+        return self._turns.get(turn_id, (None, None))[1]
+
+    # -- the service's events ---------------------------------------------------------------
+
+    def _turn_started(self, event: TurnStarted) -> None:
+        pending = self._pending_user
+        self._turn_id = event.turn_id
+        if pending is not None and self._service is not None:
+            # now that the directive is an entry, its message can offer Edit and versions
+            directive = self._service.directive(event.turn_id)
+            user = self._user_message(event.turn_id, directive.text, directive.images)
+            index = self._items.index(pending)
+            self._layout.insertWidget(index, user)
+            self._items[index] = user
+            self._layout.removeWidget(pending)
+            pending.deleteLater()
+            self._pending_user = None
+            self._turns[event.turn_id] = (user, None)
+        self.begin_answer(event.model)
+
+    def _refused(self, message: str) -> None:
+        """Nothing was written: show the session as it is (an edit's old branch included)."""
+        if self._service is not None and self._service.session:
+            self.reload()
+        self.add_problem(message)
+
+    def _tool_call(self, event: ToolCallRequested) -> None:
+        self.append_tool_call(event.name, event.arguments, event.id)
+
+    def _tool_result(self, event: ToolResultReady) -> None:
+        self.append_tool_result(
+            event.name, event.chars, event.is_error, event.evidence, event.id, event.preview
+        )
+
+    def _step_finished(self, event: StepFinished) -> None:
+        self._receipts.append(event.receipt)
+        if self._answer is not None:
+            self._answer.set_receipts(self._receipts)
+
+    def _turn_finished(self, event: TurnFinished) -> None:
+        answer = self._answer
+        self.finish_answer(event.outcome, event.error, event.usage)
+        self._answer = None
+        if answer is None or self._service is None:
+            return
+        transcript = self._service.transcript(event.session)
+        turn = next((t for t in transcript.turns if t.turn_id == event.turn_id), None)
+        if turn is None:
+            return
+        states = transcript.cards
+        receipts = [e.payload for e in turn.entries if isinstance(e.payload, Receipt)]
+        for entry in turn.entries:
+            if isinstance(entry.payload, Presentation):
+                self._add_card(answer, entry.id, entry.payload, states.get(entry.id, CardState()))
+        answer.set_receipts(receipts, event.usage)
+        self._add_answer_actions(answer, turn.turn_id)
+        user = self._turns.get(turn.turn_id, (None, None))[0]
+        self._turns[turn.turn_id] = (user, answer)
+
+    # -- edit, regenerate, versions ---------------------------------------------------------
+
+    def _user_message(
+        self,
+        turn_id: str,
+        text: str,
+        images: tuple[str, ...],
+        version: tuple[int, int] | None = None,
+    ) -> UserMessage:
+        service = self._service
+        if service is None:
+            return UserMessage(text, images)
+        position, count = version or service.alternatives(turn_id)
+        switcher = None
+        if count > 1:
+            switcher = BranchSwitcher(
+                position, count, lambda step: self.show_alternative(turn_id, step)
+            )
+        return UserMessage(
+            text, images, on_edit=lambda new: self.edit_turn(turn_id, new), switcher=switcher
+        )
+
+    def _add_answer_actions(self, answer: AssistantMessage, turn_id: str) -> None:
+        copy = small_button("Copy", "Copy this answer as Markdown", "copyAnswer")
+        copy.clicked.connect(lambda: self._copy_answer(turn_id))
+        answer.add_action(copy)
+        if self._service is not None:
+            again = small_button("↻ Regenerate", "Ask again for a new answer", "regenerateButton")
+            again.clicked.connect(lambda: self.regenerate_turn(turn_id))
+            answer.add_action(again)
+
+    def edit_turn(self, turn_id: str, text: str) -> bool:
+        """Send `text` as a new version of turn `turn_id` (the old one stays in the ledger)."""
+        return self._branch(turn_id, lambda service: service.edit(turn_id, text))
+
+    def regenerate_turn(self, turn_id: str) -> bool:
+        """Ask again: a new version of turn `turn_id` with the same words."""
+        return self._branch(turn_id, lambda service: service.regenerate(turn_id))
+
+    def show_alternative(self, turn_id: str, step: int) -> bool:
+        service = self._service
+        if service is None or not service.show_alternative(turn_id, step):
+            return False
+        self.show_transcript(service.transcript(service.session or ""))
+        return True
+
+    def _branch(self, turn_id: str, start: Any) -> bool:
+        service = self._service
+        if service is None or service.busy or turn_id not in self._turns:
+            return False
+        user, _answer = self._turns[turn_id]
+        if user is None:
+            return False
+        cut = self._items.index(user)
+        for item in self._items[cut:]:  # that turn and what followed are on the old branch now
+            self._remove(item)
+        if not start(service):
+            self.reload()
+            return False
+        return True
+
+    def _copy_answer(self, turn_id: str) -> None:
+        clipboard = QGuiApplication.clipboard()
+        service = self._service
+        if clipboard is None or service is None or service.session is None:
+            return
+        for turn in service.turns(service.session):
+            if turn.turn_id == turn_id:
+                clipboard.setText(turn.answer)
+
+    # -- cards ------------------------------------------------------------------------------
+
+    def _add_card(
+        self, answer: AssistantMessage, entry_id: str, presentation: Presentation, state: CardState
+    ) -> None:
+        widget = card_widget(
+            entry_id,
+            presentation,
+            verdict=state.verdict,
+            dismissed=state.dismissed,
+            on_verdict=self._rate,
+            on_selection=self._select,
+        )
+        answer.cards.addWidget(widget)
+        self._cards[entry_id] = (widget, answer, presentation)
+        self._card_states[entry_id] = state
+
+    def _rate(self, presentation_id: str, verdict: str) -> None:
+        if self._service is None:
+            return
+        self._service.rate_presentation(presentation_id, verdict)
+        old_state = self._card_states.get(presentation_id, CardState())
+        shown = "" if verdict == "clear" else verdict
+        self._card_states[presentation_id] = CardState(shown, old_state.dismissed)
+        widget = self._cards[presentation_id][0]
+        if isinstance(widget, CardFrame):
+            widget.set_verdict(shown)
+
+    def _select(self, presentation_id: str, action: str) -> None:
+        if self._service is None:
+            return
+        self._service.select_presentation(presentation_id, action)
+        old, answer, presentation = self._cards[presentation_id]
+        verdict = self._card_states.get(presentation_id, CardState()).verdict
+        state = CardState(verdict, action == "dismiss")
+        self._card_states[presentation_id] = state
+        new = card_widget(
+            presentation_id,
+            presentation,
+            verdict=state.verdict,
+            dismissed=state.dismissed,
+            on_verdict=self._rate,
+            on_selection=self._select,
+        )
+        answer.cards.replaceWidget(old, new)
+        old.deleteLater()
+        self._cards[presentation_id] = (new, answer, presentation)
 
     # -- internals --------------------------------------------------------------------------
 
-    def _append(self, kind: str, text: str, fmt: QTextCharFormat) -> None:
-        if self._cursor is None or not text:
-            return
-        if self._segments and self._segments[-1][0] == kind and kind != TOOL:
-            self._segments[-1] = (kind, self._segments[-1][1] + text)
-        else:
-            if self._segments:  # a new kind of content starts its own paragraph
-                self._cursor.insertBlock()
-            self._segments.append((kind, text))
-        self._cursor.insertText(text, fmt)
+    def _add(self, widget: QWidget) -> None:
+        self._layout.insertWidget(self._layout.count() - 1, widget)  # above the stretch
+        self._items.append(widget)
 
-    def _render_answer(self, outcome: str, error: str, usage: Usage) -> None:
-        assert self._answer is not None
-        cursor = QTextCursor(self.document())
-        cursor.setPosition(self._answer_start)
-        cursor.setPosition(self._answer.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
-        first = True
-        for kind, text in self._segments:
-            if not first:
-                cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
-            first = False
-            if kind == TEXT:
-                start = cursor.position()
-                cursor.insertMarkdown(text.strip())
-                self._shade_code_blocks(start, cursor.position())
-            elif kind == THINKING:
-                cursor.insertText(
-                    "Thinking: " + text.strip(), _char_format(theme.SUBTLE, italic=True)
-                )
-            else:
-                cursor.insertText(text, self._tool_format())
-        marker = _MARKERS.get(outcome)
-        footer = _usage_text(usage)
-        if marker or footer:
-            if not first:
-                block = QTextBlockFormat()
-                block.setTopMargin(8)
-                cursor.insertBlock(block, QTextCharFormat())
-            if marker:
-                title, color, why = marker
-                cursor.insertText(title, _char_format(color, bold=True, scale=0.92))
-                detail = why or error  # "stopped by the user" says less than `why` does
-                if detail:
-                    cursor.insertText(f" — {detail}", _char_format(color, scale=0.92))
-                if footer:
-                    cursor.insertText("   ", QTextCharFormat())
-            if footer:
-                cursor.insertText(footer, _char_format(theme.SUBTLE, scale=0.9))
+    def _remove(self, widget: QWidget) -> None:
+        self._layout.removeWidget(widget)
+        self._items.remove(widget)
+        for turn_id, (user, answer) in list(self._turns.items()):
+            if widget in (user, answer):
+                self._turns.pop(turn_id)
+        for entry_id, (_w, answer, _p) in list(self._cards.items()):
+            if answer is widget:
+                self._cards.pop(entry_id)
+        widget.deleteLater()
 
-    def _shade_code_blocks(self, start: int, end: int) -> None:
-        block = self.document().findBlock(start)
-        while block.isValid() and block.position() <= end:
-            fmt = block.blockFormat()
-            if fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
-                fmt.setBackground(QColor(theme.CODE_BACKGROUND))
-                fmt.setTopMargin(0)  # one block per line: margins would stripe the block
-                fmt.setBottomMargin(0)
-                QTextCursor(block).setBlockFormat(fmt)
-            block = block.next()
-
-    def _new_frame(self, fmt: QTextFrameFormat) -> QTextCursor:
-        if self._empty:
-            self._clear_for_messages()
-        cursor = self._end_cursor()
-        cursor.insertFrame(fmt)
-        return cursor
-
-    def _label(self, cursor: QTextCursor, text: str) -> None:
-        block = QTextBlockFormat()
-        block.setBottomMargin(4)
-        cursor.setBlockFormat(block)
-        cursor.insertText(text, _char_format(theme.SUBTLE, bold=True, scale=0.92))
-        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
-
-    def _tool_format(self) -> QTextCharFormat:
-        fmt = _char_format(theme.SUBTLE, scale=0.9)
-        fmt.setFontFamilies([self._mono.family()])
-        return fmt
-
-    def _clear_for_messages(self) -> None:
-        self.clear()
-        # the block a document always starts with sits above the first frame: keep it thin
-        first = QTextBlockFormat()
-        first.setLineHeight(1, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
-        QTextCursor(self.document()).setBlockFormat(first)
-        self._empty = False
-        self._answer, self._cursor, self._segments = None, None, []
-
-    def _end_cursor(self) -> QTextCursor:
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        return cursor
+    def _clear_placeholder(self) -> None:
+        for item in list(self._items):
+            if item.objectName() == "chatPlaceholder":
+                self._remove(item)
 
     def _on_scrolled(self, value: int) -> None:
         self._follow = value >= self.verticalScrollBar().maximum() - 4
@@ -321,3 +508,4 @@ class ChatView(QTextBrowser):
     def _scroll_to_end(self) -> None:
         bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
+        self._follow = True

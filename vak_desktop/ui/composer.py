@@ -1,12 +1,35 @@
-"""Where the user writes: a text box that sends on Enter, with Send and Stop."""
+"""Where the user writes: a text box that sends on Enter, with Send and Stop, image attachments
+for a model that can see, and a thinking toggle for a model that can think.
+
+Which of the two extras show depends on the bound model's capabilities (`/api/show`, through
+the service); an attachment is read when it is added, so a file that cannot be read is refused
+then, with the reason, instead of failing the turn later.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QTextCursor
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+import base64
+from pathlib import Path
 
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QImageReader, QKeyEvent, QTextCursor
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from vak_desktop.runtime import ModelBinding
 from vak_desktop.ui.chat_service import ChatService
+from vak_desktop.ui.glyphs import glyph
+
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+IMAGE_FILTER = "Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)"
 
 
 class MessageInput(QPlainTextEdit):
@@ -24,13 +47,14 @@ class MessageInput(QPlainTextEdit):
 
 
 class Composer(QWidget):
-    """Sends the text to the service and offers Stop while a turn runs."""
+    """Sends the text (and any images) to the service and offers Stop while a turn runs."""
 
     def __init__(self, service: ChatService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._service = service
         self.input = MessageInput()
         self.input.setObjectName("composer")
+        self.input.setAccessibleName("Message")
         self.input.setPlaceholderText(
             "Message the model — Enter to send, Shift+Enter for a new line"
         )
@@ -41,38 +65,139 @@ class Composer(QWidget):
         self.send_button.setObjectName("sendButton")
         self.stop_button = QPushButton("Stop")
         self.stop_button.setObjectName("stopButton")
+        self.attach_button = QToolButton()
+        self.attach_button.setObjectName("attachButton")
+        self.attach_button.setText(glyph("🖼 ", "") + "Attach image…")
+        self.attach_button.setToolTip("Attach an image (this model can see images)")
+        self.attach_button.setAccessibleName("Attach an image")
+        self.think_button = QToolButton()
+        self.think_button.setObjectName("thinkToggle")
+        self.think_button.setText(glyph("💭 ", "") + "Think")
+        self.think_button.setCheckable(True)
+        self.think_button.setChecked(True)
+        self.think_button.setToolTip("Let the model think before it answers")
+        self.think_button.setAccessibleName("Thinking on or off")
+        self.attachments = QLabel()
+        self.attachments.setObjectName("attachments")
+        self.clear_attachments = QToolButton()
+        self.clear_attachments.setObjectName("clearAttachments")
+        self.clear_attachments.setText("✕")
+        self.clear_attachments.setToolTip("Remove the attached images")
+        self.clear_attachments.setAutoRaise(True)
+        extras = QHBoxLayout()
+        extras.setContentsMargins(0, 0, 0, 0)
+        extras.setSpacing(6)
+        extras.addWidget(self.attach_button)
+        extras.addWidget(self.think_button)
+        extras.addWidget(self.attachments)
+        extras.addWidget(self.clear_attachments)
+        extras.addStretch(1)
+        self._extras = QWidget()
+        self._extras.setLayout(extras)
         buttons = QVBoxLayout()
         buttons.setSpacing(6)
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
         buttons.addStretch(1)
-        layout = QHBoxLayout(self)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(10)
+        row.addWidget(self.input, 1)
+        row.addLayout(buttons)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(10)
-        layout.addWidget(self.input, 1)
-        layout.addLayout(buttons)
+        layout.setSpacing(4)
+        layout.addWidget(self._extras)
+        layout.addLayout(row)
         self.input.submitted.connect(self.submit)
         self.send_button.clicked.connect(self.submit)
         self.stop_button.clicked.connect(lambda: service.stop())
+        self.attach_button.clicked.connect(self._choose_images)
+        self.clear_attachments.clicked.connect(self.remove_images)
+        self.think_button.toggled.connect(self._think_toggled)
         self.input.textChanged.connect(self._update)
         service.busyChanged.connect(self._update)
-        service.modelChanged.connect(self._update)
+        service.modelChanged.connect(lambda _model: self._bound(service.binding))
+        service.modelBound.connect(self._bound)
         service.turnRefused.connect(self._give_back)
         self._sent = ""
-        self._update()
+        self._sent_images: list[tuple[str, str]] = []
+        self._images: list[tuple[str, str]] = []  # (file name, base64 bytes)
+        self._bound(service.binding)
+
+    @property
+    def images(self) -> tuple[str, ...]:
+        return tuple(data for _name, data in self._images)
 
     def submit(self) -> None:
         text = self.input.toPlainText()
-        if self._service.send(text):
-            self._sent = text
+        if self._service.send(text, self.images if self._can("vision") else ()):
+            self._sent, self._sent_images = text, self._images
             self.input.clear()
+            self.remove_images()
+
+    def attach_images(self, paths: list[str | Path]) -> list[str]:
+        """Attach image files; returns why each refused one was refused."""
+        problems = []
+        for raw in paths:
+            path = Path(raw)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                problems.append(f"{path.name}: {exc.strerror or exc}")
+                continue
+            if len(data) > MAX_IMAGE_BYTES:
+                problems.append(f"{path.name}: larger than {MAX_IMAGE_BYTES // 2**20} MB")
+                continue
+            if not QImageReader.imageFormat(str(path)):
+                problems.append(f"{path.name}: not an image this app can read")
+                continue
+            self._images.append((path.name, base64.b64encode(data).decode("ascii")))
+        self._show_images()
+        if problems:
+            self.attachments.setToolTip("\n".join(problems))
+        return problems
+
+    def remove_images(self) -> None:
+        self._images = []
+        self._show_images()
+
+    def _choose_images(self) -> None:
+        paths, _filter = QFileDialog.getOpenFileNames(self, "Attach images", "", IMAGE_FILTER)
+        if paths:
+            self.attach_images(list(paths))
+
+    def _show_images(self) -> None:
+        names = [name for name, _data in self._images]
+        self.attachments.setText(glyph("📎 ", "Attached: ") + ", ".join(names) if names else "")
+        self.attachments.setVisible(bool(names))
+        self.clear_attachments.setVisible(bool(names))
+
+    def _can(self, capability: str) -> bool:
+        return capability in self._service.capabilities
+
+    def _bound(self, _binding: ModelBinding | None) -> None:
+        vision, thinking = self._can("vision"), self._can("thinking")
+        self.attach_button.setVisible(vision)
+        self.think_button.setVisible(thinking)
+        if not vision:
+            self.remove_images()
+        self._extras.setVisible(vision or thinking or bool(self._images))
+        self._think_toggled(self.think_button.isChecked())
+        self._update()
+
+    def _think_toggled(self, on: bool) -> None:
+        self._service.set_think(on if self._can("thinking") else None)
 
     def _give_back(self, _why: str) -> None:
         """A turn that could not start wrote nothing: put its text back to send again."""
         if self._sent and not self.input.toPlainText().strip():
             self.input.setPlainText(self._sent)
             self.input.moveCursor(QTextCursor.MoveOperation.End)
-        self._sent = ""
+            if not self._images:
+                self._images = self._sent_images
+                self._show_images()
+        self._sent, self._sent_images = "", []
 
     def _update(self) -> None:
         busy = self._service.busy

@@ -22,12 +22,6 @@ from PySide6.QtWidgets import (
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ModelBinding, default_tools
-from vak_desktop.runtime.events import (
-    ToolCallRequested,
-    ToolResultReady,
-    TurnFinished,
-    TurnStarted,
-)
 from vak_desktop.ui.banner import ReachabilityBanner
 from vak_desktop.ui.chat_service import ChatService
 from vak_desktop.ui.chat_view import ChatView
@@ -84,7 +78,7 @@ class MainWindow(QMainWindow):
         self.banner = ReachabilityBanner(service)
         self.sessions = SessionList(service, self.ledger)
         self.picker = ModelPicker(service)
-        self.chat = ChatView()
+        self.chat = ChatView(service)  # it connects itself to the service's turn events
         self.chat.setAccessibleName("Conversation")
         self.composer = Composer(service)
 
@@ -193,16 +187,8 @@ class MainWindow(QMainWindow):
     # -- wiring -------------------------------------------------------------------------------
 
     def _connect(self) -> None:
-        service, chat = self.service, self.chat
+        service = self.service
         service.sessionOpened.connect(self._open)
-        service.directiveSubmitted.connect(chat.add_user)
-        service.turnRefused.connect(chat.add_problem)
-        service.turnStarted.connect(self._turn_started)
-        service.textChunk.connect(chat.append_text)
-        service.thinkingChunk.connect(chat.append_thinking)
-        service.toolCallRequested.connect(self._tool_call)
-        service.toolResultReady.connect(self._tool_result)
-        service.turnFinished.connect(self._turn_finished)
         service.notice.connect(self._notice)
         service.modelChanged.connect(self.status.show_model)
         service.modelBound.connect(self._show_binding)
@@ -216,10 +202,6 @@ class MainWindow(QMainWindow):
         self.status.showMessage(message, 10_000)
 
     def _open(self, session: str) -> None:
-        if session:
-            self.chat.show_turns(self.service.turns(session))
-        else:
-            self.chat.show_placeholder()
         self.focused_turn = ""
         self.composer.input.setFocus()
 
@@ -231,18 +213,6 @@ class MainWindow(QMainWindow):
         if callable(scroll):
             scroll(turn_id)
         self.inspector.select_turn(turn_id)
-
-    def _turn_started(self, event: TurnStarted) -> None:
-        self.chat.begin_answer(event.model)
-
-    def _tool_call(self, event: ToolCallRequested) -> None:
-        self.chat.append_tool_call(event.name, event.arguments)
-
-    def _tool_result(self, event: ToolResultReady) -> None:
-        self.chat.append_tool_result(event.name, event.chars, event.is_error)
-
-    def _turn_finished(self, event: TurnFinished) -> None:
-        self.chat.finish_answer(event.outcome, event.error, event.usage)
 
     def _show_binding(self, binding: ModelBinding) -> None:
         self.status.show_binding(binding)
