@@ -57,6 +57,7 @@ from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, TurnRunner, bind_model
 from vak_desktop.runtime.inspection import preview_next
 from vak_desktop.runtime.presentations import (
+    CardState,
     card_library,
     presentation_states,
     record_feedback,
@@ -360,15 +361,15 @@ async def test_feedback_and_selection_fold_into_card_states(ledger: Ledger) -> N
     await run_turn(ledger, session, provider, "card please", tools())
     (entry,) = presentations(last_turn(ledger, session))
     chain = ledger.chain_to_root
-    assert presentation_states(chain(session)) == {entry.id: (None, False)}
+    assert presentation_states(chain(session)) == {entry.id: CardState()}
     record_feedback(ledger, session, entry.id, "up")
     set_selection(ledger, session, entry.id[:12], "dismiss")
-    assert presentation_states(chain(session)) == {entry.id: ("up", True)}
+    assert presentation_states(chain(session)) == {entry.id: CardState("up", True)}
     record_feedback(ledger, session, entry.id, "down")
     set_selection(ledger, session, entry.id, "restore")
-    assert presentation_states(chain(session)) == {entry.id: ("down", False)}
+    assert presentation_states(chain(session)) == {entry.id: CardState("down", False)}
     record_feedback(ledger, session, entry.id, "clear")
-    assert presentation_states(chain(session)) == {entry.id: (None, False)}
+    assert presentation_states(chain(session)) == {entry.id: CardState()}
     with pytest.raises(ValueError, match="verdict"):
         record_feedback(ledger, session, entry.id, "meh")
     with pytest.raises(ValueError, match="action"):

@@ -264,20 +264,30 @@ def set_selection(ledger: Ledger, session: str, presentation_id: str, action: st
     return ledger.append(session, PresentationSelection(card.id, action))
 
 
-def presentation_states(entries: Iterable[EntryLike]) -> dict[str, tuple[str | None, bool]]:
-    """Every card's current state folded from the entries in order: (its rating or None,
-    whether it is dismissed)."""
-    states: dict[str, tuple[str | None, bool]] = {}
+@dataclass(frozen=True)
+class CardState:
+    """What the user's clicks on one card add up to: the last verdict ("up", "down", or "" for
+    none or taken back) and whether the card is dismissed."""
+
+    verdict: str = ""
+    dismissed: bool = False
+
+
+def presentation_states(entries: Iterable[EntryLike]) -> dict[str, CardState]:
+    """Every card's state folded from the entries in order (the latest click wins)."""
+    states: dict[str, CardState] = {}
     for entry in entries:
         payload = entry.payload
         if isinstance(payload, Presentation):
-            states.setdefault(entry.id, (None, False))
+            states.setdefault(entry.id, CardState())
         elif isinstance(payload, PresentationFeedback) and payload.presentation in states:
-            verdict = None if payload.verdict == "clear" else payload.verdict
-            states[payload.presentation] = (verdict, states[payload.presentation][1])
+            verdict = "" if payload.verdict == "clear" else payload.verdict
+            states[payload.presentation] = CardState(
+                verdict, states[payload.presentation].dismissed
+            )
         elif isinstance(payload, PresentationSelection) and payload.presentation in states:
-            rating, dismissed = states[payload.presentation]
+            old = states[payload.presentation]
             if payload.action in ("dismiss", "restore"):
-                dismissed = payload.action == "dismiss"
-            states[payload.presentation] = (rating, dismissed)
+                old = CardState(old.verdict, payload.action == "dismiss")
+            states[payload.presentation] = old
     return states

@@ -10,7 +10,7 @@ Edits and regenerations append a new directive beside the old one (`parent=`), s
 entries stay; the service remembers which branch of each session is shown (`turns` follows it,
 and the next message continues it). Card clicks (👍 / 👎, dismiss / restore) are appended as
 `PresentationFeedback` / `PresentationSelection` entries and folded back by
-`fold_presentation_states`.
+`runtime.presentations.presentation_states`.
 
 Stopping a turn cancels its task: the runtime keeps the text that had streamed, marked
 interrupted, and closes the turn `cancelled`; the service then emits a `TurnFinished` with that
@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -31,9 +31,6 @@ from PySide6.QtCore import QObject, Signal
 
 from vak_desktop.context.payloads import (
     Directive,
-    Presentation,
-    PresentationFeedback,
-    PresentationSelection,
     Usage,
 )
 from vak_desktop.context.turns import Turn, split_turns
@@ -69,6 +66,12 @@ from vak_desktop.runtime.events import (
     TurnFinished,
     TurnStarted,
 )
+from vak_desktop.runtime.presentations import (
+    CardState,
+    presentation_states,
+    record_feedback,
+    set_selection,
+)
 
 log = logging.getLogger(__name__)
 
@@ -87,35 +90,6 @@ class Reachability:
     @property
     def unreachable(self) -> bool:
         return self.state == UNREACHABLE
-
-
-VERDICTS = ("up", "down", "clear")  # "clear" takes a verdict back
-SELECTIONS = ("dismiss", "restore")
-
-
-@dataclass(frozen=True)
-class CardState:
-    """What the user's clicks on one card add up to: the last verdict, and whether it is hidden."""
-
-    verdict: str = ""  # "up" | "down" | "" (none given)
-    dismissed: bool = False
-
-
-def fold_presentation_states(entries: Iterable[Any]) -> dict[str, CardState]:
-    """Every card's state from a session's entries (all branches), the latest click winning.
-
-    Only cards someone clicked appear; any other card is `CardState()`."""
-    states: dict[str, CardState] = {}
-    for entry in entries:
-        payload = entry.payload
-        if isinstance(payload, PresentationFeedback) and payload.verdict in VERDICTS:
-            old = states.get(payload.presentation, CardState())
-            verdict = "" if payload.verdict == "clear" else payload.verdict
-            states[payload.presentation] = CardState(verdict, old.dismissed)
-        elif isinstance(payload, PresentationSelection) and payload.action in SELECTIONS:
-            old = states.get(payload.presentation, CardState())
-            states[payload.presentation] = CardState(old.verdict, payload.action == "dismiss")
-    return states
 
 
 @dataclass(frozen=True)
@@ -270,7 +244,7 @@ class ChatService(QObject):
         entries = list(self._ledger.entries(session))
         chain = chain_from(entries, self._shown.get(session))
         return Transcript(
-            split_turns(chain), fold_presentation_states(entries), version_positions(entries)
+            split_turns(chain), presentation_states(entries), version_positions(entries)
         )
 
     # -- branches ---------------------------------------------------------------------------
@@ -333,28 +307,27 @@ class ChatService(QObject):
         session = session or self._session
         if session is None:
             return {}
-        return fold_presentation_states(self._ledger.entries(session))
+        return presentation_states(self._ledger.entries(session))
 
     def rate_presentation(self, presentation_id: str, verdict: str) -> None:
         """Record 👍 ("up"), 👎 ("down") or taking it back ("clear") as a ledger fact."""
-        if verdict not in VERDICTS:
-            raise ValueError(f"a verdict is one of {VERDICTS}, not {verdict!r}")
-        self._card_fact(presentation_id, PresentationFeedback(presentation_id, verdict))
+        self._card_fact(
+            lambda session: record_feedback(self._ledger, session, presentation_id, verdict),
+            presentation_id,
+        )
 
     def select_presentation(self, presentation_id: str, action: str) -> None:
         """Record that a card was dismissed or restored."""
-        if action not in SELECTIONS:
-            raise ValueError(f"a card selection is one of {SELECTIONS}, not {action!r}")
-        self._card_fact(presentation_id, PresentationSelection(presentation_id, action))
+        self._card_fact(
+            lambda session: set_selection(self._ledger, session, presentation_id, action),
+            presentation_id,
+        )
 
-    def _card_fact(
-        self, presentation_id: str, fact: PresentationFeedback | PresentationSelection
-    ) -> None:
-        entry = self._ledger.entry(presentation_id)  # UnknownEntry for a card that is not there
-        if not isinstance(entry.payload, Presentation):
-            raise ValueError(f"{presentation_id} is a {entry.kind}, not a presentation")
-        self._ledger.append(entry.session, fact)
-        self.presentationsChanged.emit(entry.session)
+    def _card_fact(self, write: Callable[[str], object], presentation_id: str) -> None:
+        """Write a click on a card (as a ledger fact in the card's own session)."""
+        session = self._ledger.entry(presentation_id).session  # UnknownEntry: no such card
+        write(session)  # ValueError: not a card, or not a verdict/action
+        self.presentationsChanged.emit(session)
 
     def open_session(self, session: str | None) -> bool:
         """Show `session` (None: a new chat). Refused while a turn runs."""

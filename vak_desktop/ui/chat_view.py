@@ -38,10 +38,11 @@ from vak_desktop.runtime.events import (
     TurnFinished,
     TurnStarted,
 )
+from vak_desktop.runtime.presentations import CardState
 from vak_desktop.ui import theme
 from vak_desktop.ui.cards import DismissedStub, card_widget
 from vak_desktop.ui.cards.frame import CardFrame
-from vak_desktop.ui.chat_service import CardState, ChatService, Transcript
+from vak_desktop.ui.chat_service import ChatService, Transcript
 from vak_desktop.ui.message_widgets import (
     AssistantMessage,
     BranchSwitcher,
