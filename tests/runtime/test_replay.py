@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.runtime.scripted import Scripted, ScriptedProvider
@@ -9,6 +11,7 @@ from vak_desktop.context.payloads import Receipt
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.replay import NotReplayable, sent_request
+from vak_desktop.runtime.settings import Settings
 
 LONG = "A long answer sentence that fills the history. " * 60
 
@@ -56,3 +59,26 @@ async def test_a_changed_tool_list_is_reported_not_hidden(ledger: Ledger) -> Non
     assert not rebuilt.prefix_matches and not rebuilt.matches
     with pytest.raises(NotReplayable, match="step 3"):
         sent_request(ledger, session, turn_id, 3, system="", tools=())
+
+
+async def test_a_request_with_a_catalogue_is_rebuilt_through_the_registry(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("the plan is to ship on Friday\n")
+    registry = default_tools(Settings(workspace=(str(tmp_path),)))
+    provider = ScriptedProvider(
+        Scripted(calls=[("read", {"path": str(tmp_path / "notes.txt")})]),
+        Scripted(text="It says Friday."),
+    )
+    runner = TurnRunner(ledger, provider, registry)
+    session = ledger.create_session().id
+    await _turn(runner, session, "What does notes.txt say?")
+    turn_id = ledger.chain_to_root(session)[0].id
+    for step, sent in enumerate(provider.requests):
+        rebuilt = sent_request(ledger, session, turn_id, step, system="", tools=registry)
+        assert rebuilt.request.messages == sent.messages  # the system text with its catalogue
+        assert rebuilt.request.tools == sent.tools
+        assert rebuilt.matches
+    assert "More tools" in provider.requests[0].messages[0].content
+    bare = sent_request(ledger, session, turn_id, system="", tools=registry.specs())
+    assert not bare.matches  # every admitted tool and no catalogue is not what was sent

@@ -16,12 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from vak_desktop.context.assemble import AssembledRequest, assemble
+from vak_desktop.context.cache_watch import system_digest
 from vak_desktop.context.capacity import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.payloads import AssistantStep, Directive, Receipt
 from vak_desktop.context.planner import Budget, Fidelity, Plan, PlannedTurn
+from vak_desktop.context.presentations import fence_guide
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.context.turns import TurnIndex, build_turn_index
 from vak_desktop.ledger import Entry, Ledger
+from vak_desktop.runtime.presentations import card_library
+from vak_desktop.runtime.tools import ToolRegistry
+from vak_desktop.runtime.tools.surface import stable_system
 
 
 class NotReplayable(LookupError):
@@ -113,6 +118,25 @@ def turn_receipts(chain: Sequence[Entry], turn_id: str) -> list[tuple[int, Recei
     return out
 
 
+def _sent_prefix(
+    base: str, registry: ToolRegistry, receipt: Receipt
+) -> tuple[str, tuple[ToolSpec, ...]]:
+    """The system text and tools a step sent, from the runner's registry: the system text is
+    whichever of the forms a turn can send has the receipt's system digest (the stable text with
+    its catalogue; the card-fence guide for a model without tools; the bare prompt), the tools
+    are the receipt's tool names, in its order. Anything the registry no longer has shows as a
+    mismatch against the receipt, never as a guess passed off as what was sent."""
+    forms = (
+        stable_system(base, registry),
+        f"{base.rstrip()}\n\n{fence_guide(card_library())}",
+        base,
+    )
+    system = next((f for f in forms if system_digest(f) == receipt.system_digest), forms[0])
+    specs = {spec.name: spec for spec in registry.specs()}
+    names = [d.split("=", 1)[0] for d in receipt.tool_digests]
+    return system, tuple(specs[n] for n in names if n in specs)
+
+
 def sent_request(
     ledger: Ledger,
     session: str,
@@ -120,11 +144,13 @@ def sent_request(
     step: int = 0,
     *,
     system: str,
-    tools: Sequence[ToolSpec],
+    tools: ToolRegistry | Sequence[ToolSpec],
     chain: Sequence[Entry] | None = None,
 ) -> SentRequest:
-    """Rebuild the request step `step` of the turn `turn_id` sent. `system` is used only when
-    the directive does not record its own; `tools` are the tools the runner had."""
+    """Rebuild the request step `step` of the turn `turn_id` sent. `system` is the base prompt,
+    used only when the directive does not record its own. `tools` is the runner's registry (the
+    step's system text and tools are then read back through the receipt's digests) or the exact
+    specs the step had."""
     chain = list(chain) if chain is not None else ledger.chain_to_root(session)
     receipts = turn_receipts(chain, turn_id)
     chosen = [(p, r) for p, r in receipts if r.step == step]
@@ -143,6 +169,8 @@ def sent_request(
     current = index.turns[-1]
     directive = current.directive
     system_prompt = directive.system or system
+    if isinstance(tools, ToolRegistry):
+        system_prompt, tools = _sent_prefix(system_prompt, tools, receipt)
     plan = plan_from_json(plan_receipt.plan, index)
     request = assemble(
         index,

@@ -152,6 +152,7 @@ class ChatService(QObject):
             tools if tools is not None else default_tools(),
             keep_alive=self._keep_alive(""),
             capacity=capacity,
+            compact_ahead=True,  # the next turn's packet is written while the user reads
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None
@@ -172,6 +173,11 @@ class ChatService(QObject):
     @property
     def ledger(self) -> Ledger:
         return self._ledger
+
+    @property
+    def runner(self) -> TurnRunner:
+        """The runner turns go through (its system prompt and tools are what a request has)."""
+        return self._runner
 
     @property
     def provider(self) -> ChatProvider:
@@ -438,6 +444,26 @@ class ChatService(QObject):
         self.busyChanged.emit(True)
         return True
 
+    def compact_now(self) -> bool:
+        """Write the packet the shown session's next turn will want, now ("Compact now"); the
+        outcome arrives as a notice. False when there is no session, model, or a turn runs."""
+        if self._session is None or not self._model or self.busy:
+            return False
+        self._spawn(self._compact(self._session, self._model), "compact")
+        return True
+
+    async def _compact(self, session: str, model: str) -> None:
+        try:
+            binding = await self._binding_for(model)
+        except ProviderError as exc:
+            self.notice.emit(f"Cannot compact now: {exc}")
+            return
+        await self._runner.settle(session)
+        self.notice.emit("Compacting: summarising the turns that left the working set…")
+        result = await self._runner.compact(session, binding)
+        self.notice.emit(result.message[:1].upper() + result.message[1:] + ".")
+        self.presentationsChanged.emit(session)  # the inspector and gauge re-read the plan
+
     def stop(self) -> bool:
         """Stop the running turn. The text streamed so far is kept in the ledger."""
         if self._turn is None or self._turn.done():
@@ -544,4 +570,6 @@ class ChatService(QObject):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._runner.aclose()  # a look-ahead compaction still running
         await self._runner.capacity.aclose()
+        await self._runner.tools.aclose()  # MCP servers a call started

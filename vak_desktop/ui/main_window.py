@@ -19,9 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ModelBinding, default_tools
+from vak_desktop.runtime import ModelBinding
 from vak_desktop.ui.banner import ReachabilityBanner
 from vak_desktop.ui.chat_service import ChatService
 from vak_desktop.ui.chat_view import ChatView
@@ -37,22 +36,6 @@ DEFAULT_SIZE = (1100, 750)
 INSPECTOR_WIDTH = 460
 
 
-def _ledger_of(service: ChatService) -> Ledger:
-    """The ledger the service writes to. (ChatService keeps it private today; a public
-    `ledger` attribute is preferred when it has one.)"""
-    ledger = getattr(service, "ledger", None) or getattr(service, "_ledger")  # noqa: B009
-    assert isinstance(ledger, Ledger)
-    return ledger
-
-
-def _prefix_of(service: ChatService) -> tuple[str, tuple[ToolSpec, ...]]:
-    """The system prompt and tool specs the service's runner sends (for rebuilding requests)."""
-    runner = getattr(service, "runner", None) or getattr(service, "_runner", None)
-    if runner is None:
-        return DEFAULT_SYSTEM_PROMPT, default_tools().specs()
-    return runner.system_prompt, runner.tools.specs()
-
-
 class MainWindow(QMainWindow):
     """One window over one `ChatService` and the ledger it writes."""
 
@@ -66,15 +49,21 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__(parent)
         self.service = service
-        self.ledger = ledger if ledger is not None else _ledger_of(service)
+        self.ledger = ledger if ledger is not None else service.ledger
         self.setWindowTitle("Vak")
         self.setAccessibleName("Vak")
         self.resize(*DEFAULT_SIZE)
         self.setMinimumSize(720, 480)
         self.focused_turn = ""  # the turn a search hit asked to show
 
-        system, tools = _prefix_of(service)
-        self.inspection = Inspection(service, self.ledger, system=system, tools=tools, parent=self)
+        runner = service.runner
+        self.inspection = Inspection(
+            service,
+            self.ledger,
+            system=runner.system_prompt,
+            tools=runner.tools.specs(),
+            parent=self,
+        )
         self.banner = ReachabilityBanner(service)
         self.sessions = SessionList(service, self.ledger)
         self.picker = ModelPicker(service)

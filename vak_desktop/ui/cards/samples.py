@@ -125,11 +125,11 @@ SAMPLE_CARDS: list[tuple[str, str, dict[str, Any]]] = [
             "sources": [
                 {
                     "title": "Ollama API: /api/chat",
-                    "url": "https://github.com/ollama/ollama/blob/main/docs/api.md",
+                    "url": "https://docs.ollama.com/api",
                 },
                 {
                     "title": "Ollama FAQ: context window",
-                    "url": "https://github.com/ollama/ollama/blob/main/docs/faq.md",
+                    "url": "https://docs.ollama.com/faq",
                 },
             ],
         },
@@ -150,7 +150,7 @@ vak probe qwen2.5:0.5b --json
 ```
 
 - the *horizon* is where instructions stop being followed
-- see [the Ollama docs](https://github.com/ollama/ollama) for `num_ctx`
+- see [the Ollama docs](https://docs.ollama.com) for `num_ctx`
 """
 
 

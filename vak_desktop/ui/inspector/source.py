@@ -36,6 +36,7 @@ from vak_desktop.runtime.events import StepFinished
 from vak_desktop.runtime.inspection import Preview, preview_next
 from vak_desktop.runtime.replay import NotReplayable, SentRequest, recorded_plan, sent_request
 from vak_desktop.runtime.replay import turn_receipts as receipts_of
+from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.ui.chat_service import ChatService
 
 FEEDBACK_TYPES = (CONTEXT_OVERFLOW, SILENT_TRUNCATION, INSTRUCTION_FAILED)
@@ -115,7 +116,7 @@ class Inspection(QObject):
         ledger: Ledger,
         *,
         system: str,
-        tools: tuple[ToolSpec, ...],
+        tools: ToolRegistry | tuple[ToolSpec, ...],
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
