@@ -22,8 +22,10 @@ from PySide6.QtWidgets import QApplication
 
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.providers import default_host, open_provider
+from vak_desktop.runtime import default_tools
 from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
+from vak_desktop.ui.collector import UiThreadCollector
 from vak_desktop.ui.event_loop import new_event_loop
 from vak_desktop.ui.settings_dialog import SettingsController
 
@@ -66,20 +68,26 @@ async def run_window(
             # --host, then OLLAMA_HOST, then the settings file
             host = args.host or os.environ.get("OLLAMA_HOST") or settings.settings.ollama_host
             provider = open_provider(PROVIDER, client, host or default_host(PROVIDER))
+            tools = default_tools(
+                settings.settings, ledger, data_directory=data_dir(args.data_dir)
+            )  # the workspace folders, MCP servers and skills of the settings, the card tools
             service = ChatService(
                 ledger,
                 provider,
+                tools,
                 keep_alive=settings.keep_alive_for,  # per model, else the default; every turn
                 background_probes=settings.settings.probe_idle,
             )
             window = MainWindow(service, ledger, settings=settings)
             window.show()
+            collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
             service.refresh_models()
             try:
                 await closed
             finally:
                 await window.tools.aclose()
                 await service.aclose()
+                collector.stop()
                 window.deleteLater()
     finally:
         ledger.close()

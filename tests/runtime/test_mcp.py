@@ -344,7 +344,7 @@ async def test_streamable_http_server_lists_and_calls_and_an_unreachable_url_is_
 
 def test_default_tools_add_mcp_only_when_a_server_is_admitted() -> None:
     def names(settings: Settings | None) -> list[str]:
-        return [spec.name for spec in default_tools(settings).specs()]
+        return [spec.name for spec in default_tools(settings, cards=False).specs()]
 
     core = ["recall", "find_tools", "read", "glob", "grep", "session_search"]
     assert names(None) == core

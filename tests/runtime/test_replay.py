@@ -41,11 +41,11 @@ async def test_every_step_of_every_turn_is_rebuilt_exactly_as_sent(ledger: Ledge
     turn_ids = [e.id for e in chain if e.kind == "directive"]
     steps = [(turn_ids[0], 0), (turn_ids[1], 0), (turn_ids[1], 1), (turn_ids[2], 0)]
     for (turn_id, step), sent in zip(steps, provider.requests, strict=True):
-        rebuilt = sent_request(ledger, session, turn_id, step, system="unused", tools=tools.specs())
+        rebuilt = sent_request(ledger, session, turn_id, step, system="unused", tools=tools)
         assert rebuilt.request.messages == sent.messages
         assert rebuilt.request.tools == sent.tools
         assert rebuilt.matches
-    last = sent_request(ledger, session, turn_ids[2], system="", tools=tools.specs())
+    last = sent_request(ledger, session, turn_ids[2], system="", tools=tools)
     assert last.history_messages == len(last.request.messages) - 2  # system … directive
 
 

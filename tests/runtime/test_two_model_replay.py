@@ -43,6 +43,7 @@ from vak_desktop.runtime import (
 )
 from vak_desktop.runtime.capacity import CapacityService
 from vak_desktop.runtime.projection import Projection, plan_turn, project_turn, step_request
+from vak_desktop.runtime.tools.surface import tool_surface
 
 TOOLS = default_tools().specs()
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
@@ -194,7 +195,9 @@ async def test_the_request_a_small_model_was_sent_is_rebuilt_from_the_ledger_alo
 ) -> None:
     session = fixture(ledger)
     provider = ScriptedProvider(Scripted(text=SUMMARY), Scripted(text="They agree."))
-    runner = TurnRunner(ledger, provider, default_tools())
+    registry = default_tools()
+    runner = TurnRunner(ledger, provider, registry)
+    surface = tool_surface(registry, DEFAULT_SYSTEM_PROMPT, ASK)  # what the turn's prefix was
     async for _ in runner.run(session.session, ASK, binding("small")):
         pass
     assert [r.messages[0].content == SUMMARISER_SYSTEM for r in provider.requests] == [True, False]
@@ -213,8 +216,8 @@ async def test_the_request_a_small_model_was_sent_is_rebuilt_from_the_ledger_alo
         replayed[model] = plan_turn(
             index,
             bound,
-            system=DEFAULT_SYSTEM_PROMPT,
-            tools=TOOLS,
+            system=surface.system,
+            tools=surface.tools,
             tail_context=clock_of(receipt.tail),
             pending=True,
         )
@@ -224,8 +227,8 @@ async def test_the_request_a_small_model_was_sent_is_rebuilt_from_the_ledger_alo
         index,
         small.plan,
         index.turns[-1],
-        system=DEFAULT_SYSTEM_PROMPT,
-        tools=TOOLS,
+        system=surface.system,
+        tools=surface.tools,
         tail=receipt.tail,
         ratio=small.ratio,
     )

@@ -73,7 +73,8 @@ async def test_the_plan_panel_lists_every_turn_with_the_fidelity_the_planner_cho
     async with open_harness(qtbot, ledger_path, small_double.url) as harness:
         window = harness.window
         await _bound(harness)
-        small_double.enqueue(*[Reply(text=f"Answer {n}. {ANSWER}") for n in range(6)])
+        half = ANSWER[: len(ANSWER) // 2]  # the last turns fit whole, the earlier ones as cards
+        small_double.enqueue(*[Reply(text=f"Answer {n}. {half}") for n in range(6)])
         for n in range(6):
             await _send(harness, f"Question {n} about the topic", n + 1)
         session = harness.service.session

@@ -44,11 +44,12 @@ def default_tools(
     ledger: Ledger | None = None,
     *,
     data_directory: Path | None = None,
+    cards: bool = True,
 ) -> ToolRegistry:
     """The tools every session has: recall, find_tools, read/glob/grep over the workspace
     folders of `settings` (plus each session's own), session_search; `mcp` when the settings
     admit an MCP server (its description names the tools the ledger last saw each server
-    offer); `skill` when `<data_directory>/skills` holds any. Without arguments: no folders,
+    offer); `skill` when `<data_directory>/skills` holds any; the card tools. Without arguments: no folders,
     no servers, no skills. The caller closes the registry (`await registry.aclose()`) at
     shutdown, which stops any server a call started."""
     folders = settings.workspace if settings is not None else ()
@@ -58,7 +59,9 @@ def default_tools(
     skills = load_skills([data_directory / SKILLS_FOLDER]) if data_directory else ()
     if skills:
         tools.append(SkillTool(skills))
-    return ToolRegistry(tools)
+    registry = ToolRegistry(tools)
+    # the emit_<type>_card tools: in the catalogue, loaded when the request reads as a card
+    return add_card_tools(registry) if cards else registry
 
 
 __all__ = [

@@ -61,7 +61,7 @@ class MainWindow(QMainWindow):
             service,
             self.ledger,
             system=runner.system_prompt,
-            tools=runner.tools.specs(),
+            tools=runner.tools,
             parent=self,
         )
         self.banner = ReachabilityBanner(service)

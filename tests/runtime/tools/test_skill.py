@@ -40,7 +40,7 @@ def data_dir(tmp_path: Path) -> Path:
 async def test_the_prompt_lists_skills_and_the_tool_loads_a_body_on_demand(
     data_dir: Path, ledger: Ledger
 ) -> None:
-    tools = default_tools(data_directory=data_dir)
+    tools = default_tools(data_directory=data_dir, cards=False)
     provider = ScriptedProvider(
         Scripted(calls=[("skill", {"name": "release-notes"})]), Scripted(text="Notes: …")
     )
@@ -67,7 +67,7 @@ async def test_the_prompt_lists_skills_and_the_tool_loads_a_body_on_demand(
 async def test_an_edited_body_is_read_at_call_time_and_unknown_names_are_errors(
     data_dir: Path, ledger: Ledger
 ) -> None:
-    tools = default_tools(data_directory=data_dir)
+    tools = default_tools(data_directory=data_dir, cards=False)
     session = ledger.create_session().id
     path = data_dir / SKILLS_FOLDER / "haiku" / "SKILL.md"
     path.write_text("---\ndescription: Answer in a haiku.\n---\nSeventeen syllables.\n")

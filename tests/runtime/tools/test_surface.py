@@ -74,7 +74,7 @@ class Undeclared:
 def _registry(tmp_path: Path | None = None) -> ToolRegistry:
     """The default tools (over a real workspace when given one) and the three above."""
     folders = (str(make_tree(tmp_path).root),) if tmp_path else ()
-    registry = default_tools(Settings(workspace=folders))
+    registry = default_tools(Settings(workspace=folders), cards=False)
     for tool in (UnitConvert(), EmitChartCard(), Undeclared()):
         registry.add(tool)
     return registry

@@ -41,7 +41,8 @@ class CardTool:
         self.spec = ToolSpec(
             name=definition.tool_name,
             description=(
-                f"Show the user a {definition.type} card: {definition.description} The card is "
+                f"Show the user {_article(definition.type)} {definition.type} card: "
+                f"{definition.description} The card is "
                 "the answer as the user sees it; call it once, with the whole payload."
             ),
             parameters=dict(definition.schema),
@@ -98,3 +99,7 @@ def add_card_tools(registry: ToolRegistry, library: CardLibrary | None = None) -
     for tool in card_tools(library or card_library(), registry.observes_now):
         registry.add(tool)
     return registry
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
