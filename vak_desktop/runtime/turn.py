@@ -28,6 +28,7 @@ from vak_desktop.context.payloads import (
     Usage,
 )
 from vak_desktop.context.request import ChatRequest
+from vak_desktop.context.text_calls import adopt_text_calls
 from vak_desktop.context.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.ledger.canonical import utc_now
@@ -188,6 +189,14 @@ class TurnRunner:
                 out, projection = state.current, state.projection
                 assert out is not None and out.done is not None and projection is not None
                 done = out.done
+                adopted = adopt_text_calls(
+                    out.text, out.calls, self.tools.specs(), key=f"{turn.id}:{step}", step=step
+                )
+                if adopted is not None:  # calls written as text run as calls (spec §5 item 7)
+                    ledger.append(session, adopted.activity)
+                    out.text, out.calls = adopted.text, list(adopted.calls)
+                    for call in adopted.calls:
+                        yield ToolCallRequested(call.id, call.name, call.arguments)
                 ledger.append(
                     session,
                     AssistantStep(
