@@ -53,6 +53,7 @@ from vak_desktop.runtime.events import (
     TurnFinished,
     TurnStarted,
 )
+from vak_desktop.runtime.prefix import PrefixMeter
 from vak_desktop.runtime.projection import Projection, project_turn, step_request
 from vak_desktop.runtime.recovery import (
     DEFAULT_INSTRUCTION_CHECKS,
@@ -107,6 +108,7 @@ class TurnRunner:
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         capacity: CapacityService | None = None,
         instruction_checks: tuple[InstructionCheck, ...] = DEFAULT_INSTRUCTION_CHECKS,
+        measure_prefix: bool = False,
     ) -> None:
         self.ledger = ledger
         self.provider = provider
@@ -117,6 +119,8 @@ class TurnRunner:
         # passes `runtime.scheduler.probing_capacity(...)` to probe idle local models.
         self.capacity = capacity if capacity is not None else CapacityService(ledger)
         self.instruction_checks = instruction_checks
+        # Opt-in: one usage-only request per profile counts the prefix (spec §6)
+        self.prefix_meter = PrefixMeter(ledger, provider, self.capacity) if measure_prefix else None
 
     def close_interrupted(self, session: str) -> str | None:
         """Close the session's last turn as interrupted if it never closed (the process died
@@ -157,6 +161,11 @@ class TurnRunner:
         self.close_interrupted(session)
         self.capacity.turn_starting(binding)  # a probe of this model yields the runner
         self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
+        if self.prefix_meter is not None:
+            tools, system = self.tools.specs(), self.system_prompt
+            await self.prefix_meter.ensure(
+                session, binding, system=system, tools=tools, keep_alive=self.keep_alive
+            )
         directive = Directive(
             text=text,
             images=images,
