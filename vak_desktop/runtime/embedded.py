@@ -62,7 +62,8 @@ class EngineConfig:
     """What to serve and how. `chat_template` is a Jinja file replacing the GGUF's own
     template (None keeps the model's); `threads` None lets llama.cpp choose; `temperature` and
     `seed` set the server's sampling defaults (None keeps llama.cpp's) for requests that do not
-    name their own."""
+    name their own; `max_output_tokens` bounds a reply that names no limit (None: until the
+    window is full)."""
 
     model_path: Path
     n_ctx: int = 8_192
@@ -70,6 +71,7 @@ class EngineConfig:
     threads: int | None = None
     temperature: float | None = None
     seed: int | None = None
+    max_output_tokens: int | None = None  # per request that names no max_tokens
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
 
 
@@ -123,7 +125,7 @@ class EmbeddedEngine:
 
     async def stop(self, grace_s: float = STOP_GRACE_S) -> int:
         """Ask the server to exit (close its stdin), then terminate, then kill. Returns the
-        exit code. Safe to call twice."""
+        exit code (0: it exited cleanly, and its log is removed). Safe to call twice."""
         process = self.process
         if process.returncode is None:
             if process.stdin is not None and not process.stdin.is_closing():
@@ -137,7 +139,10 @@ class EmbeddedEngine:
                 except TimeoutError:
                     process.kill()
                     await process.wait()
-        return process.returncode if process.returncode is not None else -1
+        code = process.returncode if process.returncode is not None else -1
+        if code == 0:  # a clean exit leaves nothing worth reading
+            self.log_path.unlink(missing_ok=True)
+        return code
 
     async def __aenter__(self) -> EmbeddedEngine:
         return self
@@ -213,7 +218,10 @@ async def _announced_address(engine: EmbeddedEngine, deadline: float) -> str:
             return str(message["listening"])
         if isinstance(message, dict) and "error" in message:
             await engine.process.wait()
-            raise EmbeddedEngineError(f"the embedded engine could not start: {message['error']}")
+            raise EmbeddedEngineError(
+                f"the embedded engine could not start: {message['error']} "
+                f"(log: {_log_tail(engine.log_path, 3)})"
+            )
 
 
 async def _until_healthy(engine: EmbeddedEngine, deadline: float) -> None:
@@ -265,6 +273,8 @@ def _serve(config: dict[str, Any]) -> int:
     if config.get("threads"):
         params.cpuparams.n_threads = int(config["threads"])
         params.cpuparams_batch.n_threads = int(config["threads"])
+    if config.get("max_output_tokens"):
+        params.n_predict = int(config["max_output_tokens"])
     if config.get("temperature") is not None:
         params.sampling.temp = float(config["temperature"])
     if config.get("seed") is not None:
