@@ -90,6 +90,12 @@ def test_calls_come_in_written_order_with_their_spans() -> None:
     assert text[found[1].end :] == ""
 
 
+def test_inline_code_goes_with_the_call() -> None:
+    text = 'Running `read(path="a.txt")` now.'
+    (found,) = find_text_calls(text, ADMITTED)
+    assert text[found.start : found.end] == '`read(path="a.txt")`'
+
+
 def test_adoption_synthesises_ids_keeps_the_prose_and_records_the_text() -> None:
     text = (
         'Let me look.\n<tool_call>\n{"name": "read", "arguments": {"path": "n.txt"}}\n</tool_call>'

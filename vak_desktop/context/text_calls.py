@@ -42,9 +42,9 @@ _NAME_KEYS = ("name", "tool", "tool_name")
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
 _LIST_KEYS = ("tool_calls", "calls")
 _DECODER = json.JSONDecoder()
-# What may wrap a call: a Markdown fence (```json … ```) or Qwen's tags (<tool_call> … </tool_call>)
-_OPENERS = re.compile(r"(?:```[A-Za-z0-9_-]*|<tool_call>|<function_call>)\s*\Z")
-_CLOSERS = re.compile(r"\A\s*(?:```|</tool_call>|</function_call>)")
+# What may wrap a call: a Markdown fence (```json … ```), inline code, Qwen's <tool_call> tags
+_OPENERS = re.compile(r"(?:```[A-Za-z0-9_-]*|<tool_call>|<function_call>)\s*\Z|`\Z")
+_CLOSERS = re.compile(r"\A\s*(?:```|</tool_call>|</function_call>)|\A`")
 _JS_LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False}
 
 

@@ -103,7 +103,8 @@ class ChatService(QObject):
         self._ledger = ledger
         self._provider = provider
         # With background probes, an idle local model's capacity is measured after a turn
-        # finishes; a turn on that model cancels the probe rather than wait for it.
+        # finishes; a turn on that model cancels the probe rather than wait for it. The same
+        # switch measures the prompt prefix once per profile (one usage-only request).
         capacity = probing_capacity(ledger, provider) if background_probes else None
         self._runner = TurnRunner(
             ledger,
@@ -111,6 +112,7 @@ class ChatService(QObject):
             tools if tools is not None else default_tools(),
             keep_alive=keep_alive,
             capacity=capacity,
+            measure_prefix=background_probes,
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None
