@@ -68,9 +68,7 @@ async def test_a_json_call_in_qwen_tags_runs_and_the_next_request_carries_it_nat
     assert isinstance(finished, TurnFinished) and finished.outcome == "completed"
     requested = [e for e in events if isinstance(e, ToolCallRequested)]
     turn_id = ledger.chain_to_root(session)[0].id
-    assert [(r.id, r.name) for r in requested] == [
-        (text_call_id(f"{turn_id}:0", 0), "read_note")
-    ]
+    assert [(r.id, r.name) for r in requested] == [(text_call_id(f"{turn_id}:0", 0), "read_note")]
     results = [e for e in events if isinstance(e, ToolResultReady)]
     assert [(r.name, r.is_error) for r in results] == [("read_note", False)]
 
