@@ -112,6 +112,16 @@ def test_adoption_synthesises_ids_keeps_the_prose_and_records_the_text() -> None
     assert text_call_id("turn-1:1", 0) != text_call_id("turn-1:0", 0)
 
 
+def test_a_call_repeated_with_the_same_arguments_runs_once() -> None:
+    one, other = '{"name": "read", "arguments": {"path": "a"}}', 'read(path="b")'
+    text = f"{one}\n{other}\n{one}\n{one}\n{other}\n"
+    adopted = adopt_text_calls(text, (), SPECS, key="k", step=1)
+    assert adopted is not None
+    assert [c.arguments for c in adopted.calls] == [{"path": "a"}, {"path": "b"}]
+    assert adopted.activity.detail["repeats_dropped"] == 3
+    assert adopted.text == ""  # every copy was a call, so no prose is left
+
+
 def test_native_calls_win_over_text() -> None:
     native = (ToolCall("c1", "grep", {"pattern": "x"}),)
     assert adopt_text_calls('read(path="a")', native, SPECS, key="k", step=0) is None

@@ -121,15 +121,26 @@ def adopt_text_calls(
     step: int,
 ) -> AdoptedCalls | None:
     """The text-form calls of a step that made no native call, or None. `tools` are the
-    admitted tools; native calls win: a step that used the tool channel is taken as it is."""
+    admitted tools; native calls win: a step that used the tool channel is taken as it is.
+
+    A call written again with the same arguments in the same step runs once: a small model
+    that falls into repeating itself (measured live: Qwen2.5-Coder-0.5B wrote the same three
+    `read_note` calls over and over until its output limit) asks for each thing once."""
     if any(True for _ in native):
         return None
-    found = find_text_calls(text, {t.name: t.parameters for t in tools})
-    if not found:
+    written = find_text_calls(text, {t.name: t.parameters for t in tools})
+    if not written:
         return None
+    seen: set[str] = set()
+    found: list[TextCall] = []
+    for c in written:
+        identity = json.dumps([c.name, c.arguments], sort_keys=True)
+        if identity not in seen:
+            seen.add(identity)
+            found.append(c)
     calls = tuple(ToolCall(text_call_id(key, i), c.name, c.arguments) for i, c in enumerate(found))
     rest, cursor = [], 0
-    for c in found:
+    for c in written:
         rest.append(text[cursor : c.start])
         cursor = max(cursor, c.end)
     rest.append(text[cursor:])
@@ -141,6 +152,7 @@ def adopt_text_calls(
         detail={
             "step": step,
             "text": text,
+            "repeats_dropped": len(written) - len(found),
             "calls": [
                 {"id": call.id, "name": call.name, "form": c.form, "span": [c.start, c.end]}
                 for call, c in zip(calls, found, strict=True)
