@@ -247,7 +247,7 @@ class NotesTool:
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         self.asked.append(arguments)
         if arguments.get("name") == "groceries":
-            return ToolOutput("eggs, basmati rice, three lemons")
+            return ToolOutput("The note 'groceries' says: buy eggs, basmati rice and three lemons.")
         return ToolOutput(f"there is no note named {arguments.get('name')!r}", True)
 
 
