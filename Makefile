@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint typecheck contracts pytest bench screenshots clean
+.PHONY: run test test-live lint typecheck contracts pytest bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,15 @@ pytest: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 test: lint contracts typecheck pytest
+
+# A real model on a real llama.cpp server (the `embedded` extra): fetches and verifies
+# Qwen2.5-Coder-0.5B-Instruct Q4_K_M into $(MODEL_DIR) the first time, then runs tests/live.
+# VAK_LIVE_PROBE_TOKENS lowers the probe ladder's 8k cap on a slow machine.
+MODEL_DIR ?= $(HOME)/.cache/vak-desktop/models
+test-live: $(STAMP)
+	$(BIN)/python -c 'import xllamacpp' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,embedded]'
+	model=$$(PYTHON=$(BIN)/python tools/fetch-test-model.sh '$(MODEL_DIR)' 0.5b) && \
+	VAK_LIVE_MODEL="$$model" QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -v -s -p no:cacheprovider tests/live
 
 bench: $(STAMP)
 	$(BIN)/python bench/ledger.py

@@ -26,7 +26,8 @@ from vak_desktop.context.probe import (
     majority,
     probe_ceiling,
 )
-from vak_desktop.context.probe_history import PROBE_TOOL, ProbeHistory, text_form_call
+from vak_desktop.context.probe_history import PROBE_TOOL, ProbeHistory
+from vak_desktop.context.text_calls import text_form_call
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime.probe import ProbeProgress, ProbeRecord, run_probe
 

@@ -64,6 +64,8 @@ def _show(profile: CapacityProfile, as_json: bool) -> None:
         f"  tokens per char {profile.tokens_per_char.value:.3f} · prefill "
         f"{profile.prefill_tps.value:,.0f} tokens/s · cache {profile.cache}"
     )
+    if profile.prefix_tokens.samples:
+        print(f"  stable prefix {profile.prefix_tokens.value:,.0f} tokens (measured)")
     source = provenance.get("source", "metadata")
     if source == "probe":
         wall = int(provenance.get("wall_ns", 0)) / 1e9

@@ -38,6 +38,7 @@ from vak_desktop.context.planner import (
     candidates,
     plan_working_set,
 )
+from vak_desktop.context.prefix import planned_prefix_tokens
 from vak_desktop.context.presentations import projected_text
 from vak_desktop.context.request import Message, ToolSpec
 from vak_desktop.context.turns import Turn, TurnIndex
@@ -203,6 +204,7 @@ def plan_request(
     ratio = tokens_per_char(profile)
     history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
     prefix_chars = len(system) + sum(t.chars() for t in tools)
+    prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
     reserve = current_turn_reserve(history, current, ratio)
     ranked = candidates(history, ratio, current.directive.text if current else "")
     tail = render_tail(tail_context, [])
@@ -214,7 +216,7 @@ def plan_request(
             profile,
             directive=current.directive.text if current else "",
             history=history,
-            prefix_tokens=estimate_tokens(prefix_chars, ratio),
+            prefix_tokens=prefix_tokens,
             tail_tokens=tail_tokens,
             current_turn_reserve=reserve,
             ranked=ranked,

@@ -87,7 +87,7 @@ def learn_tokens_per_char(profile: CapacityProfile, prompt_tokens: int, chars: i
 
 def profile_to_json(profile: CapacityProfile) -> dict[str, Any]:
     """The profile in the `vak probe/profile` JSON shape (the CLI contract)."""
-    horizon = profile.instruction_horizon
+    horizon, prefix = profile.instruction_horizon, profile.prefix_tokens
     return {
         "provider": profile.provider,
         "model": profile.model,
@@ -103,6 +103,7 @@ def profile_to_json(profile: CapacityProfile) -> dict[str, Any]:
         "cache": profile.cache,
         "output_reserve": profile.output_reserve,
         "num_ctx": profile.num_ctx,
+        "prefix_tokens": round(prefix.value) if prefix.samples else None,
         "provenance": profile.provenance,
     }
 

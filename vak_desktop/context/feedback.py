@@ -15,6 +15,8 @@ a cache means the profile of any past request can be rebuilt from the chain alon
                        that counted our request also raises tokens_per_char to that count
     horizon          ← lowered (confidence 0.6) when a request above 0.8 × horizon failed an
                        explicit instruction; then a re-probe is due
+    prefix_tokens    ← a `prefix_measured` count, then EWMA of receipts whose messages are
+                       small beside the prefix (`context/prefix.py`)
 
 Feedback never widens: only a probe can raise a horizon or a window.
 """
@@ -34,6 +36,9 @@ from vak_desktop.context.payloads import (
     Payload,
     Receipt,
 )
+from vak_desktop.context.prefix import PREFIX_MEASURED
+from vak_desktop.context.prefix import adopt_measurement as adopt_prefix_measurement
+from vak_desktop.context.prefix import calibrate as calibrate_prefix
 
 INSTRUCTION_MARGIN = 0.8  # a failure counts against the horizon only above 0.8 × horizon
 TIGHTENED_CONFIDENCE = 0.6
@@ -91,6 +96,7 @@ def _cache_miss(receipt: Receipt, previous: Receipt | None, profile: CapacityPro
 def learn_from_receipt(
     profile: CapacityProfile, receipt: Receipt, previous: Receipt | None
 ) -> CapacityProfile:
+    profile = calibrate_prefix(profile, receipt)  # at the ratio before this receipt
     prompt = receipt.usage.prompt_tokens()
     ratio = learn_tokens_per_char(profile, prompt, receipt.request_chars)
     prefill = profile.prefill_tps
@@ -122,6 +128,8 @@ def fold_feedback(
                 if record.type == CONTEXT_OVERFLOW and tokens and chars:
                     profile = _refused_ratio(profile, tokens / chars)
                 profile = tighten_window(profile, _int(detail.get("verified_window")))
+            elif record.type == PREFIX_MEASURED:
+                profile = adopt_prefix_measurement(profile, detail)
             elif record.type == INSTRUCTION_FAILED:
                 at = str(detail.get("at") or now)  # when it failed, so a re-read is identical
                 profile = tighten_horizon(profile, _int(detail.get("request_tokens")), at)

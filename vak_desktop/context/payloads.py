@@ -280,6 +280,11 @@ class CapacityProfile:
     num_ctx: int = 0
     model_digest: str = ""
     provenance: JsonObject = field(default_factory=dict)
+    # the stable prefix (system + tools) as the provider counted it, for the prefix with this
+    # digest and this many chars (spec §6; `context/prefix.py`); 0 samples: not measured yet
+    prefix_tokens: Ewma = Ewma(0.0)
+    prefix_chars: int = 0
+    prefix_digest: str = ""
 
 
 @dataclass(frozen=True)

@@ -13,17 +13,14 @@ cache another conversation left behind: its first request is a true cache miss, 
 the cache rung and the prefill measurement need.
 
 Small models (measured: Qwen2.5-Coder 0.5B and 1.5B Instruct) answer a tool instruction with
-the call written in the message text and no `tool_calls`. `text_form_call` recognises a
-well-formed call of that kind, so the probe measures the model and not our parser.
+the call written in the message text and no `tool_calls`. The probe reads those with the same
+recogniser a turn uses (`context/text_calls.py`), so it measures the model and not our parser.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
-import re
-from typing import Any
 
 from vak_desktop.context.digests import digest_result
 from vak_desktop.context.payloads import ToolCall
@@ -147,39 +144,3 @@ class ProbeHistory:
         while turns < limit and self.request_chars(turns + 1) <= chars:
             turns += 1
         return turns
-
-
-_FENCES = re.compile(r"```[a-zA-Z]*|</?tool_call>|<\|[a-z_]+\|>")
-_DECODER = json.JSONDecoder()
-
-
-def _names_in(value: Any) -> list[str]:
-    """Tool names a decoded JSON value calls: {"name"}, {"function": {"name"}}, {"tool"}, lists."""
-    if isinstance(value, list):
-        return [n for item in value for n in _names_in(item)]
-    if not isinstance(value, dict):
-        return []
-    names = [value[k] for k in ("name", "tool", "tool_name") if isinstance(value.get(k), str)]
-    function = value.get("function")
-    if isinstance(function, dict) and isinstance(function.get("name"), str):
-        names.append(function["name"])
-    for key in ("tool_calls", "calls"):
-        names += _names_in(value.get(key))
-    return names
-
-
-def text_form_call(text: str, name: str) -> bool:
-    """Whether `text` holds a well-formed call of tool `name` written as text: a JSON object
-    naming it (bare, fenced or in `<tool_call>` tags) or `name(...)` with its parentheses
-    closed. A bare mention of the name is not a call."""
-    if name not in text:
-        return False
-    plain = _FENCES.sub(" ", text)
-    for start in (i for i, c in enumerate(plain) if c in "{["):
-        try:
-            value, _ = _DECODER.raw_decode(plain, start)
-        except ValueError:
-            continue
-        if name in _names_in(value):
-            return True
-    return re.search(rf"(?<![\w.]){re.escape(name)}\s*\([^()]*\)", plain) is not None

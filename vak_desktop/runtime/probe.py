@@ -32,8 +32,9 @@ from vak_desktop.context.probe import (
     probe_ceiling,
     probe_profile,
 )
-from vak_desktop.context.probe_history import PROBE_TOOL, PROBE_TOOLS, ProbeHistory, text_form_call
+from vak_desktop.context.probe_history import PROBE_TOOL, PROBE_TOOLS, ProbeHistory
 from vak_desktop.context.request import ChatRequest
+from vak_desktop.context.text_calls import text_form_call
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import (
     ChatProvider,

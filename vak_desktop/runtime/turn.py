@@ -31,6 +31,7 @@ from vak_desktop.context.payloads import (
 )
 from vak_desktop.context.presentations import fence_guide, tool_name
 from vak_desktop.context.request import ChatRequest
+from vak_desktop.context.text_calls import adopt_text_calls
 from vak_desktop.context.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.ledger.canonical import utc_now
@@ -57,6 +58,7 @@ from vak_desktop.runtime.events import (
     TurnFinished,
     TurnStarted,
 )
+from vak_desktop.runtime.prefix import PrefixMeter
 from vak_desktop.runtime.presentations import card_library
 from vak_desktop.runtime.projection import Projection, project_turn, step_request
 from vak_desktop.runtime.recovery import (
@@ -117,6 +119,7 @@ class TurnRunner:
         capacity: CapacityService | None = None,
         instruction_checks: tuple[InstructionCheck, ...] = DEFAULT_INSTRUCTION_CHECKS,
         compact_ahead: bool = False,
+        measure_prefix: bool = False,
     ) -> None:
         self.ledger = ledger
         self.provider = provider
@@ -132,6 +135,9 @@ class TurnRunner:
         self.compact_ahead = compact_ahead
         self._compacting: dict[str, asyncio.Task[CompactionResult]] = {}
         self.cards = card_library()  # the card definitions the fence fallback reads
+
+        # Opt-in: one usage-only request per profile counts the prefix (spec §6)
+        self.prefix_meter = PrefixMeter(ledger, provider, self.capacity) if measure_prefix else None
 
     def _surface(self, binding: ModelBinding, directive: str) -> ToolSurface:
         """The turn's tool surface. A model that says it cannot call tools is sent none
@@ -207,6 +213,14 @@ class TurnRunner:
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
         rules = TurnRules(ledger, session, self.cards, self.tools.observes_now)
         try:
+            if self.prefix_meter is not None:  # the turn's own prefix, counted once per profile
+                await self.prefix_meter.ensure(
+                    session,
+                    binding,
+                    system=state.surface.system,
+                    tools=state.surface.tools,
+                    keep_alive=self.keep_alive,
+                )
             async for event in self._replan(session, binding, state):
                 yield event
             for step in range(MAX_STEPS):
@@ -221,6 +235,14 @@ class TurnRunner:
                 out, projection = state.current, state.projection
                 assert out is not None and out.done is not None and projection is not None
                 done = out.done
+                adopted = adopt_text_calls(
+                    out.text, out.calls, self.tools.specs(), key=f"{turn.id}:{step}", step=step
+                )
+                if adopted is not None:  # calls written as text run as calls (spec §5 item 7)
+                    ledger.append(session, adopted.activity)
+                    out.text, out.calls = adopted.text, list(adopted.calls)
+                    for call in adopted.calls:
+                        yield ToolCallRequested(call.id, call.name, call.arguments)
                 step_entry = ledger.append(
                     session,
                     AssistantStep(

@@ -144,7 +144,8 @@ class ChatService(QObject):
         # asked again at every turn so a change in the model manager applies to the next one.
         self._keep_alive = keep_alive if callable(keep_alive) else lambda _model: keep_alive
         # With background probes, an idle local model's capacity is measured after a turn
-        # finishes; a turn on that model cancels the probe rather than wait for it.
+        # finishes; a turn on that model cancels the probe rather than wait for it. The same
+        # switch measures the prompt prefix once per profile (one usage-only request).
         capacity = probing_capacity(ledger, provider) if background_probes else None
         self._runner = TurnRunner(
             ledger,
@@ -153,6 +154,7 @@ class ChatService(QObject):
             keep_alive=self._keep_alive(""),
             capacity=capacity,
             compact_ahead=True,  # the next turn's packet is written while the user reads
+            measure_prefix=background_probes,
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None

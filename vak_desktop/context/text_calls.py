@@ -1,0 +1,325 @@
+"""Tool calls a model wrote in its message text instead of the `tool_calls` channel.
+
+Why it exists: small local models (measured: Qwen2.5-Coder 0.5B and 1.5B Instruct, through a
+llama.cpp server and through Ollama) often answer a tool instruction with the call *written*:
+a JSON object `{"name": "read", "arguments": {...}}` — bare, in a ```json fence or between
+Qwen's `<tool_call>` tags — or a Python-looking `read(path="notes.txt")`. The capacity probe
+must count those as followed (it measures the model, not our parser), and a turn must execute
+them as calls, or the model's answer is a tool call nobody runs.
+
+One recogniser serves both. It is deliberately narrow:
+
+- only tools the caller admits count (`{"name": "Bob"}` is data, not a call);
+- JSON must decode, and its shape must be a call: `name` (or `tool` / `tool_name`, or an
+  OpenAI-style `function: {name, arguments}`) with optional `arguments` / `parameters` /
+  `args` / `input` holding an object, or a JSON string of one; lists of calls and
+  `{"tool_calls": [...]}` hold several;
+- `name(...)` must parse as a call whose arguments are literals: keywords, one JSON-object
+  argument, or a single positional value when the tool's schema names exactly one parameter
+  the value can be (its only required one, else its only one);
+- a bare mention of a tool's name is never a call.
+
+A JSON value that decodes but is not a call is skipped whole, so an example object the model
+shows as data does not turn its inner objects into calls.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vak_desktop.context.payloads import Activity, JsonObject, ToolCall
+from vak_desktop.context.request import ToolSpec
+
+TEXT_FORM_CALL = "text_form_call"  # Activity: a step's tool calls came written in its text
+
+_NAME_KEYS = ("name", "tool", "tool_name")
+_ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
+_LIST_KEYS = ("tool_calls", "calls")
+_DECODER = json.JSONDecoder()
+# What may wrap a call: a Markdown fence (```json … ```), inline code, Qwen's <tool_call> tags
+_OPENERS = re.compile(r"(?:```[A-Za-z0-9_-]*|<tool_call>|<function_call>)\s*\Z|`\Z")
+_CLOSERS = re.compile(r"\A\s*(?:```|</tool_call>|</function_call>)|\A`")
+_JS_LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False}
+
+
+@dataclass(frozen=True)
+class TextCall:
+    """One call found in a text: the tool, its arguments, where it was written (`start:end`,
+    a fence or tags around it included) and in which form ("json" or "function")."""
+
+    name: str
+    arguments: JsonObject
+    start: int
+    end: int
+    form: str
+
+
+def find_text_calls(text: str, admitted: Mapping[str, JsonObject]) -> tuple[TextCall, ...]:
+    """Every well-formed call of an admitted tool written in `text`, in the order written.
+    `admitted` maps each tool's name to its JSON-Schema parameters ({} when unknown)."""
+    if not text or not any(name in text for name in admitted):
+        return ()
+    found: list[TextCall] = []
+    taken: list[tuple[int, int]] = []
+    position = 0
+    while True:
+        start = _next_json_start(text, position)
+        if start < 0:
+            break
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except ValueError:
+            position = start + 1
+            continue
+        calls = _json_calls(value, admitted)
+        if calls is not None:
+            start, end = _widen(text, start, end)
+            found += [TextCall(n, a, start, end, "json") for n, a in calls]
+        taken.append((start, end))  # a call, or data whose insides are not calls either
+        position = end
+    for call in _function_calls(text, admitted):
+        if not any(s <= call.start < e for s, e in taken):
+            found.append(call)
+    return tuple(sorted(found, key=lambda c: c.start))
+
+
+def text_form_call(text: str, name: str) -> bool:
+    """Whether `text` holds a well-formed call of tool `name` written as text (the probe's
+    question; its tool takes no arguments, so any literal arguments still count)."""
+    return any(c.name == name for c in find_text_calls(text, {name: {}}))
+
+
+def text_call_id(key: str, index: int) -> str:
+    """A deterministic id for the `index`-th call recognised in the step named by `key`
+    (e.g. "<turn id>:<step>"): the same ledger gives the same ids when replayed."""
+    digest = hashlib.sha256(f"{key}#{index}".encode()).hexdigest()[:16]
+    return f"call_text_{digest}"
+
+
+@dataclass(frozen=True)
+class AdoptedCalls:
+    """A step's text-form calls, adopted as its tool calls: the calls (ids synthesised), the
+    text left once their spans are cut out, and the Activity saying they came as text."""
+
+    calls: tuple[ToolCall, ...]
+    text: str
+    activity: Activity
+
+
+def adopt_text_calls(
+    text: str,
+    native: Iterable[ToolCall],
+    tools: Iterable[ToolSpec],
+    *,
+    key: str,
+    step: int,
+) -> AdoptedCalls | None:
+    """The text-form calls of a step that made no native call, or None. `tools` are the
+    admitted tools; native calls win: a step that used the tool channel is taken as it is.
+
+    A call written again with the same arguments in the same step runs once: a small model
+    that falls into repeating itself (measured live: Qwen2.5-Coder-0.5B wrote the same three
+    `read_note` calls over and over until its output limit) asks for each thing once."""
+    if any(True for _ in native):
+        return None
+    written = find_text_calls(text, {t.name: t.parameters for t in tools})
+    if not written:
+        return None
+    seen: set[str] = set()
+    found: list[TextCall] = []
+    for c in written:
+        identity = json.dumps([c.name, c.arguments], sort_keys=True)
+        if identity not in seen:
+            seen.add(identity)
+            found.append(c)
+    calls = tuple(ToolCall(text_call_id(key, i), c.name, c.arguments) for i, c in enumerate(found))
+    rest, cursor = [], 0
+    for c in written:
+        rest.append(text[cursor : c.start])
+        cursor = max(cursor, c.end)
+    rest.append(text[cursor:])
+    left = re.sub(r"\n{3,}", "\n\n", "".join(rest)).strip()
+    names = ", ".join(c.name for c in calls)
+    activity = Activity(
+        type=TEXT_FORM_CALL,
+        message=f"the model wrote {len(calls)} tool call(s) as text ({names}); run as calls",
+        detail={
+            "step": step,
+            "text": text,
+            "repeats_dropped": len(written) - len(found),
+            "calls": [
+                {"id": call.id, "name": call.name, "form": c.form, "span": [c.start, c.end]}
+                for call, c in zip(calls, found, strict=True)
+            ],
+        },
+    )
+    return AdoptedCalls(calls, left, activity)
+
+
+# -- JSON form --------------------------------------------------------------------------------
+
+
+def _next_json_start(text: str, position: int) -> int:
+    starts = [i for i in (text.find("{", position), text.find("[", position)) if i >= 0]
+    return min(starts, default=-1)
+
+
+def _json_calls(
+    value: Any, admitted: Mapping[str, JsonObject]
+) -> list[tuple[str, JsonObject]] | None:
+    """The calls a decoded JSON value makes, or None when it is not (only) calls."""
+    if isinstance(value, list):
+        if not value:
+            return None
+        calls: list[tuple[str, JsonObject]] = []
+        for item in value:
+            inner = _json_calls(item, admitted)
+            if inner is None:
+                return None
+            calls += inner
+        return calls
+    if not isinstance(value, dict):
+        return None
+    for key in _LIST_KEYS:
+        if isinstance(value.get(key), list):
+            return _json_calls(value[key], admitted)
+    call = _one_call(value, admitted)
+    return [call] if call is not None else None
+
+
+def _one_call(
+    value: dict[str, Any], admitted: Mapping[str, JsonObject]
+) -> tuple[str, JsonObject] | None:
+    function = value.get("function")
+    if isinstance(function, dict):
+        value = function
+    name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
+    if name is None or name not in admitted:
+        return None
+    present = [k for k in _ARGUMENT_KEYS if k in value]
+    if len(present) > 1:
+        return None
+    if not present:
+        return name, {}
+    arguments = value[present[0]]
+    if isinstance(arguments, str):  # OpenAI's wire shape: the arguments as a JSON string
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return None
+    if arguments is None:
+        arguments = {}
+    return (name, arguments) if isinstance(arguments, dict) else None
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span of a call with the fence or tags written around it."""
+    before = _OPENERS.search(text, 0, start)
+    after = _CLOSERS.match(text[end:])
+    if before is not None and after is not None:
+        return before.start(), end + after.end()
+    return start, end
+
+
+# -- function form ----------------------------------------------------------------------------
+
+
+def _function_calls(text: str, admitted: Mapping[str, JsonObject]) -> list[TextCall]:
+    found: list[TextCall] = []
+    for name, schema in admitted.items():
+        for match in re.finditer(rf"(?<![\w.]){re.escape(name)}\s*\(", text):
+            end = _closing_paren(text, match.end())
+            if end < 0:
+                continue
+            arguments = _call_arguments(text[match.start() : end], schema)
+            if arguments is not None:
+                start, stop = _widen(text, match.start(), end)
+                found.append(TextCall(name, arguments, start, stop, "function"))
+    return found
+
+
+def _closing_paren(text: str, position: int) -> int:
+    """The index just past the parenthesis closing the one opened before `position`, skipping
+    brackets inside string literals; -1 if it never closes."""
+    depth, quote, escaped = 1, "", False
+    for i in range(position, len(text)):
+        c = text[i]
+        if quote:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+def _call_arguments(source: str, schema: JsonObject) -> JsonObject | None:
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    call = tree.body
+    if not isinstance(call, ast.Call) or any(k.arg is None for k in call.keywords):
+        return None
+    try:
+        keywords = {str(k.arg): _literal(k.value) for k in call.keywords}
+        positional = [_literal(a) for a in call.args]
+    except ValueError:
+        return None
+    if not positional:
+        return keywords
+    if len(positional) > 1:
+        return None
+    only = positional[0]
+    if isinstance(only, dict) and not keywords:
+        return only if all(isinstance(k, str) for k in only) else None
+    parameter = _sole_parameter(schema)
+    if parameter is None or parameter in keywords:
+        return None
+    return {parameter: only, **keywords}
+
+
+def _sole_parameter(schema: JsonObject) -> str | None:
+    required = schema.get("required")
+    if isinstance(required, list) and len(required) == 1 and isinstance(required[0], str):
+        return required[0]
+    properties = schema.get("properties")
+    if isinstance(properties, dict) and len(properties) == 1:
+        return str(next(iter(properties)))
+    return None
+
+
+def _literal(node: ast.expr) -> Any:
+    """A literal argument as JSON would have it (JSON's true/false/null accepted too)."""
+    if isinstance(node, ast.Name) and node.id in _JS_LITERALS:
+        return _JS_LITERALS[node.id]
+    if isinstance(node, ast.Dict):
+        keys = [_literal(k) if k is not None else None for k in node.keys]
+        if not all(isinstance(k, str) for k in keys):
+            raise ValueError("a dict argument needs string keys")
+        return {k: _literal(v) for k, v in zip(keys, node.values, strict=True)}
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _literal(node.operand)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return -value
+        raise ValueError("only a number can be negated")
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float | bool | None):
+        return node.value
+    raise ValueError(f"not a literal: {ast.dump(node)[:40]}")
