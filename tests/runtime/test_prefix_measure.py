@@ -16,6 +16,7 @@ from vak_desktop.runtime import TurnRunner, default_tools
 from vak_desktop.runtime.binding import bind_model
 from vak_desktop.runtime.events import TurnFinished
 from vak_desktop.runtime.prefix import PREFIX_MEASURE_FAILED
+from vak_desktop.runtime.tools.surface import tool_surface
 from vak_desktop.runtime.turn import DEFAULT_SYSTEM_PROMPT
 
 
@@ -48,7 +49,8 @@ async def test_the_first_turn_measures_the_prefix_alone_and_plans_with_the_count
     bodies = double.chat_bodies()
     probe, first = bodies[0], bodies[1]
     assert [m["role"] for m in probe["messages"]] == ["system"]
-    assert probe["messages"][0]["content"] == DEFAULT_SYSTEM_PROMPT
+    surface = tool_surface(tools, DEFAULT_SYSTEM_PROMPT, "hi")  # the turn's own prefix
+    assert probe["messages"][0]["content"] == surface.system == first["messages"][0]["content"]
     assert probe["options"]["num_predict"] == 1
     assert probe["tools"] == first["tools"]
     assert probe["options"]["num_ctx"] == first["options"]["num_ctx"]  # no reload between them
@@ -56,7 +58,7 @@ async def test_the_first_turn_measures_the_prefix_alone_and_plans_with_the_count
     expected = double.prompt_tokens(probe["messages"], probe["tools"])
     (measured,) = _activities(ledger, session, PREFIX_MEASURED)
     assert measured.detail["prefix_tokens"] == expected
-    assert measured.detail["prefix_digest"] == prefix_digest(DEFAULT_SYSTEM_PROMPT, tools.specs())
+    assert measured.detail["prefix_digest"] == prefix_digest(surface.system, surface.tools)
     receipt = next(
         e.payload for e in ledger.chain_to_root(session) if isinstance(e.payload, Receipt)
     )
