@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/planner.py
 	$(BIN)/python bench/probe.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/ui_start.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/ui_stream.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tools/screenshot.py

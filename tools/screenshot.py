@@ -5,9 +5,8 @@ tokens, so earlier turns travel as cards), measures the model with the real capa
 temporary data directory. Then it builds a realistic ledger: a five-turn chat streamed through
 the window (tool calls reading real files of a temporary workspace and a `recall`), a sixty-turn
 chat written through the ledger API (its next request needs a packet), older chats
-written through the ledger API, an archived one, and a turn with a table card (its Presentation
-entry written directly, as the card renderer is wired separately). It saves, for each theme
-the build offers (light, and dark once the theme module has it):
+written through the ledger API, an archived one, and a turn with one card of every type
+(`ui/cards/samples.write_card_turn`). It saves, in the light and the dark theme:
 
     main-THEME.png              the multi-turn chat, sidebar, status bar with the context gauge
     streaming-THEME.png         an answer mid-stream (light only: it is streamed once)
@@ -15,6 +14,8 @@ the build offers (light, and dark once the theme module has it):
     inspector-plan-packet-THEME.png  a sixty-turn chat's next request: cards and a packet
     search-THEME.png            search across all chats
     card-turn-THEME.png         the chat holding the card turn
+    models-mid-pull-THEME.png   the model manager while a model is being pulled
+    settings-THEME.png          the settings dialog
     ollama-down-THEME.png       the banner when the server stops answering (last)
 
 Default folder: screenshots/ (gitignored).
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the double lives in tests/, not in the installed package
 
 import httpx  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from tests.doubles.ollama_server import OllamaDouble, Reply  # noqa: E402
 from vak_desktop.context.cards import build_turn_card  # noqa: E402
@@ -43,10 +44,7 @@ from vak_desktop.context.payloads import (  # noqa: E402
     Activity,
     AssistantStep,
     Directive,
-    Presentation,
-    ToolCall,
 )
-from vak_desktop.context.presentation_digest import payload_digest  # noqa: E402
 from vak_desktop.context.request import ToolSpec  # noqa: E402
 from vak_desktop.context.turns import TURN_CLOSED, Turn  # noqa: E402
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger  # noqa: E402
@@ -55,8 +53,10 @@ from vak_desktop.runtime import RecallTool, ToolRegistry, run_probe  # noqa: E40
 from vak_desktop.runtime.tools import ToolContext, ToolOutput  # noqa: E402
 from vak_desktop.runtime.tools.registry import ToolFailure  # noqa: E402
 from vak_desktop.ui import ChatService, MainWindow, apply_theme  # noqa: E402
+from vak_desktop.ui.cards.samples import write_card_turn  # noqa: E402
 from vak_desktop.ui.event_loop import new_event_loop  # noqa: E402
 from vak_desktop.ui.inspector import NEXT  # noqa: E402
+from vak_desktop.ui.model_manager import render_mid_pull  # noqa: E402
 
 MODEL = "llama3.2:latest"
 HORIZON = 3_400
@@ -175,6 +175,13 @@ def use_theme(app: QApplication, name: str) -> None:
         apply_theme(app)
 
 
+async def save_widget(widget: QWidget, out: Path, name: str) -> None:
+    await asyncio.sleep(0.05)
+    path = out / f"{name}.png"
+    widget.grab().save(str(path))
+    print(path)
+
+
 async def save(window: MainWindow, out: Path, name: str) -> None:
     await asyncio.sleep(0.05)  # let layouts and paints settle on the loop, never a nested one
     path = out / f"{name}.png"
@@ -228,49 +235,6 @@ def long_chat(ledger: Ledger) -> str:
     return session
 
 
-def card_chat(ledger: Ledger) -> str:
-    """A turn whose answer is a table card (the Presentation entry written directly)."""
-    session = ledger.create_session().id
-    asked = "Show the cold-start measurements as a table"
-    head = ledger.append(session, Directive(text=asked, model=MODEL, provider="ollama"))
-    call = ToolCall("call_card", "present", {"type": "table"})
-    step = ledger.append(session, AssistantStep(tool_calls=(call,), model=MODEL))
-    table = {
-        "columns": ["Ledger", "Sessions", "Entries", "Start (ms)"],
-        "rows": [
-            ["empty", 0, 0, 206],
-            ["small", 20, 1000, 221],
-            ["large", 200, 10000, 269],
-        ],
-    }
-    card = ledger.append(
-        session,
-        Presentation(
-            turn_id=head.id,
-            source={"tool_call": call.id},
-            semantic_type="table",
-            skill_id="core.table",
-            skill_version="1",
-            schema_version=1,
-            payload=table,
-            payload_digest=payload_digest(table),
-            title="Cold start by ledger size",
-        ),
-    )
-    answer = ledger.append(
-        session,
-        AssistantStep(
-            text="Start time grows by 63 ms from an empty ledger to 200 sessions.", model=MODEL
-        ),
-    )
-    payload = head.payload
-    assert isinstance(payload, Directive)
-    turn = Turn(head.id, 0, payload, (step, card, answer))
-    ledger.append(session, build_turn_card(turn, "completed", 0.25))
-    ledger.append(session, Activity(type=TURN_CLOSED, detail={"outcome": "completed"}))
-    return session
-
-
 async def shoot(out: Path, data: Path) -> None:
     app = QApplication.instance()
     assert isinstance(app, QApplication)
@@ -290,7 +254,7 @@ async def shoot(out: Path, data: Path) -> None:
                 long = long_chat(ledger)
                 older = older_chats(ledger)
                 ledger.archive_session(older["Explain the context gauge"])
-                cards = card_chat(ledger)
+                cards = write_card_turn(ledger, model=MODEL)  # one card of every type
                 tools = ToolRegistry([RecallTool(), ReadFile(workspace)])
                 service = ChatService(ledger, provider, tools)
                 window = MainWindow(service, ledger)
@@ -382,6 +346,20 @@ async def shoot_theme(
     window.sessions.run_search()
     service.open_session(cards)
     await save(window, out, f"card-turn-{theme}")
+    await shoot_dialogs(window, out, theme)
+
+
+async def shoot_dialogs(window: MainWindow, out: Path, theme: str) -> None:
+    """The model manager mid-pull and the settings dialog, over the window."""
+    manager = window.tools.open_models()
+    manager.resize(980, 620)
+    render_mid_pull(manager)
+    await asyncio.sleep(0.3)  # the listing arrives from the double
+    await save_widget(manager, out, f"models-mid-pull-{theme}")
+    manager.close()
+    dialog = window.tools.open_settings()
+    await save_widget(dialog, out, f"settings-{theme}")
+    dialog.reject()
 
 
 async def shoot_packet(

@@ -232,6 +232,10 @@ class Bubble(QFrame):
             f"QFrame#{name} {{ background: {fill.name()}; border: 1px solid {border.name()};"
             f" border-radius: 10px; }}"
         )
+        # The transcript column is as wide as the view, never wider: a long unbroken line (a
+        # receipt, a tool call) must not push the bubble past the right edge when the view is
+        # narrow (the inspector open). Its labels wrap instead.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.column = QVBoxLayout(self)
         self.column.setContentsMargins(14, 10, 14, 10)
         self.column.setSpacing(4)
@@ -368,6 +372,7 @@ class AssistantMessage(Bubble):
         self.status.setWordWrap(True)
         self.status.setVisible(False)
         self.stats = QLabel()
+        self.stats.setWordWrap(True)
         self.stats.setObjectName("receiptLine")
         self.stats.setStyleSheet(f"color: {_subtle(self.palette())}; font-size: small;")
         self.footer.addWidget(self.stats, 1)
