@@ -6,8 +6,10 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+import keyring
 import pytest
 
+from tests.doubles.keyring import MemoryKeyring
 from vak_desktop.ledger import Ledger
 
 
@@ -34,3 +36,13 @@ def _fail_on_unexpected_warning_logs(
     bad = [r for r in caplog.get_records("call") if r.levelno >= logging.WARNING]
     if bad and request.node.get_closest_marker("allow_log_warnings") is None:
         pytest.fail("unexpected log records:\n" + "\n".join(r.getMessage() for r in bad))
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    """An in-memory keyring backend in place of the OS service, for one test."""
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)

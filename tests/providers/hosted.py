@@ -4,14 +4,12 @@ real ledger, planned and assembled by the engine) to check cache hints against."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-import keyring
 import pytest
 
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
-from tests.runtime.test_shared_services import MemoryKeyring
 from vak_desktop.context.assemble import TailContext, assemble
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger import Ledger
@@ -20,16 +18,6 @@ from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
 from vak_desktop.runtime.projection import plan_turn
 
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
-
-
-@pytest.fixture(name="memory_keyring")
-def memory_keyring_fixture() -> Iterator[MemoryKeyring]:
-    """An in-memory keyring backend in place of the OS service, for one test."""
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 @dataclass

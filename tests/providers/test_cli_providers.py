@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.doubles.anthropic_server import AnthropicDouble
+from tests.doubles.keyring import MemoryKeyring
 from tests.doubles.openai_server import OpenAIDouble
-from tests.providers.hosted import MemoryKeyring, memory_keyring_fixture  # noqa: F401
 from vak_desktop.cli import main
 from vak_desktop.runtime.secrets import store_api_key
 from vak_desktop.runtime.settings import HostedProvider, Settings, save_settings

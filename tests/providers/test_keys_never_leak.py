@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.doubles.keyring import MemoryKeyring
 from tests.doubles.openai_server import OpenAIDouble
-from tests.providers.hosted import MemoryKeyring, memory_keyring_fixture  # noqa: F401
 from vak_desktop.context.payloads import Activity
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import NO_RETRY, KeyRefused, OpenAIProvider

@@ -2,48 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
 import pytest
-from keyring.backend import KeyringBackend
-from keyring.errors import PasswordDeleteError
 
 from tests.context.sessions import SessionBuilder, TurnScript
+from tests.doubles.keyring import MemoryKeyring
 from vak_desktop.context.presentation_digest import canonical_payload, payload_digest
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.secrets import api_key, delete_api_key, store_api_key
 from vak_desktop.runtime.session_search import search_sessions
-
-
-class MemoryKeyring(KeyringBackend):
-    """A keyring backend held in memory: the OS service's part, not ours."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.store.pop((service, username), None) is None:
-            raise PasswordDeleteError(username)
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 def test_search_finds_turns_across_sessions_and_archived_ones(tmp_path: Path) -> None:

@@ -8,48 +8,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import keyring
 import pytest
 import shiboken6
-from keyring.backend import KeyringBackend
-from keyring.errors import PasswordDeleteError
 from PySide6.QtWidgets import QApplication
 
+from tests.doubles.keyring import MemoryKeyring
 from vak_desktop.runtime.settings import HostedProvider, McpServer, Settings, load_settings
 from vak_desktop.ui import theme
 from vak_desktop.ui.settings_dialog import SettingsController, SettingsDialog
 
 SHOTS = Path("/tmp/shots_uimodels")
 SECRET = "sk-test-7f3a9c1e5b"
-
-
-class MemoryKeyring(KeyringBackend):
-    """A keyring backend held in memory: the OS service's part, not ours."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.store.pop((service, username), None) is None:
-            raise PasswordDeleteError(username)
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 @pytest.fixture(autouse=True)

@@ -155,18 +155,13 @@ class AnthropicProvider:
 
     async def _get_json(self, path: str, model: str) -> Any:
         async def once() -> Any:
-            try:
-                response = await self._client.get(
-                    self.host + path, headers=self._headers(), timeout=http.TIMEOUT
-                )
-            except httpx.TransportError as exc:
-                raise self._transport_error(exc, False, 0) from exc
-            if response.status_code >= 400:
-                raise self._status_error(response, model)
-            try:
-                return response.json()
-            except ValueError:
-                raise BadResponse(f"{path} did not answer JSON", raw=response.content) from None
+            return await http.get_json(
+                self._client,
+                self.host + path,
+                self._headers(),
+                on_transport=lambda exc: self._transport_error(exc, False, 0),
+                on_status=lambda response: self._status_error(response, model),
+            )
 
         return await retry.call_with_retry(once, self._retry, f"{self.key_name} {self.host}")
 

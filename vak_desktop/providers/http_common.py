@@ -10,7 +10,7 @@ from __future__ import annotations
 import email.utils
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -156,3 +156,25 @@ def transport_error(
     else:
         reason = f"the connection to {server} failed ({detail})"
     return Unreachable(host, reason)
+
+
+async def get_json(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: Mapping[str, str],
+    *,
+    on_transport: Callable[[httpx.TransportError], ProviderError],
+    on_status: Callable[[httpx.Response], ProviderError],
+) -> Any:
+    """GET `url` as JSON: a transport failure, a status of 400 or more, or a body that is not
+    JSON each become the provider's own error."""
+    try:
+        response = await client.get(url, headers=dict(headers), timeout=TIMEOUT)
+    except httpx.TransportError as exc:
+        raise on_transport(exc) from exc
+    if response.status_code >= 400:
+        raise on_status(response)
+    try:
+        return response.json()
+    except ValueError:
+        raise BadResponse(f"{url} did not answer JSON", raw=response.content) from None
