@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vak_desktop.context.capacity import usable_horizon
 from vak_desktop.context.cards import turn_numbers
-from vak_desktop.context.payloads import Activity, Compaction, Directive
+from vak_desktop.context.payloads import Compaction, Directive
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.context.turns import Turn, TurnIndex, build_turn_index
 from vak_desktop.ledger import Ledger
@@ -26,7 +25,7 @@ from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.binding import ModelBinding
 from vak_desktop.runtime.capacity import CapacityService
 from vak_desktop.runtime.projection import plan_turn, tail_context_now
-from vak_desktop.runtime.summariser import summarise_range
+from vak_desktop.runtime.summariser import write_packet
 
 NEXT_TURN = "next"  # the id of the turn a look-ahead plans for; it is never written
 
@@ -76,19 +75,9 @@ async def compact_session(
     span = turn_numbers(index.turns[first.index : last.index + 1])
     if plan.packet is not None:
         return CompactionResult(None, f"turns {span} are already in a stored packet")
-    try:
-        packet = await summarise_range(
-            provider,
-            binding,
-            index,
-            plan.packet_range,
-            max_tokens=plan.summary_tokens,
-            ratio=projection.ratio,
-            keep_alive=keep_alive,
-            window=usable_horizon(profile),
-        )
-    except ProviderError as exc:
-        ledger.append(session, Activity(type="summary_failed", message=str(exc)))
-        return CompactionResult(None, f"the summariser failed: {exc}")
-    ledger.append(session, packet)
-    return CompactionResult(packet, f"turns {span} summarised into the context packet")
+    written = await write_packet(
+        ledger, session, provider, binding, index, plan, profile, keep_alive=keep_alive
+    )
+    if isinstance(written, ProviderError):
+        return CompactionResult(None, f"the summariser failed: {written}")
+    return CompactionResult(written, f"turns {span} summarised into the context packet")

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from vak_desktop.context.assemble import TailContext, assemble, plan_request
-from vak_desktop.context.capacity import tokens_per_char, usable_horizon
+from vak_desktop.context.capacity import tokens_per_char
 from vak_desktop.context.cards import turn_numbers
-from vak_desktop.context.payloads import Activity, CapacityProfile
+from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planner import Plan
 from vak_desktop.context.request import ChatRequest, ToolSpec
 from vak_desktop.context.turns import TurnIndex, build_turn_index
@@ -28,7 +28,7 @@ from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.binding import ModelBinding
 from vak_desktop.runtime.capacity import CapacityService
 from vak_desktop.runtime.events import Notice, TurnEvent
-from vak_desktop.runtime.summariser import summarise_range
+from vak_desktop.runtime.summariser import write_packet
 
 
 @dataclass(frozen=True)
@@ -104,22 +104,11 @@ async def project_turn(
         assert first is not None and last is not None
         span = turn_numbers(index.turns[first.index : last.index + 1])
         yield Notice(f"summarising turns {span} into the context packet")
-        try:
-            packet = await summarise_range(
-                provider,
-                binding,
-                index,
-                plan.packet_range,
-                max_tokens=plan.summary_tokens,
-                ratio=projection.ratio,
-                keep_alive=keep_alive,
-                window=usable_horizon(projection.profile),
-            )
-        except ProviderError as exc:
-            # fail narrow: the packet still lists every covered turn and how to recall it
-            ledger.append(session, Activity(type="summary_failed", message=str(exc)))
-            break
-        ledger.append(session, packet)
+        written = await write_packet(
+            ledger, session, provider, binding, index, plan, profile, keep_alive=keep_alive
+        )
+        if isinstance(written, ProviderError):
+            break  # the plan's packet still names every covered turn and how to recall it
     out.append(projection)
 
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from vak_desktop.context.capacity import estimate_tokens
+from vak_desktop.context.capacity import estimate_tokens, tokens_per_char, usable_horizon
 from vak_desktop.context.cards import card_of
 from vak_desktop.context.packets import summariser_messages
-from vak_desktop.context.payloads import Compaction
+from vak_desktop.context.payloads import Activity, CapacityProfile, Compaction
+from vak_desktop.context.planner import Plan
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.context.turns import Turn, TurnIndex
+from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, TextDelta
+from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.binding import ModelBinding
 
 
@@ -64,6 +67,39 @@ async def summarise_range(
         model=binding.model,
         evidence=tuple(e for t in covered for e in t.evidence),
     )
+
+
+async def write_packet(
+    ledger: Ledger,
+    session: str,
+    provider: ChatProvider,
+    binding: ModelBinding,
+    index: TurnIndex,
+    plan: Plan,
+    profile: CapacityProfile,
+    *,
+    keep_alive: str | int | None,
+) -> Compaction | ProviderError:
+    """Summarise the plan's packet range and append the packet to the session. A failed side
+    call is recorded (`summary_failed`) and returned: the plan's packet still lists every
+    covered turn and how to recall it, so the turn goes on without the summary."""
+    assert plan.packet_range is not None
+    try:
+        packet = await summarise_range(
+            provider,
+            binding,
+            index,
+            plan.packet_range,
+            max_tokens=plan.summary_tokens,
+            ratio=tokens_per_char(profile),
+            keep_alive=keep_alive,
+            window=usable_horizon(profile),
+        )
+    except ProviderError as exc:
+        ledger.append(session, Activity(type="summary_failed", message=str(exc)))
+        return exc
+    ledger.append(session, packet)
+    return packet
 
 
 def _messages(summary: str, turns: Sequence[Turn], ratio: float) -> tuple[Message, ...]:
