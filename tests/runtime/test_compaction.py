@@ -8,8 +8,9 @@ import asyncio
 
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
 from tests.runtime.scripted import Scripted, ScriptedProvider
-from vak_desktop.context.payloads import Compaction, Receipt
+from vak_desktop.context.payloads import Activity, Compaction, Receipt
 from vak_desktop.ledger import Ledger
+from vak_desktop.providers.errors import ServerError
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.events import Notice, TurnFinished
 
@@ -115,3 +116,18 @@ async def test_aclose_cancels_a_background_compaction_and_writes_nothing(ledger:
     assert task.cancelled()
     assert _packets(session) == []
     assert ledger.verify().ok
+
+
+async def test_a_failed_summariser_is_recorded_and_writes_no_packet(ledger: Ledger) -> None:
+    session = _session(ledger, 36)  # wants a packet, none stored
+    provider = ScriptedProvider(Scripted(raise_before=ServerError("the runner crashed", 500)))
+    runner = TurnRunner(ledger, provider, default_tools())
+    result = await runner.compact(session.session, _binding())
+    assert result.packet is None and "the summariser failed" in result.message
+    assert _packets(session) == []
+    failed = [
+        e.payload
+        for e in session.chain()
+        if isinstance(e.payload, Activity) and e.payload.type == "summary_failed"
+    ]
+    assert len(failed) == 1 and "crashed" in failed[0].message
