@@ -259,3 +259,23 @@ async def test_every_control_of_the_shell_has_an_accessible_name(
             ]
         assert unnamed == []
         assert window.inspector_button.accessibleName()
+
+
+async def test_compact_now_runs_the_planner_and_says_what_it_did(
+    double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        window = harness.window
+        notices: list[str] = []
+        harness.service.notice.connect(notices.append)
+        window.compact_action.trigger()  # no chat yet
+        assert "Nothing to compact now" in window.statusBar().currentMessage()
+        await _ready(harness, "qwen2.5:0.5b")
+        double.enqueue(Reply(text="Short answer."))
+        window.composer.input.setPlainText("A short question")
+        window.composer.send_button.click()
+        await until(lambda: harness.finished, what="the turn to finish")
+        asked = len(double.chat_bodies())
+        window.compact_action.trigger()
+        await until(lambda: any("nothing to compact" in n.lower() for n in notices), what="notice")
+        assert len(double.chat_bodies()) == asked  # the short chat fits: no summariser call

@@ -153,12 +153,25 @@ class MainWindow(QMainWindow):
         self.archived_action.setCheckable(True)
         self.archived_action.toggled.connect(self.sessions.show_archived)
         self.sessions.archived_toggle.toggled.connect(self.archived_action.setChecked)
+        self.compact_action = QAction("Compact now", self)
+        self.compact_action.setToolTip(
+            "Summarise the turns that no longer fit whole or as cards into the context packet now"
+        )
+        self.compact_action.triggered.connect(self._compact_now)
         chat = self.menuBar().addMenu("&Chat")
         for action in (self.new_chat_action, self.search_action, self.stop_action):
             chat.addAction(action)
+        chat.addSeparator()
+        chat.addAction(self.compact_action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
         view.addAction(self.archived_action)
+
+    def _compact_now(self) -> None:
+        if not self.service.compact_now():
+            self._notice(
+                "Nothing to compact now: open a chat, pick a model, or wait for the answer."
+            )
 
     def toggle_inspector(self, visible: bool | None = None) -> None:
         """Show or hide the inspector dock (no argument: the opposite of now)."""
