@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from vak_desktop.context.assemble import AssembledRequest, current_turn_messages
 from vak_desktop.context.capacity import estimate_tokens
 from vak_desktop.context.cards import card_of, full_record, is_card_tool
-from vak_desktop.context.evidence import RESULT_LIMIT, carry, short_ref
+from vak_desktop.context.evidence import LINE_LIMIT, RESULT_LIMIT, carry, short_ref
 from vak_desktop.context.packets import render_handoff
 from vak_desktop.context.payloads import EvidenceBody, ToolResult
 from vak_desktop.context.planner import Fidelity, Plan
@@ -284,6 +284,9 @@ def _no_cut(
                     ok = shown == [result.content]
                 else:
                     ok = len(shown) == 1 and shown[0].endswith(footer)
+                    short = "\n" not in body.content and len(body.content) <= LINE_LIMIT
+                    if ok and body.is_error and short:  # a one-line error is shown verbatim
+                        ok = shown[0].startswith(body.content)
                 if not ok:
                     found.append(Finding(NO_CUT, f"result {ref} is not in the whole turn", n))
             elif where is Fidelity.CARD:
