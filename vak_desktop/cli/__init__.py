@@ -23,6 +23,7 @@ from vak_desktop.cli.commands import (
     cmd_show,
 )
 from vak_desktop.cli.common import CliError, fail
+from vak_desktop.cli.eval import add_command as add_eval_command
 from vak_desktop.cli.planning import cmd_plan, cmd_request
 from vak_desktop.cli.probe import add_commands as add_probe_commands
 from vak_desktop.providers import ProviderError
@@ -85,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--directive", default="", help="the next message, if any")
         command.set_defaults(func=func)
     add_probe_commands(sub, common)
+    add_eval_command(sub, common)
     ledger = sub.add_parser("ledger", parents=common, help="ledger maintenance")
     ledger_sub = ledger.add_subparsers(dest="ledger_command", required=True, metavar="ACTION")
     ledger_sub.add_parser(

@@ -14,6 +14,7 @@ from vak_desktop.providers import ChatProvider
 from vak_desktop.runtime import TurnRunner
 from vak_desktop.runtime.compaction import CompactionResult
 from vak_desktop.runtime.events import (
+    CardShown,
     Notice,
     TextChunk,
     ThinkingChunk,
@@ -42,6 +43,15 @@ def _json_event(event: TurnEvent) -> None:
                 "evidence": event.evidence,
                 "chars": event.chars,
                 "error": event.is_error,
+            }
+        )
+    elif isinstance(event, CardShown):
+        emit(
+            {
+                "event": "card",
+                "presentation": event.presentation,
+                "type": event.type,
+                "title": event.title,
             }
         )
     elif isinstance(event, Notice):
@@ -90,6 +100,8 @@ class _TextPrinter:
         elif isinstance(event, ToolResultReady):
             status = "error" if event.is_error else f"{event.chars:,} chars"
             print(f"◂ {event.name}: {status} [evidence:{event.evidence[3:15]}]", file=sys.stderr)
+        elif isinstance(event, CardShown):
+            print(f"▣ {event.type} card: {event.title} [{event.presentation}]", file=sys.stderr)
         elif isinstance(event, Notice):
             print(f"\n! {event.message}", file=sys.stderr)
         elif isinstance(event, TurnFinished):

@@ -24,6 +24,7 @@ from vak_desktop.runtime import (
     ConversationFormatError,
     export_openai,
     import_openai,
+    presentations_of,
     session_summaries,
     session_turns,
     turn_to_json,
@@ -96,7 +97,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         for turn in turns:
             print(f"── turn {turn.index + 1} · {turn.outcome} · {turn.turn_id[:15]}")
             print(f"you: {turn.directive.text}")
-            print(f"{turn.directive.model or 'model'}: {turn.answer}\n")
+            print(f"{turn.directive.model or 'model'}: {turn.answer}")
+            for card in presentations_of(turn):
+                print(f"  ▣ {card['type']} card: {card['title']} [{card['id']}]")
+            print()
     return 0
 
 

@@ -32,6 +32,7 @@ from vak_desktop.runtime.tools.recall import RecallTool
 from vak_desktop.runtime.tools.skill import SKILLS_FOLDER
 from vak_desktop.runtime.transcripts import (
     SessionSummary,
+    presentations_of,
     session_summaries,
     session_turns,
     turn_to_json,
@@ -88,6 +89,7 @@ __all__ = [
     "default_tools",
     "export_openai",
     "import_openai",
+    "presentations_of",
     "probing_capacity",
     "run_probe",
     "session_summaries",

@@ -44,6 +44,15 @@ class ToolResultReady:
 
 
 @dataclass(frozen=True)
+class CardShown:
+    """A card (a Presentation entry) was written in this turn, by an emit call or a fence."""
+
+    presentation: str  # the Presentation entry's id
+    type: str  # its semantic type
+    title: str
+
+
+@dataclass(frozen=True)
 class StepFinished:
     step: int
     receipt: Receipt
@@ -71,6 +80,7 @@ TurnEvent = (
     | ThinkingChunk
     | ToolCallRequested
     | ToolResultReady
+    | CardShown
     | StepFinished
     | Notice
     | TurnFinished

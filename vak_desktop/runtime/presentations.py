@@ -43,6 +43,7 @@ from vak_desktop.context.presentation_digest import canonical_payload, payload_d
 from vak_desktop.context.presentations import CardDefinition, CardLibrary, find_fences
 from vak_desktop.context.turns import EntryLike, Turn, split_turns
 from vak_desktop.ledger import Entry, Ledger, UnknownEntry
+from vak_desktop.runtime.events import CardShown
 
 VERDICTS = ("up", "down", "clear")
 ACTIONS = ("dismiss", "restore", "select")
@@ -231,6 +232,24 @@ def last_figure(chain: Sequence[Entry], turn: Turn) -> tuple[str, str] | None:
     at, card = (related or cards)[-1]
     figure = f"“{card.identity_digest}” (the {card.semantic_type} card “{card.title}”)"
     return figure, at.replace("T", " ").split(".")[0] + " UTC"
+
+
+def shown(ledger: Ledger, presentation_id: str) -> CardShown:
+    """The event announcing the card written as entry `presentation_id`."""
+    card = ledger.entry(presentation_id).payload
+    assert isinstance(card, Presentation), presentation_id
+    return CardShown(presentation_id, card.semantic_type, card.title)
+
+
+def acked_card(ledger: Ledger, tool_name: str, result: str, is_error: bool) -> CardShown | None:
+    """The card a card call's result says it wrote (None for any other result, an error, or a
+    repeat: a repeat wrote nothing)."""
+    if is_error or not is_card_tool(tool_name):
+        return None
+    body = parse_ack(result)
+    if body is None or body.get("repeat") is True:
+        return None
+    return shown(ledger, str(body["presentation"]))
 
 
 # -- feedback and selection ---------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vak_desktop.context.payloads import Presentation
 from vak_desktop.context.turns import Turn, split_turns
 from vak_desktop.ledger import Ledger
 
@@ -51,11 +52,26 @@ def session_turns(ledger: Ledger, session: str) -> list[Turn]:
     return split_turns(ledger.chain_to_root(session))
 
 
+def presentations_of(turn: Turn) -> list[dict[str, str]]:
+    """The cards the turn showed, in the order they were written: each Presentation's entry id,
+    semantic type, title and payload digest (the payload itself is one `recall` away)."""
+    return [
+        {
+            "id": e.id,
+            "type": e.payload.semantic_type,
+            "title": e.payload.title,
+            "payload_digest": e.payload.payload_digest,
+        }
+        for e in turn.entries
+        if isinstance(e.payload, Presentation)
+    ]
+
+
 def turn_to_json(turn: Turn) -> dict[str, object]:
     return {
         "turn_id": turn.turn_id,
         "directive": turn.directive.text,
         "answer": turn.answer,
-        "presentations": turn.presentations,
+        "presentations": presentations_of(turn),
         "outcome": turn.outcome,
     }

@@ -59,7 +59,7 @@ from vak_desktop.runtime.events import (
     TurnStarted,
 )
 from vak_desktop.runtime.prefix import PrefixMeter
-from vak_desktop.runtime.presentations import card_library
+from vak_desktop.runtime.presentations import acked_card, card_library, shown
 from vak_desktop.runtime.projection import Projection, project_turn, step_request
 from vak_desktop.runtime.recovery import (
     DEFAULT_INSTRUCTION_CHECKS,
@@ -265,9 +265,14 @@ class TurnRunner:
                 yield StepFinished(step, receipt)
                 fences = rules.fences(step_entry)
                 called += [tool_name(t) for t in fences.types]
+                for presentation in fences.presented:
+                    yield shown(ledger, presentation)
                 if out.calls:
                     async for event in run_tool_calls(self.tools, ledger, session, out.calls):
                         yield event
+                        card = acked_card(ledger, event.name, event.preview, event.is_error)
+                        if card is not None:
+                            yield card
                     state.surface, misreads = state.surface.after(out.calls)  # find_tools loads
                     for misread in misreads:
                         ledger.append(session, misread)

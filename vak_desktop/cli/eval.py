@@ -1,0 +1,64 @@
+"""`vak eval`: the spec's verification suite over the user's ledger (runtime/evaluation.py).
+
+The checks that need no model always run; with `--model MODEL` (and the usual provider options)
+the model's checks run too, otherwise they are listed as skipped (`ok` true, `skipped` true).
+Exit 0 when every check passed, 1 when any failed. `--json` prints
+`{"checks": [{name, ok, detail, skipped[, data]}]}`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from vak_desktop.cli.common import bind, emit, open_ledger, tools_for, with_provider
+from vak_desktop.providers import ChatProvider
+from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT
+from vak_desktop.runtime.evaluation import (
+    MODEL_CHECKS,
+    Check,
+    all_ok,
+    offline_checks,
+    skipped,
+)
+from vak_desktop.runtime.evaluation_model import model_checks
+
+
+def add_command(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    command = sub.add_parser(
+        "eval", parents=common, help="the verification suite (invariants, replays, cache test)"
+    )
+    command.add_argument("--model", help="also run the checks that need this model")
+    command.add_argument("--keep-alive", default="30m", help="how long Ollama keeps the model")
+    command.set_defaults(func=cmd_eval)
+
+
+async def cmd_eval(args: argparse.Namespace) -> int:
+    ledger = open_ledger(args)
+    registry = tools_for(args, ledger)
+    try:
+        checks = offline_checks(ledger, registry, DEFAULT_SYSTEM_PROMPT)
+        if args.model:
+
+            async def work(provider: ChatProvider) -> list[Check]:
+                binding = await bind(provider, args.model)
+                return await model_checks(
+                    provider, binding, registry, DEFAULT_SYSTEM_PROMPT, args.keep_alive, ledger
+                )
+
+            checks += await with_provider(args, work)
+        else:
+            checks += [skipped(name) for name in MODEL_CHECKS]
+    finally:
+        await registry.aclose()
+        ledger.close()
+    if args.json:
+        emit({"checks": [c.to_json() for c in checks]})
+    else:
+        for check in checks:
+            mark = "–" if check.skipped else "✓" if check.ok else "✗"
+            print(f"{mark} {check.name}: {check.detail}")
+        passed = sum(c.ok and not c.skipped for c in checks)
+        print(f"{passed} passed, {sum(not c.ok for c in checks)} failed, "
+              f"{sum(c.skipped for c in checks)} skipped")  # fmt: skip
+    return 0 if all_ok(checks) else 1
