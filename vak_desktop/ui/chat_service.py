@@ -1,7 +1,8 @@
 """The one service the window shows: the runtime on the Qt side, as a QObject with signals.
 
-It owns the `TurnRunner` and runs each turn, each model-list refresh and each model binding as an
-asyncio task on the qasync loop, so the UI thread never waits on the network. Every runtime event
+It owns the providers (`runtime.provider_set.ProviderSet`: Ollama, the settings' providers, the
+embedded engine, one `TurnRunner` each) and runs each turn, each model-list refresh and each model
+binding as an asyncio task on the qasync loop, so the UI thread never waits on the network. Every runtime event
 is re-emitted as a Qt signal, in order, on the UI thread (the loop *is* Qt's event loop), so a
 slot can touch widgets directly. It keeps a reference to every task it starts and cancels them
 all in `aclose()`.
@@ -35,14 +36,14 @@ from vak_desktop.context.payloads import (
 )
 from vak_desktop.context.turns import Turn, split_turns
 from vak_desktop.ledger import Ledger
-from vak_desktop.providers.base import ChatProvider, ModelCatalog
+from vak_desktop.providers.base import ChatProvider
 from vak_desktop.providers.errors import ModelNotFound, ProviderError, Unreachable
 from vak_desktop.runtime import (
     ModelBinding,
+    ProbePolicy,
     SessionSummary,
     ToolRegistry,
     TurnRunner,
-    bind_model,
     default_tools,
     probing_capacity,
     session_summaries,
@@ -55,6 +56,7 @@ from vak_desktop.runtime.branches import (
     newest_leaf,
     version_positions,
 )
+from vak_desktop.runtime.capacity import ProfileCache
 from vak_desktop.runtime.events import (
     Notice,
     StepFinished,
@@ -72,16 +74,29 @@ from vak_desktop.runtime.presentations import (
     record_feedback,
     set_selection,
 )
+from vak_desktop.runtime.provider_set import (
+    FAILED,
+    READY,
+    ModelChoice,
+    ProviderListing,
+    ProviderSet,
+    ProviderSlot,
+    ProviderUnavailable,
+)
+from vak_desktop.runtime.provider_set import (
+    UNREACHABLE as PROVIDER_UNREACHABLE,
+)
 
 log = logging.getLogger(__name__)
 
 UNKNOWN, CHECKING, REACHABLE, UNREACHABLE = "unknown", "checking", "reachable", "unreachable"
+PRIMARY = "Ollama"  # the entry name of the provider the service is made with
 HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
 
 
 @dataclass(frozen=True)
 class Reachability:
-    """What we last learned about the provider's server: `state` is one of the four above."""
+    """What we last learned about the primary provider's (Ollama's) server: `state` is one of the four above."""
 
     state: str
     host: str
@@ -107,7 +122,8 @@ class ChatService(QObject):
     """Runs turns and model look-ups for the window and tells it what happened."""
 
     reachabilityChanged = Signal(object)  # Reachability
-    modelsChanged = Signal(list)  # list[str]: the provider's models, as it lists them
+    modelsChanged = Signal(list)  # list[str]: the primary provider's models, as it lists them
+    choicesChanged = Signal(list)  # list[ProviderListing]: every provider's models or state
     modelChanged = Signal(str)  # the selected model ('' when there is none)
     modelBound = Signal(object)  # ModelBinding of the selected model
     sessionsChanged = Signal()  # titles, order or count may have changed
@@ -135,36 +151,53 @@ class ChatService(QObject):
         *,
         keep_alive: str | int | Callable[[str], str | int | None] | None = "30m",
         background_probes: bool = False,
+        probe_hosted: bool = False,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._ledger = ledger
         self._provider = provider
+        self._tools = tools if tools is not None else default_tools()
         # keep_alive may be a function of the model (settings: per model, else the default),
         # asked again at every turn so a change in the model manager applies to the next one.
         self._keep_alive = keep_alive if callable(keep_alive) else lambda _model: keep_alive
-        # With background probes, an idle local model's capacity is measured after a turn
-        # finishes; a turn on that model cancels the probe rather than wait for it. The same
-        # switch measures the prompt prefix once per profile (one usage-only request).
-        capacity = probing_capacity(ledger, provider) if background_probes else None
-        self._runner = TurnRunner(
-            ledger,
-            provider,
-            tools if tools is not None else default_tools(),
-            keep_alive=self._keep_alive(""),
-            capacity=capacity,
-            compact_ahead=True,  # the next turn's packet is written while the user reads
-            measure_prefix=background_probes,
-        )
+        self._background_probes = background_probes
+        self._probe_policy = ProbePolicy(hosted="full" if probe_hosted else "off")
+        self._profiles = ProfileCache()  # what this process measured, for every provider
+        # One runner per provider, made on first use; the primary's now (the window reads its
+        # system prompt and tools). A session moves between them turn by turn.
+        self._runner = self._make_runner(provider)
+        self._providers = ProviderSet(self._make_runner)
+        self._providers.add(ProviderSlot(PRIMARY, provider.name, provider, runner=self._runner))
+        self._listings: list[ProviderListing] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None
         self._models: list[str] = []
-        self._model = ""
-        self._bindings: dict[str, ModelBinding] = {}
+        self._choice: ModelChoice | None = None
         self._session: str | None = None
         self._shown: dict[str, str] = {}  # session -> the leaf of the branch shown, if not head
         self._think: bool | None = None
         self._reachability = Reachability(UNKNOWN, provider.host)
+
+    def _make_runner(self, provider: ChatProvider) -> TurnRunner:
+        # With background probes, an idle local model's capacity is measured after a turn
+        # finishes (a hosted one only with `[probe] hosted`); a turn on that model cancels the
+        # probe rather than wait for it. The same switch measures the prompt prefix once per
+        # profile (one usage-only request).
+        capacity = None
+        if self._background_probes:
+            capacity = probing_capacity(
+                self._ledger, provider, self._probe_policy, cache=self._profiles
+            )
+        return TurnRunner(
+            self._ledger,
+            provider,
+            self._tools,
+            keep_alive=self._keep_alive(""),
+            capacity=capacity,
+            compact_ahead=True,  # the next turn's packet is written while the user reads
+            measure_prefix=self._background_probes,
+        )
 
     # -- state ------------------------------------------------------------------------------
 
@@ -178,12 +211,22 @@ class ChatService(QObject):
 
     @property
     def runner(self) -> TurnRunner:
-        """The runner turns go through (its system prompt and tools are what a request has)."""
+        """The primary provider's runner (every runner has the same system prompt and tools)."""
         return self._runner
 
     @property
     def provider(self) -> ChatProvider:
+        """The primary provider (Ollama): the model manager's."""
         return self._provider
+
+    @property
+    def providers(self) -> ProviderSet:
+        return self._providers
+
+    @property
+    def listings(self) -> list[ProviderListing]:
+        """Every provider's models (or why it has none), as last asked."""
+        return list(self._listings)
 
     @property
     def reachability(self) -> Reachability:
@@ -191,16 +234,22 @@ class ChatService(QObject):
 
     @property
     def models(self) -> list[str]:
+        """The primary provider's models."""
         return list(self._models)
 
     @property
+    def choice(self) -> ModelChoice | None:
+        """The selected model and the provider entry it is chosen from."""
+        return self._choice
+
+    @property
     def model(self) -> str:
-        return self._model
+        return self._choice.model if self._choice is not None else ""
 
     @property
     def binding(self) -> ModelBinding | None:
         """The binding of the selected model, once the provider has described it."""
-        return self._bindings.get(self._model)
+        return self._providers.binding(self._choice) if self._choice is not None else None
 
     @property
     def session(self) -> str | None:
@@ -352,73 +401,133 @@ class ChatService(QObject):
     # -- models -----------------------------------------------------------------------------
 
     def refresh_models(self) -> asyncio.Task[None]:
-        """Ask the provider for its models; this is also the reachability check."""
+        """Ask every provider for its models; the primary's answer is also the reachability
+        check. Providers are asked at once, so a slow or failing one holds up no other."""
         return self._spawn(self._refresh_models(), "refresh-models")
 
-    def select_model(self, model: str) -> None:
-        """Bind `model` for the next turns; the provider is asked about it in the background."""
-        if model == self._model:
+    def select_model(self, model: str | ModelChoice | None) -> None:
+        """Bind `model` for the next turns; its provider is asked about it in the background
+        (an embedded engine not running yet is started). A name alone means the first provider
+        listing it, else the primary."""
+        choice = self._as_choice(model) if isinstance(model, str) else model
+        if choice == self._choice:
             return
-        self._model = model
-        self.modelChanged.emit(model)
-        if not model:
+        self._choice = choice
+        self.modelChanged.emit(self.model)
+        if choice is None:
             return
-        if model in self._bindings:
-            self.modelBound.emit(self._bindings[model])
+        binding = self._providers.binding(choice)
+        if binding is not None:
+            self.modelBound.emit(binding)
         else:
-            self._spawn(self._bind_quietly(model), f"bind-{model}")
+            self._spawn(self._bind_quietly(choice), f"bind-{choice.provider}-{choice.model}")
+
+    def _as_choice(self, model: str) -> ModelChoice | None:
+        if not model:
+            return None
+        listed = (c for listing in self._listings for c in listing.choices())
+        return next((c for c in listed if c.model == model), ModelChoice(PRIMARY, model))
 
     async def _refresh_models(self) -> None:
         self._set_reachability(Reachability(CHECKING, self.host))
-        try:
-            if isinstance(self._provider, ModelCatalog):
-                names = [m.name for m in await self._provider.list_models()]
-            else:
-                names = []
-        except Unreachable as exc:
-            self._set_reachability(Reachability(UNREACHABLE, self.host, exc.reason))
-            return
-        except ProviderError as exc:  # it answered, but not with a model list
+        listings = await self._providers.listings()
+        primary = next(item for item in listings if item.name == PRIMARY)
+        if primary.state == PROVIDER_UNREACHABLE:
+            self._set_reachability(Reachability(UNREACHABLE, self.host, primary.reason))
+        else:
             self._set_reachability(Reachability(REACHABLE, self.host))
-            self.notice.emit(f"Could not list models: {exc}")
-            return
-        self._set_reachability(Reachability(REACHABLE, self.host))
-        self._models = names
-        self.modelsChanged.emit(list(names))
-        if self._model not in names:
-            self.select_model(self._preferred_model(names))
+        if primary.state == FAILED:  # it answered, but not with a model list
+            self.notice.emit(f"Could not list models: {primary.reason}")
+        self._show_listings(listings)
+        if primary.state == READY:
+            self._models = list(primary.models)
+            self.modelsChanged.emit(list(primary.models))
+        if not self._still_offered(self._choice):
+            self.select_model(self._preferred(listings))
 
-    def _preferred_model(self, names: list[str]) -> str:
-        """The model the shown session last used, if the server has it; else the first one."""
+    def _show_listings(self, listings: list[ProviderListing] | None = None) -> None:
+        self._listings = listings if listings is not None else self._providers.last_listings()
+        self.choicesChanged.emit(list(self._listings))
+
+    def _still_offered(self, choice: ModelChoice | None) -> bool:
+        """Whether the selection stands: its provider lists it, or could not be asked (a
+        server that is down for a moment keeps its model selected)."""
+        if choice is None:
+            return False
+        listing = next((item for item in self._listings if item.name == choice.provider), None)
+        if listing is None:
+            return False  # the provider was removed
+        return listing.state != READY or choice.model in listing.models
+
+    def _preferred(self, listings: list[ProviderListing]) -> ModelChoice | None:
+        """The model the shown session last used, if a provider of its kind has it; else the
+        first model listed. An engine that is not running is never started for this."""
+        ready = [c for item in listings if item.state == READY for c in item.choices()]
         if self._session is not None:
             turns = self.turns(self._session)
-            if turns and turns[-1].directive.model in names:
-                return turns[-1].directive.model
-        return names[0] if names else ""
+            if turns:
+                last = turns[-1].directive
+                kinds = {item.name: item.kind for item in listings}
+                for choice in ready:
+                    if choice.model == last.model and kinds[choice.provider] == last.provider:
+                        return choice
+        return ready[0] if ready else None
 
-    async def _bind_quietly(self, model: str) -> None:
+    async def _bind_quietly(self, choice: ModelChoice) -> None:
+        starting = self._providers.slot(choice.provider).engine
+        if starting is not None and starting.state != READY:
+            self.notice.emit(f"Starting the embedded engine for {starting.path.name}…")
+            starting.begin()
+            self._show_listings()  # the picker says it is starting
         try:
-            await self._binding_for(model)
-        except ModelNotFound as exc:
-            self.notice.emit(str(exc))
-        except ProviderError:
-            pass  # _binding_for already recorded an unreachable server; a turn will say more
+            await self._binding_for(choice)
+        except ProviderError as exc:
+            if not (choice.provider == PRIMARY and isinstance(exc, Unreachable)):
+                self.notice.emit(f"{choice.provider}: {exc}")  # the banner covers Ollama's
+        finally:
+            if starting is not None:
+                self._show_listings()
+        if starting is not None and starting.state == READY:
+            self.notice.emit(f"{choice.model} is running in the embedded engine.")
 
-    async def _binding_for(self, model: str) -> ModelBinding:
-        binding = self._bindings.get(model)
+    async def _binding_for(self, choice: ModelChoice) -> ModelBinding:
+        binding = self._providers.binding(choice)
         if binding is not None:
             return binding
+        primary = choice.provider == PRIMARY
         try:
-            binding = await bind_model(self._provider, model)
+            binding = await self._providers.bind(choice)
         except Unreachable as exc:
-            self._set_reachability(Reachability(UNREACHABLE, self.host, exc.reason))
+            if primary:
+                self._set_reachability(Reachability(UNREACHABLE, self.host, exc.reason))
             raise
-        if self._reachability.unreachable:
+        if primary and self._reachability.unreachable:
             self.refresh_models()  # it answered: fill the picker and hide the banner
-        self._bindings.setdefault(model, binding)
-        if model == self._model:
-            self.modelBound.emit(self._bindings[model])
-        return self._bindings[model]
+        if choice == self._choice:
+            self.modelBound.emit(binding)
+        return binding
+
+    # -- providers --------------------------------------------------------------------------
+
+    def set_providers(self, slots: list[ProviderSlot]) -> asyncio.Task[None]:
+        """Use `slots` in place of the configured providers (the settings changed)."""
+        return self._spawn(self._set_providers(slots), "set-providers")
+
+    async def _set_providers(self, slots: list[ProviderSlot]) -> None:
+        await self._providers.replace_configured(slots, keep=(PRIMARY,))
+        await self._refresh_models()
+
+    def run_engine(self, slot: ProviderSlot) -> asyncio.Task[None]:
+        """Put the embedded engine `slot` in place of any other and select its model, which
+        starts it in the background (the picker shows it starting, a notice when it runs)."""
+        return self._spawn(self._run_engine(slot), "run-engine")
+
+    async def _run_engine(self, slot: ProviderSlot) -> None:
+        await self._providers.replace(slot)
+        self._show_listings()
+        listing = next(item for item in self._listings if item.name == slot.name)
+        self._choice = None  # the same file again (after a failed start) is bound again
+        self.select_model(listing.choices()[0])
 
     def _set_reachability(self, value: Reachability) -> None:
         if value != self._reachability:
@@ -437,11 +546,11 @@ class ChatService(QObject):
         return self._start(text, images, parent)
 
     def _start(self, text: str, images: tuple[str, ...], parent: str | None) -> bool:
-        if not self._model:
+        if self._choice is None:
             self.turnRefused.emit("Pick a model first: the model list is empty or still loading.")
             return False
         self.directiveSubmitted.emit(text)
-        work = self._run_turn(self._session, text, self._model, images, parent)
+        work = self._run_turn(self._session, text, self._choice, images, parent)
         self._turn = self._spawn(work, "turn")
         self.busyChanged.emit(True)
         return True
@@ -449,20 +558,22 @@ class ChatService(QObject):
     def compact_now(self) -> bool:
         """Write the packet the shown session's next turn will want, now ("Compact now"); the
         outcome arrives as a notice. False when there is no session, model, or a turn runs."""
-        if self._session is None or not self._model or self.busy:
+        if self._session is None or self._choice is None or self.busy:
             return False
-        self._spawn(self._compact(self._session, self._model), "compact")
+        self._spawn(self._compact(self._session, self._choice), "compact")
         return True
 
-    async def _compact(self, session: str, model: str) -> None:
+    async def _compact(self, session: str, choice: ModelChoice) -> None:
         try:
-            binding = await self._binding_for(model)
+            binding = await self._binding_for(choice)
+            runner = await self._providers.runner(choice.provider)
         except ProviderError as exc:
             self.notice.emit(f"Cannot compact now: {exc}")
             return
-        await self._runner.settle(session)
+        await self._providers.leave(session, runner)
+        await runner.settle(session)
         self.notice.emit("Compacting: summarising the turns that left the working set…")
-        result = await self._runner.compact(session, binding)
+        result = await runner.compact(session, binding)
         self.notice.emit(result.message[:1].upper() + result.message[1:] + ".")
         self.presentationsChanged.emit(session)  # the inspector and gauge re-read the plan
 
@@ -477,7 +588,7 @@ class ChatService(QObject):
         self,
         session: str | None,
         text: str,
-        model: str,
+        choice: ModelChoice,
         images: tuple[str, ...] = (),
         parent: str | None = None,
     ) -> None:
@@ -485,16 +596,20 @@ class ChatService(QObject):
         usage = Usage()
         try:
             try:
-                binding = await self._binding_for(model)
+                binding = await self._binding_for(choice)
+                runner = await self._providers.runner(choice.provider)
             except ProviderError as exc:
-                self.turnRefused.emit(self._refusal(exc))
+                self.turnRefused.emit(self._refusal(exc, choice))
                 return
             if session is None:  # a new chat becomes a session once there is something to keep
                 session = self._ledger.create_session().id
                 self._session = session
-            self._runner.keep_alive = self._keep_alive(model)  # one turn runs at a time
+            # The session may have been on another provider: its packet written ahead for
+            # that model is dropped; this runner plans the turn from the ledger for this one.
+            await self._providers.leave(session, runner)
+            runner.keep_alive = self._keep_alive(choice.model)  # one turn runs at a time
             # an async generator, typed as an iterator: close it here, never leave it to the GC
-            run = self._runner.run(
+            run = runner.run(
                 session, text, binding, images=images, think=self._think, parent=parent
             )
             events = cast(AsyncGenerator[TurnEvent, None], run)
@@ -543,7 +658,11 @@ class ChatService(QObject):
             self.busyChanged.emit(False)
             self.sessionsChanged.emit()
 
-    def _refusal(self, exc: ProviderError) -> str:
+    def _refusal(self, exc: ProviderError, choice: ModelChoice) -> str:
+        if choice.provider != PRIMARY:
+            return f"Not sent to {choice.provider}: {exc}"
+        if isinstance(exc, ProviderUnavailable):
+            return f"Not sent: {exc}"
         if isinstance(exc, Unreachable):
             return f"Not sent: Ollama is not reachable at {self.host}."
         if isinstance(exc, ModelNotFound):
@@ -572,6 +691,6 @@ class ChatService(QObject):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await self._runner.aclose()  # a look-ahead compaction still running
-        await self._runner.capacity.aclose()
-        await self._runner.tools.aclose()  # MCP servers a call started
+        # every runner's look-ahead compaction and background probe; every embedded engine
+        await self._providers.aclose()
+        await self._tools.aclose()  # MCP servers a call started
