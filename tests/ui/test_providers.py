@@ -30,8 +30,8 @@ from tests.ui.harness import until
 from vak_desktop.context.payloads import Directive, Receipt
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import OpenAICompatibleProvider, open_provider
+from vak_desktop.runtime.choices import ModelChoice
 from vak_desktop.runtime.embedded import EngineConfig
-from vak_desktop.runtime.provider_set import ModelChoice
 from vak_desktop.runtime.secrets import store_api_key
 from vak_desktop.runtime.settings import HostedProvider, Settings
 from vak_desktop.ui import ChatService, MainWindow
@@ -52,6 +52,11 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(backend)
     yield backend
     keyring.set_keyring(previous)
+
+
+@pytest.fixture(autouse=True)
+def _shots() -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
 
 
 @pytest.fixture
@@ -183,7 +188,6 @@ async def test_the_picker_lists_every_provider_and_says_which_cannot_answer(
         assert (await app.send("Hello there")).outcome == "completed"
         assert "Hello from the double." in app.window.chat.toPlainText()
 
-        SHOTS.mkdir(parents=True, exist_ok=True)
         picker.combo.showPopup()
         await asyncio.sleep(0.05)
         popup = picker.combo.view().window()
@@ -332,14 +336,14 @@ async def test_run_a_gguf_file_starts_the_engine_in_the_background_and_offers_it
 
             # starting: the window keeps running, the picker says so, the model is selected
             await until(
-                lambda: f"llama.cpp (embedded) — {path.stem} (starting…)"
-                in app.window.picker.lines(),
+                lambda: (
+                    f"llama.cpp (embedded) — {path.stem} (starting…)" in app.window.picker.lines()
+                ),
                 what="the picker to show the engine starting",
             )
             assert app.service.choice == ModelChoice("llama.cpp", path.stem)
             combo = app.window.picker.combo
             assert combo.currentText() == f"llama.cpp (embedded) — {path.stem} (starting…)"
-            SHOTS.mkdir(parents=True, exist_ok=True)
             assert app.window.grab().save(str(SHOTS / "engine_starting.png"))
             assert app.window.picker.choices()[:2] == [
                 ModelChoice("Ollama", "llama3.2:latest"),

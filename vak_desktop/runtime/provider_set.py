@@ -29,19 +29,21 @@ import httpx
 from vak_desktop.providers import HOSTED_KINDS, ChatProvider, ModelCatalog
 from vak_desktop.providers.errors import KeyRefused, ProviderError, Unreachable
 from vak_desktop.runtime.binding import ModelBinding, bind_model
+from vak_desktop.runtime.choices import (
+    DORMANT,
+    FAILED,
+    NEEDS_KEY,
+    READY,
+    STARTING,
+    UNREACHABLE,
+    ModelChoice,
+    ProviderListing,
+)
 from vak_desktop.runtime.embedded import EmbeddedEngineError, EngineConfig, start_engine
 from vak_desktop.runtime.providers import ProviderSetupError, open_entry
 from vak_desktop.runtime.secrets import SecretStoreError
 from vak_desktop.runtime.settings import Settings
 from vak_desktop.runtime.turn import TurnRunner
-
-# what a provider's listing says about it
-READY = "ready"  # it answered with its models
-UNREACHABLE = "unreachable"  # nothing answered at its address
-NEEDS_KEY = "needs key"  # a hosted provider with no key in the keyring (or one refused)
-FAILED = "failed"  # it answered, but not with a model list; or the engine did not start
-DORMANT = "not started"  # the embedded engine, started when its model is picked
-STARTING = "starting"  # the embedded engine is loading its model
 
 ENGINE = "llama.cpp"  # the embedded engine's entry name
 ENGINE_KIND = "embedded"
@@ -49,40 +51,6 @@ ENGINE_KIND = "embedded"
 
 class ProviderUnavailable(ProviderError):
     """The provider entry cannot be used now; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class ModelChoice:
-    """One model of one provider entry, as the picker offers it."""
-
-    provider: str  # the entry's name: "Ollama", "claude", "llama.cpp"
-    model: str
-
-
-@dataclass(frozen=True)
-class ProviderListing:
-    """What one provider entry offers now: its models, or why it offers none."""
-
-    name: str
-    kind: str
-    host: str
-    state: str
-    models: tuple[str, ...] = ()
-    reason: str = ""
-
-    @property
-    def title(self) -> str:
-        """ "Ollama", "claude (anthropic)", "llama.cpp (embedded)"."""
-        return self.name if self.name.lower() == self.kind else f"{self.name} ({self.kind})"
-
-    @property
-    def usable(self) -> bool:
-        """Its models can be picked (a dormant engine starts when its model is; picking a
-        starting one waits for the same start)."""
-        return self.state in (READY, DORMANT, STARTING)
-
-    def choices(self) -> list[ModelChoice]:
-        return [ModelChoice(self.name, m) for m in self.models]
 
 
 class EngineLike(Protocol):

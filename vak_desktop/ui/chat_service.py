@@ -24,9 +24,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Coroutine
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -37,9 +37,8 @@ from vak_desktop.context.payloads import (
 from vak_desktop.context.turns import Turn, split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider
-from vak_desktop.providers.errors import ModelNotFound, ProviderError, Unreachable
+from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
-    ModelBinding,
     ProbePolicy,
     SessionSummary,
     ToolRegistry,
@@ -57,6 +56,9 @@ from vak_desktop.runtime.branches import (
     version_positions,
 )
 from vak_desktop.runtime.capacity import ProfileCache
+from vak_desktop.runtime.choices import (
+    ModelChoice,
+)
 from vak_desktop.runtime.events import (
     Notice,
     StepFinished,
@@ -74,37 +76,30 @@ from vak_desktop.runtime.presentations import (
     record_feedback,
     set_selection,
 )
-from vak_desktop.runtime.provider_set import (
-    FAILED,
-    READY,
-    ModelChoice,
-    ProviderListing,
-    ProviderSet,
-    ProviderSlot,
-    ProviderUnavailable,
-)
-from vak_desktop.runtime.provider_set import (
-    UNREACHABLE as PROVIDER_UNREACHABLE,
+from vak_desktop.ui.model_selection import (  # re-exported: the views import them from here
+    CHECKING,
+    PRIMARY,
+    REACHABLE,
+    UNKNOWN,
+    UNREACHABLE,
+    ModelSelection,
+    Reachability,
 )
 
 log = logging.getLogger(__name__)
 
-UNKNOWN, CHECKING, REACHABLE, UNREACHABLE = "unknown", "checking", "reachable", "unreachable"
-PRIMARY = "Ollama"  # the entry name of the provider the service is made with
+__all__ = [
+    "CHECKING",
+    "PRIMARY",
+    "REACHABLE",
+    "UNKNOWN",
+    "UNREACHABLE",
+    "ChatService",
+    "Reachability",
+    "Transcript",
+]
+
 HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
-
-
-@dataclass(frozen=True)
-class Reachability:
-    """What we last learned about the primary provider's (Ollama's) server: `state` is one of the four above."""
-
-    state: str
-    host: str
-    reason: str = ""
-
-    @property
-    def unreachable(self) -> bool:
-        return self.state == UNREACHABLE
 
 
 @dataclass(frozen=True)
@@ -118,14 +113,10 @@ class Transcript:
     versions: dict[str, tuple[int, int]]
 
 
-class ChatService(QObject):
-    """Runs turns and model look-ups for the window and tells it what happened."""
+class ChatService(ModelSelection):
+    """Runs turns for the window and tells it what happened (the model look-ups and the
+    providers are `ModelSelection`'s)."""
 
-    reachabilityChanged = Signal(object)  # Reachability
-    modelsChanged = Signal(list)  # list[str]: the primary provider's models, as it lists them
-    choicesChanged = Signal(list)  # list[ProviderListing]: every provider's models or state
-    modelChanged = Signal(str)  # the selected model ('' when there is none)
-    modelBound = Signal(object)  # ModelBinding of the selected model
     sessionsChanged = Signal()  # titles, order or count may have changed
     sessionOpened = Signal(str)  # the session now shown; '' for a new, not yet written chat
     busyChanged = Signal(bool)  # a turn is running
@@ -137,7 +128,6 @@ class ChatService(QObject):
     toolCallRequested = Signal(object)  # ToolCallRequested
     toolResultReady = Signal(object)  # ToolResultReady
     stepFinished = Signal(object)  # StepFinished
-    notice = Signal(str)
     turnFinished = Signal(object)  # TurnFinished, also for a stopped turn
     branchChanged = Signal(str)  # the session whose shown branch changed (switch, edit …)
     presentationsChanged = Signal(str)  # a card of this session was rated, dismissed, restored
@@ -156,7 +146,6 @@ class ChatService(QObject):
     ) -> None:
         super().__init__(parent)
         self._ledger = ledger
-        self._provider = provider
         self._tools = tools if tools is not None else default_tools()
         # keep_alive may be a function of the model (settings: per model, else the default),
         # asked again at every turn so a change in the model manager applies to the next one.
@@ -164,22 +153,16 @@ class ChatService(QObject):
         self._background_probes = background_probes
         self._probe_policy = ProbePolicy(hosted="full" if probe_hosted else "off")
         self._profiles = ProfileCache()  # what this process measured, for every provider
-        # One runner per provider, made on first use; the primary's now (the window reads its
-        # system prompt and tools). A session moves between them turn by turn.
-        self._runner = self._make_runner(provider)
-        self._providers = ProviderSet(self._make_runner)
-        self._providers.add(ProviderSlot(PRIMARY, provider.name, provider, runner=self._runner))
-        self._listings: list[ProviderListing] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
+        # One runner per provider over the same ledger, tools and measurements; a session
+        # moves between them turn by turn.
+        self._open_providers(provider, self._make_runner)
         self._turn: asyncio.Task[None] | None = None
-        self._models: list[str] = []
-        self._choice: ModelChoice | None = None
         self._session: str | None = None
         self._shown: dict[str, str] = {}  # session -> the leaf of the branch shown, if not head
         self._think: bool | None = None
-        self._reachability = Reachability(UNKNOWN, provider.host)
 
     def _make_runner(self, provider: ChatProvider) -> TurnRunner:
+        """The runner of one provider: the same ledger, tools and probe settings as every other."""
         # With background probes, an idle local model's capacity is measured after a turn
         # finishes (a hosted one only with `[probe] hosted`); a turn on that model cancels the
         # probe rather than wait for it. The same switch measures the prompt prefix once per
@@ -202,54 +185,8 @@ class ChatService(QObject):
     # -- state ------------------------------------------------------------------------------
 
     @property
-    def host(self) -> str:
-        return self._provider.host
-
-    @property
     def ledger(self) -> Ledger:
         return self._ledger
-
-    @property
-    def runner(self) -> TurnRunner:
-        """The primary provider's runner (every runner has the same system prompt and tools)."""
-        return self._runner
-
-    @property
-    def provider(self) -> ChatProvider:
-        """The primary provider (Ollama): the model manager's."""
-        return self._provider
-
-    @property
-    def providers(self) -> ProviderSet:
-        return self._providers
-
-    @property
-    def listings(self) -> list[ProviderListing]:
-        """Every provider's models (or why it has none), as last asked."""
-        return list(self._listings)
-
-    @property
-    def reachability(self) -> Reachability:
-        return self._reachability
-
-    @property
-    def models(self) -> list[str]:
-        """The primary provider's models."""
-        return list(self._models)
-
-    @property
-    def choice(self) -> ModelChoice | None:
-        """The selected model and the provider entry it is chosen from."""
-        return self._choice
-
-    @property
-    def model(self) -> str:
-        return self._choice.model if self._choice is not None else ""
-
-    @property
-    def binding(self) -> ModelBinding | None:
-        """The binding of the selected model, once the provider has described it."""
-        return self._providers.binding(self._choice) if self._choice is not None else None
 
     @property
     def session(self) -> str | None:
@@ -398,141 +335,9 @@ class ChatService(QObject):
         """Start a new chat. The session is written when its first message is sent."""
         return self.open_session(None)
 
-    # -- models -----------------------------------------------------------------------------
-
-    def refresh_models(self) -> asyncio.Task[None]:
-        """Ask every provider for its models; the primary's answer is also the reachability
-        check. Providers are asked at once, so a slow or failing one holds up no other."""
-        return self._spawn(self._refresh_models(), "refresh-models")
-
-    def select_model(self, model: str | ModelChoice | None) -> None:
-        """Bind `model` for the next turns; its provider is asked about it in the background
-        (an embedded engine not running yet is started). A name alone means the first provider
-        listing it, else the primary."""
-        choice = self._as_choice(model) if isinstance(model, str) else model
-        if choice == self._choice:
-            return
-        self._choice = choice
-        self.modelChanged.emit(self.model)
-        if choice is None:
-            return
-        binding = self._providers.binding(choice)
-        if binding is not None:
-            self.modelBound.emit(binding)
-        else:
-            self._spawn(self._bind_quietly(choice), f"bind-{choice.provider}-{choice.model}")
-
-    def _as_choice(self, model: str) -> ModelChoice | None:
-        if not model:
-            return None
-        listed = (c for listing in self._listings for c in listing.choices())
-        return next((c for c in listed if c.model == model), ModelChoice(PRIMARY, model))
-
-    async def _refresh_models(self) -> None:
-        self._set_reachability(Reachability(CHECKING, self.host))
-        listings = await self._providers.listings()
-        primary = next(item for item in listings if item.name == PRIMARY)
-        if primary.state == PROVIDER_UNREACHABLE:
-            self._set_reachability(Reachability(UNREACHABLE, self.host, primary.reason))
-        else:
-            self._set_reachability(Reachability(REACHABLE, self.host))
-        if primary.state == FAILED:  # it answered, but not with a model list
-            self.notice.emit(f"Could not list models: {primary.reason}")
-        self._show_listings(listings)
-        if primary.state == READY:
-            self._models = list(primary.models)
-            self.modelsChanged.emit(list(primary.models))
-        if not self._still_offered(self._choice):
-            self.select_model(self._preferred(listings))
-
-    def _show_listings(self, listings: list[ProviderListing] | None = None) -> None:
-        self._listings = listings if listings is not None else self._providers.last_listings()
-        self.choicesChanged.emit(list(self._listings))
-
-    def _still_offered(self, choice: ModelChoice | None) -> bool:
-        """Whether the selection stands: its provider lists it, or could not be asked (a
-        server that is down for a moment keeps its model selected)."""
-        if choice is None:
-            return False
-        listing = next((item for item in self._listings if item.name == choice.provider), None)
-        if listing is None:
-            return False  # the provider was removed
-        return listing.state != READY or choice.model in listing.models
-
-    def _preferred(self, listings: list[ProviderListing]) -> ModelChoice | None:
-        """The model the shown session last used, if a provider of its kind has it; else the
-        first model listed. An engine that is not running is never started for this."""
-        ready = [c for item in listings if item.state == READY for c in item.choices()]
-        if self._session is not None:
-            turns = self.turns(self._session)
-            if turns:
-                last = turns[-1].directive
-                kinds = {item.name: item.kind for item in listings}
-                for choice in ready:
-                    if choice.model == last.model and kinds[choice.provider] == last.provider:
-                        return choice
-        return ready[0] if ready else None
-
-    async def _bind_quietly(self, choice: ModelChoice) -> None:
-        starting = self._providers.slot(choice.provider).engine
-        if starting is not None and starting.state != READY:
-            self.notice.emit(f"Starting the embedded engine for {starting.path.name}…")
-            starting.begin()
-            self._show_listings()  # the picker says it is starting
-        try:
-            await self._binding_for(choice)
-        except ProviderError as exc:
-            if not (choice.provider == PRIMARY and isinstance(exc, Unreachable)):
-                self.notice.emit(f"{choice.provider}: {exc}")  # the banner covers Ollama's
-        finally:
-            if starting is not None:
-                self._show_listings()
-        if starting is not None and starting.state == READY:
-            self.notice.emit(f"{choice.model} is running in the embedded engine.")
-
-    async def _binding_for(self, choice: ModelChoice) -> ModelBinding:
-        binding = self._providers.binding(choice)
-        if binding is not None:
-            return binding
-        primary = choice.provider == PRIMARY
-        try:
-            binding = await self._providers.bind(choice)
-        except Unreachable as exc:
-            if primary:
-                self._set_reachability(Reachability(UNREACHABLE, self.host, exc.reason))
-            raise
-        if primary and self._reachability.unreachable:
-            self.refresh_models()  # it answered: fill the picker and hide the banner
-        if choice == self._choice:
-            self.modelBound.emit(binding)
-        return binding
-
-    # -- providers --------------------------------------------------------------------------
-
-    def set_providers(self, slots: list[ProviderSlot]) -> asyncio.Task[None]:
-        """Use `slots` in place of the configured providers (the settings changed)."""
-        return self._spawn(self._set_providers(slots), "set-providers")
-
-    async def _set_providers(self, slots: list[ProviderSlot]) -> None:
-        await self._providers.replace_configured(slots, keep=(PRIMARY,))
-        await self._refresh_models()
-
-    def run_engine(self, slot: ProviderSlot) -> asyncio.Task[None]:
-        """Put the embedded engine `slot` in place of any other and select its model, which
-        starts it in the background (the picker shows it starting, a notice when it runs)."""
-        return self._spawn(self._run_engine(slot), "run-engine")
-
-    async def _run_engine(self, slot: ProviderSlot) -> None:
-        await self._providers.replace(slot)
-        self._show_listings()
-        listing = next(item for item in self._listings if item.name == slot.name)
-        self._choice = None  # the same file again (after a failed start) is bound again
-        self.select_model(listing.choices()[0])
-
-    def _set_reachability(self, value: Reachability) -> None:
-        if value != self._reachability:
-            self._reachability = value
-            self.reachabilityChanged.emit(value)
+    def _last_directive(self) -> Directive | None:
+        turns = self.turns(self._session) if self._session is not None else []
+        return turns[-1].directive if turns else None
 
     # -- turns ------------------------------------------------------------------------------
 
@@ -657,33 +462,6 @@ class ChatService(QObject):
             self._turn = None
             self.busyChanged.emit(False)
             self.sessionsChanged.emit()
-
-    def _refusal(self, exc: ProviderError, choice: ModelChoice) -> str:
-        if choice.provider != PRIMARY:
-            return f"Not sent to {choice.provider}: {exc}"
-        if isinstance(exc, ProviderUnavailable):
-            return f"Not sent: {exc}"
-        if isinstance(exc, Unreachable):
-            return f"Not sent: Ollama is not reachable at {self.host}."
-        if isinstance(exc, ModelNotFound):
-            return (
-                f"Not sent: {exc.model} is not on this Ollama server. Refresh the model list, "
-                f"or pull it with `ollama pull {exc.model}`."
-            )
-        return f"Not sent: {exc}"
-
-    # -- tasks ------------------------------------------------------------------------------
-
-    def _spawn(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(work, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._forget)
-        return task
-
-    def _forget(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("task %s failed", task.get_name(), exc_info=task.exception())
 
     async def aclose(self) -> None:
         """Cancel every task this service started and wait until they have ended."""

@@ -1,8 +1,8 @@
 """The model picker: every provider's models in one combo box, grouped by provider, and a button
 to ask again.
 
-A model reads "Ollama — llama3.2:latest" or "claude (anthropic) — claude-sonnet-4-5"; the
-providers are separated by a line. A provider that cannot offer models now (no API key, not
+With more than one provider a model reads "Ollama — llama3.2:latest" or "claude (anthropic) —
+claude-sonnet-4-5", the providers separated by a line; with Ollama alone, just the model name. A provider that cannot offer models now (no API key, not
 reachable, the embedded engine starting or failed) is one greyed-out line saying so, with the
 whole reason as its tooltip, so it is visible without standing in the way of the others.
 """
@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from vak_desktop.runtime.provider_set import (
+from vak_desktop.runtime.choices import (
     DORMANT,
     FAILED,
     NEEDS_KEY,
@@ -36,9 +36,10 @@ _STATE_WORDS = {
 }
 
 
-def choice_label(listing: ProviderListing, model: str) -> str:
-    """ "Ollama — llama3.2:latest"; an engine's model says when it is not running yet."""
-    label = f"{listing.title} — {model}"
+def choice_label(listing: ProviderListing, model: str, grouped: bool = True) -> str:
+    """ "Ollama — llama3.2:latest" ("llama3.2:latest" alone when there is one provider); an
+    engine's model says when it is not running yet."""
+    label = f"{listing.title} — {model}" if grouped else model
     if listing.state == STARTING:
         return label + " (starting…)"
     return label + " (starts when picked)" if listing.state == DORMANT else label
@@ -120,17 +121,17 @@ class ModelPicker(QWidget):
             for listing in listings:
                 if self.items.rowCount():
                     self.combo.insertSeparator(self.items.rowCount())
-                self._add(listing)
+                self._add(listing, grouped=len(listings) > 1)
             self.combo.setEnabled(bool(self.choices()))
         finally:
             self.combo.blockSignals(blocked)
         self._show_selected(self._service.model)
 
-    def _add(self, listing: ProviderListing) -> None:
+    def _add(self, listing: ProviderListing, grouped: bool) -> None:
         where = f" at {listing.host}" if listing.host else ""
         if listing.usable and listing.models:
             for model in listing.models:
-                item = QStandardItem(choice_label(listing, model))
+                item = QStandardItem(choice_label(listing, model, grouped))
                 item.setData(ModelChoice(listing.name, model), CHOICE_ROLE)
                 item.setToolTip(f"{model} from {listing.title}{where}")
                 self.items.appendRow(item)
