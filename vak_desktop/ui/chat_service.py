@@ -36,7 +36,7 @@ from vak_desktop.context.payloads import (
 )
 from vak_desktop.context.turns import Turn, split_turns
 from vak_desktop.ledger import Ledger
-from vak_desktop.providers.base import ChatProvider
+from vak_desktop.providers.base import ChatProvider, is_local
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
     ProbePolicy,
@@ -179,7 +179,10 @@ class ChatService(ModelSelection):
             keep_alive=self._keep_alive(""),
             capacity=capacity,
             compact_ahead=True,  # the next turn's packet is written while the user reads
-            measure_prefix=self._background_probes,
+            # a hosted provider bills the usage-only request too: measured there only when
+            # hosted probes are opted in
+            measure_prefix=self._background_probes
+            and (is_local(provider) or self._probe_policy.hosted == "full"),
         )
 
     # -- state ------------------------------------------------------------------------------

@@ -222,6 +222,9 @@ class ModelSelection(QObject):
     async def _set_providers(self, slots: list[ProviderSlot]) -> None:
         await self._providers.replace_configured(slots, keep=(PRIMARY,))
         await self._refresh_models()
+        choice = self._choice  # on a reopened provider: bound again, for the composer
+        if choice is not None and self._providers.binding(choice) is None:
+            await self._bind_quietly(choice)
 
     def run_engine(self, slot: ProviderSlot) -> asyncio.Task[None]:
         """Put the embedded engine `slot` in place of any other and select its model, which

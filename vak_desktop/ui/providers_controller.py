@@ -65,6 +65,7 @@ class ProvidersController(QObject):
         self.error_box: QMessageBox | None = None
         self.run_action: QAction | None = None
         self._window: QWidget | None = None
+        self._remembering = False
         providers: ProviderSet = service.providers
         for slot in configured_slots(settings.settings, client):
             providers.add(slot)
@@ -118,7 +119,11 @@ class ProvidersController(QObject):
             return
         path = str(slot.engine.path)
         if self._settings.settings.embedded_model != path:
-            self._settings.save(self._settings.settings.replace(embedded_model=path))
+            self._remembering = True  # not a change of the providers: nothing to reopen
+            try:
+                self._settings.save(self._settings.settings.replace(embedded_model=path))
+            finally:
+                self._remembering = False
         self.engineStarted.emit(slot.engine.model)
 
     def _failed(self, reason: str) -> None:
@@ -135,7 +140,8 @@ class ProvidersController(QObject):
         self.engineFailed.emit(reason)
 
     def _settings_changed(self, settings: Settings) -> None:
-        self._service.set_providers(configured_slots(settings, self._client))
+        if not self._remembering:  # keys may have been typed: every entry is opened again
+            self._service.set_providers(configured_slots(settings, self._client))
 
     async def aclose(self) -> None:
         """Cancel a start still being watched (the service stops the engine itself)."""
