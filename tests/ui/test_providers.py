@@ -93,7 +93,7 @@ class Window:
 async def open_window(
     qtbot: Any,
     tmp_path: Path,
-    ollama: OllamaDouble,
+    ollama: OllamaDouble | str,
     settings: Settings,
     start: Any = None,
 ) -> AsyncIterator[Window]:
@@ -103,7 +103,8 @@ async def open_window(
     ledger = Ledger.open(tmp_path / "ledger.db")
     try:
         async with httpx.AsyncClient() as client:
-            service = ChatService(ledger, open_provider("ollama", client, ollama.url))
+            host = ollama if isinstance(ollama, str) else ollama.url
+            service = ChatService(ledger, open_provider("ollama", client, host))
             options = {"start": start} if start is not None else {}
             providers = ProvidersController(service, controller, client, **options)
             window = MainWindow(service, ledger, settings=controller)
@@ -271,6 +272,24 @@ async def test_a_turn_on_a_provider_without_a_key_is_refused_and_says_where_to_s
                 lambda: f"gpt (openai) — {HOSTED_MODEL}" in app.window.picker.lines(),
                 what="the keyed provider's models",
             )
+
+
+async def test_with_ollama_down_the_hosted_models_stay_usable(
+    hosted: OpenAIDouble, qtbot: Any, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    store_api_key("gpt", KEY)
+    nowhere = closed_port()
+    settings = Settings(providers=(HostedProvider("gpt", "openai", hosted.url),))
+    async with open_window(qtbot, tmp_path, nowhere, settings) as app:
+        assert app.window.picker.lines() == [
+            f"Ollama — not reachable at {nowhere}",
+            f"gpt (openai) — {HOSTED_MODEL}",
+            "gpt (openai) — gpt-4o",
+        ]
+        assert app.service.reachability.unreachable  # the banner says what to do about Ollama
+        assert app.service.choice == ModelChoice("gpt", HOSTED_MODEL)
+        await until(lambda: app.service.binding is not None, what="the hosted binding")
+        assert (await app.send("Are you there?")).outcome == "completed"
 
 
 # -- the embedded engine --------------------------------------------------------------------

@@ -118,10 +118,11 @@ class ModelPicker(QWidget):
         blocked = self.combo.blockSignals(True)
         try:
             self.items.clear()
+            grouped = len(listings) > 1  # alone, Ollama's state is the banner's to say
             for listing in listings:
                 if self.items.rowCount():
                     self.combo.insertSeparator(self.items.rowCount())
-                self._add(listing, grouped=len(listings) > 1)
+                self._add(listing, grouped)
             self.combo.setEnabled(bool(self.choices()))
         finally:
             self.combo.blockSignals(blocked)
@@ -135,6 +136,8 @@ class ModelPicker(QWidget):
                 item.setData(ModelChoice(listing.name, model), CHOICE_ROLE)
                 item.setToolTip(f"{model} from {listing.title}{where}")
                 self.items.appendRow(item)
+            return
+        if not grouped:
             return
         item = QStandardItem(state_label(listing))
         item.setFlags(item.flags() & ~(Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled))
