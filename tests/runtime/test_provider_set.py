@@ -14,6 +14,7 @@ import httpx
 import keyring
 import pytest
 
+from tests.doubles.anthropic_server import AnthropicDouble
 from tests.doubles.openai_server import OpenAIDouble
 from tests.runtime.test_shared_services import MemoryKeyring
 from vak_desktop.context.payloads import Directive
@@ -98,6 +99,32 @@ async def test_every_entry_is_listed_and_a_failing_one_is_a_state(
             assert providers.runners() == []  # made on first use, by a turn
             runner = await providers.runner("gpt")
             assert runner.provider.host == double.url and await providers.runner("gpt") is runner
+            await providers.aclose()
+        ledger.close()
+
+
+async def test_a_catalogue_is_reused_for_a_while_unless_asked_fresh(
+    tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    store_api_key("claude", KEY)
+    with AnthropicDouble(api_key=KEY) as double:  # its adapter keeps no catalogue of its own
+        settings = Settings(providers=(HostedProvider("claude", "anthropic", double.url),))
+        ledger = Ledger.open(tmp_path / "ledger.db")
+        async with httpx.AsyncClient() as client:
+            providers = runners(ledger)
+            for slot in configured_slots(settings, client):
+                providers.add(slot)
+
+            def reads() -> int:
+                return sum(1 for r in double.requests if r[1] == "/v1/models")
+
+            (first,) = await providers.listings(reuse_s=60)
+            assert first.state == READY and reads() == 1
+            assert await providers.listings(reuse_s=60) == [first] and reads() == 1
+            await providers.listings(reuse_s=60, fresh=("claude",))
+            assert reads() == 2
+            await providers.listings()  # reuse_s 0: asked again
+            assert reads() == 3
             await providers.aclose()
         ledger.close()
 

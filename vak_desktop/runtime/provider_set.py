@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -158,6 +159,7 @@ class ProviderSlot:
     problem_state: str = NEEDS_KEY
     runner: TurnRunner | None = None
     listing: ProviderListing | None = field(default=None, repr=False)
+    listed_at: float = 0.0  # time.monotonic() of the request behind `listing`
 
 
 RunnerFactory = Callable[[ChatProvider], TurnRunner]
@@ -239,11 +241,25 @@ class ProviderSet:
 
     # -- listing and binding ----------------------------------------------------------------
 
-    async def listings(self) -> list[ProviderListing]:
+    async def listings(
+        self, *, reuse_s: float = 0.0, fresh: Collection[str] = ()
+    ) -> list[ProviderListing]:
         """Every entry's listing, asked of all providers at once: the primary first, the
-        configured entries in their order, the embedded engine last."""
+        configured entries in their order, the embedded engine last. A ready listing younger
+        than `reuse_s` is reused unless its entry is in `fresh` (a hosted catalogue need not be
+        fetched at every re-check of a local server)."""
         slots = self._ordered()
-        listings = await asyncio.gather(*(self._list(slot) for slot in slots))
+        now = time.monotonic()
+
+        async def ask(slot: ProviderSlot) -> ProviderListing:
+            held = slot.listing
+            reusable = held is not None and held.state == READY and _known(slot) is None
+            if held and reusable and slot.name not in fresh and now - slot.listed_at < reuse_s:
+                return held
+            slot.listed_at = now
+            return await self._list(slot)
+
+        listings = await asyncio.gather(*(ask(slot) for slot in slots))
         for slot, listing in zip(slots, listings, strict=True):
             slot.listing = listing
         return list(listings)

@@ -112,7 +112,7 @@ class ModelPicker(QWidget):
         raise ValueError(f"{model!r} is not in the list: {self.lines()}")
 
     def _refresh(self) -> None:
-        self._service.refresh_models()
+        self._service.refresh_models(everything=True)
 
     def _fill(self, listings: list[ProviderListing]) -> None:
         blocked = self.combo.blockSignals(True)
@@ -124,6 +124,7 @@ class ModelPicker(QWidget):
                     self.combo.insertSeparator(self.items.rowCount())
                 self._add(listing, grouped)
             self.combo.setEnabled(bool(self.choices()))
+            self.combo.setPlaceholderText("Pick a model" if self.choices() else "No models yet")
         finally:
             self.combo.blockSignals(blocked)
         self._show_selected(self._service.model)

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 UNKNOWN, CHECKING, REACHABLE, UNREACHABLE = "unknown", "checking", "reachable", "unreachable"
 PRIMARY = "Ollama"  # the entry name of the provider the service is made with
-PRIMARY = "Ollama"  # the entry name of the provider the service is made with
+CATALOGUE_REUSE_S = 60.0  # how long another provider's model list stands between refreshes
 
 
 @dataclass(frozen=True)
@@ -136,10 +136,12 @@ class ModelSelection(QObject):
 
     # -- models -----------------------------------------------------------------------------
 
-    def refresh_models(self) -> asyncio.Task[None]:
-        """Ask every provider for its models; the primary's answer is also the reachability
-        check. Providers are asked at once, so a slow or failing one holds up no other."""
-        return self._spawn(self._refresh_models(), "refresh-models")
+    def refresh_models(self, everything: bool = False) -> asyncio.Task[None]:
+        """Ask the providers for their models; the primary's answer is also the reachability
+        check. Providers are asked at once, so a slow or failing one holds up no other. The
+        others' catalogues are asked again only after a minute, unless `everything` (the
+        picker's Refresh): the onboarding panel re-checks Ollama every few seconds."""
+        return self._spawn(self._refresh_models(everything), "refresh-models")
 
     def select_model(self, model: str | ModelChoice | None) -> None:
         """Bind `model` for the next turns; its provider is asked about it in the background
@@ -158,9 +160,10 @@ class ModelSelection(QObject):
         else:
             self._spawn(self._bind_quietly(choice), f"bind-{choice.provider}-{choice.model}")
 
-    async def _refresh_models(self) -> None:
+    async def _refresh_models(self, everything: bool = True) -> None:
         self._set_reachability(Reachability(CHECKING, self.host))
-        listings = await self._providers.listings()
+        reuse_s = 0.0 if everything else CATALOGUE_REUSE_S
+        listings = await self._providers.listings(reuse_s=reuse_s, fresh=(PRIMARY,))
         primary = next(item for item in listings if item.name == PRIMARY)
         if primary.state == PROVIDER_UNREACHABLE:
             self._set_reachability(Reachability(UNREACHABLE, self.host, primary.reason))
