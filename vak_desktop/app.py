@@ -5,7 +5,8 @@
 between Qt events. The runner runs `run_window` until its quit future completes, which happens
 when the last window closes (Qt's own quit-on-last-window is off: it would stop the loop under
 the runner's feet). Then the service's tasks are cancelled (a running turn is closed
-`cancelled`, its partial text kept), the HTTP client is closed, and the ledger after it.
+`cancelled`, its partial text kept), an embedded engine is stopped, the HTTP client is closed,
+and the ledger after it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
 from vak_desktop.ui.collector import UiThreadCollector
 from vak_desktop.ui.event_loop import new_event_loop
+from vak_desktop.ui.providers_controller import ProvidersController
 from vak_desktop.ui.settings_dialog import SettingsController
 
 PROVIDER = "ollama"
@@ -34,7 +36,9 @@ PROVIDER = "ollama"
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="vak-desktop", description="Chat with local language models through Ollama."
+        prog="vak-desktop",
+        description="Chat with local language models through Ollama, a GGUF file or the "
+        "providers in the settings.",
     )
     parser.add_argument(
         "--data-dir",
@@ -77,8 +81,12 @@ async def run_window(
                 tools,
                 keep_alive=settings.keep_alive_for,  # per model, else the default; every turn
                 background_probes=settings.settings.probe_idle,
+                probe_hosted=settings.settings.probe_hosted,
             )
+            # the settings' other providers (keys from the keyring) and the embedded engine
+            providers = ProvidersController(service, settings, client)
             window = MainWindow(service, ledger, settings=settings)
+            providers.attach(window)  # Tools → Run a GGUF file…
             window.show()
             collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
             service.refresh_models()
@@ -86,7 +94,8 @@ async def run_window(
                 await closed
             finally:
                 await window.tools.aclose()
-                await service.aclose()
+                await providers.aclose()
+                await service.aclose()  # stops the embedded engine too
                 collector.stop()
                 window.deleteLater()
     finally:

@@ -36,9 +36,20 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
             HostedProvider("lan", "openai-compatible", "http://box:8080"),
         ),
         theme="dark",
+        embedded_model='/models/Qwen2.5 "coder" 0.5B/q4_k_m.gguf',
     )
     path = save_settings(settings, tmp_path / "settings.toml")
     assert load_settings(path) == settings
+
+
+def test_the_embedded_model_is_optional_and_kept_in_its_own_table(tmp_path: Path) -> None:
+    path = save_settings(Settings(), tmp_path / "settings.toml")
+    assert "[embedded]" not in path.read_text(encoding="utf-8")
+    assert load_settings(path).embedded_model == ""
+    path.write_text('[embedded]\nmodel = "C:\\\\models\\\\qwen.gguf"\n', encoding="utf-8")
+    assert load_settings(path).embedded_model == "C:\\models\\qwen.gguf"
+    chosen = Settings(embedded_model="/data/models/qwen.gguf")
+    assert load_settings(save_settings(chosen, path)) == chosen
 
 
 @pytest.mark.parametrize(

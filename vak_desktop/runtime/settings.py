@@ -68,6 +68,9 @@ class Settings:
     theme: str = "system"
     # keep_alive per model, overriding `keep_alive`; keys are full names ("llama3.2:latest")
     model_keep_alive: dict[str, str] = field(default_factory=dict)
+    # the GGUF file last run in the embedded engine ("" for none): offered again at the next
+    # start, and started when its model is picked (`[embedded] model`)
+    embedded_model: str = ""
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -134,6 +137,7 @@ def _from_table(table: dict[str, Any]) -> Settings:
     servers = tuple(_mcp_server(entry) for entry in _list(table, "mcp_servers"))
     providers = tuple(_provider(entry) for entry in _list(table, "providers"))
     per_model = _section(table, "model_keep_alive")
+    embedded = _section(table, "embedded")
     return Settings(
         ollama_host=str(general.get("ollama_host", Settings.ollama_host)),
         keep_alive=check_keep_alive(str(general.get("keep_alive", Settings.keep_alive))),
@@ -146,6 +150,7 @@ def _from_table(table: dict[str, Any]) -> Settings:
         model_keep_alive={
             full_model_name(str(k)): check_keep_alive(str(v)) for k, v in per_model.items()
         },
+        embedded_model=str(embedded.get("model", "")),
     )
 
 
@@ -201,6 +206,8 @@ def _to_toml(s: Settings) -> str:
     if s.model_keep_alive:
         lines += ["", "[model_keep_alive]"]
         lines += [f"{_str(k)} = {_str(v)}" for k, v in sorted(s.model_keep_alive.items())]
+    if s.embedded_model:
+        lines += ["", "[embedded]", f"model = {_str(s.embedded_model)}"]
     for server in s.mcp_servers:
         lines += ["", "[[mcp_servers]]", f"name = {_str(server.name)}"]
         if server.url:

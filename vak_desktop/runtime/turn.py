@@ -351,6 +351,14 @@ class TurnRunner:
             except Exception:  # a look-ahead is an optimisation: the turn plans without it
                 log.exception("the look-ahead compaction of session %s failed", name)
 
+    async def abandon_lookahead(self, session: str) -> None:
+        """Cancel the look-ahead compaction of `session`, if one runs: the session's next turn
+        goes to another provider's runner, whose model plans its own working set."""
+        task = self._compacting.get(session)
+        if task is not None:
+            task.cancel()
+            await self.settle(session)
+
     async def aclose(self) -> None:
         """Stop look-ahead work (the app is quitting); nothing half-written reaches the ledger."""
         for task in self._compacting.values():

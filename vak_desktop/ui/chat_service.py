@@ -1,7 +1,8 @@
 """The one service the window shows: the runtime on the Qt side, as a QObject with signals.
 
-It owns the `TurnRunner` and runs each turn, each model-list refresh and each model binding as an
-asyncio task on the qasync loop, so the UI thread never waits on the network. Every runtime event
+It owns the providers (`runtime.provider_set.ProviderSet`: Ollama, the settings' providers, the
+embedded engine, one `TurnRunner` each) and runs each turn, each model-list refresh and each model
+binding as an asyncio task on the qasync loop, so the UI thread never waits on the network. Every runtime event
 is re-emitted as a Qt signal, in order, on the UI thread (the loop *is* Qt's event loop), so a
 slot can touch widgets directly. It keeps a reference to every task it starts and cancels them
 all in `aclose()`.
@@ -23,9 +24,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Coroutine
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -35,14 +36,13 @@ from vak_desktop.context.payloads import (
 )
 from vak_desktop.context.turns import Turn, split_turns
 from vak_desktop.ledger import Ledger
-from vak_desktop.providers.base import ChatProvider, ModelCatalog
-from vak_desktop.providers.errors import ModelNotFound, ProviderError, Unreachable
+from vak_desktop.providers.base import ChatProvider, is_local
+from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
-    ModelBinding,
+    ProbePolicy,
     SessionSummary,
     ToolRegistry,
     TurnRunner,
-    bind_model,
     default_tools,
     probing_capacity,
     session_summaries,
@@ -54,6 +54,10 @@ from vak_desktop.runtime.branches import (
     chain_from,
     newest_leaf,
     version_positions,
+)
+from vak_desktop.runtime.capacity import ProfileCache
+from vak_desktop.runtime.choices import (
+    ModelChoice,
 )
 from vak_desktop.runtime.events import (
     Notice,
@@ -72,24 +76,30 @@ from vak_desktop.runtime.presentations import (
     record_feedback,
     set_selection,
 )
+from vak_desktop.ui.model_selection import (  # re-exported: the views import them from here
+    CHECKING,
+    PRIMARY,
+    REACHABLE,
+    UNKNOWN,
+    UNREACHABLE,
+    ModelSelection,
+    Reachability,
+)
 
 log = logging.getLogger(__name__)
 
-UNKNOWN, CHECKING, REACHABLE, UNREACHABLE = "unknown", "checking", "reachable", "unreachable"
+__all__ = [
+    "CHECKING",
+    "PRIMARY",
+    "REACHABLE",
+    "UNKNOWN",
+    "UNREACHABLE",
+    "ChatService",
+    "Reachability",
+    "Transcript",
+]
+
 HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
-
-
-@dataclass(frozen=True)
-class Reachability:
-    """What we last learned about the provider's server: `state` is one of the four above."""
-
-    state: str
-    host: str
-    reason: str = ""
-
-    @property
-    def unreachable(self) -> bool:
-        return self.state == UNREACHABLE
 
 
 @dataclass(frozen=True)
@@ -103,13 +113,10 @@ class Transcript:
     versions: dict[str, tuple[int, int]]
 
 
-class ChatService(QObject):
-    """Runs turns and model look-ups for the window and tells it what happened."""
+class ChatService(ModelSelection):
+    """Runs turns for the window and tells it what happened (the model look-ups and the
+    providers are `ModelSelection`'s)."""
 
-    reachabilityChanged = Signal(object)  # Reachability
-    modelsChanged = Signal(list)  # list[str]: the provider's models, as it lists them
-    modelChanged = Signal(str)  # the selected model ('' when there is none)
-    modelBound = Signal(object)  # ModelBinding of the selected model
     sessionsChanged = Signal()  # titles, order or count may have changed
     sessionOpened = Signal(str)  # the session now shown; '' for a new, not yet written chat
     busyChanged = Signal(bool)  # a turn is running
@@ -121,7 +128,6 @@ class ChatService(QObject):
     toolCallRequested = Signal(object)  # ToolCallRequested
     toolResultReady = Signal(object)  # ToolResultReady
     stepFinished = Signal(object)  # StepFinished
-    notice = Signal(str)
     turnFinished = Signal(object)  # TurnFinished, also for a stopped turn
     branchChanged = Signal(str)  # the session whose shown branch changed (switch, edit …)
     presentationsChanged = Signal(str)  # a card of this session was rated, dismissed, restored
@@ -135,72 +141,55 @@ class ChatService(QObject):
         *,
         keep_alive: str | int | Callable[[str], str | int | None] | None = "30m",
         background_probes: bool = False,
+        probe_hosted: bool = False,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._ledger = ledger
-        self._provider = provider
+        self._tools = tools if tools is not None else default_tools()
         # keep_alive may be a function of the model (settings: per model, else the default),
         # asked again at every turn so a change in the model manager applies to the next one.
         self._keep_alive = keep_alive if callable(keep_alive) else lambda _model: keep_alive
-        # With background probes, an idle local model's capacity is measured after a turn
-        # finishes; a turn on that model cancels the probe rather than wait for it. The same
-        # switch measures the prompt prefix once per profile (one usage-only request).
-        capacity = probing_capacity(ledger, provider) if background_probes else None
-        self._runner = TurnRunner(
-            ledger,
-            provider,
-            tools if tools is not None else default_tools(),
-            keep_alive=self._keep_alive(""),
-            capacity=capacity,
-            compact_ahead=True,  # the next turn's packet is written while the user reads
-            measure_prefix=background_probes,
-        )
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._background_probes = background_probes
+        self._probe_policy = ProbePolicy(hosted="full" if probe_hosted else "off")
+        self._profiles = ProfileCache()  # what this process measured, for every provider
+        # One runner per provider over the same ledger, tools and measurements; a session
+        # moves between them turn by turn.
+        self._open_providers(provider, self._make_runner)
         self._turn: asyncio.Task[None] | None = None
-        self._models: list[str] = []
-        self._model = ""
-        self._bindings: dict[str, ModelBinding] = {}
         self._session: str | None = None
         self._shown: dict[str, str] = {}  # session -> the leaf of the branch shown, if not head
         self._think: bool | None = None
-        self._reachability = Reachability(UNKNOWN, provider.host)
+
+    def _make_runner(self, provider: ChatProvider) -> TurnRunner:
+        """The runner of one provider: the same ledger, tools and probe settings as every other."""
+        # With background probes, an idle local model's capacity is measured after a turn
+        # finishes (a hosted one only with `[probe] hosted`); a turn on that model cancels the
+        # probe rather than wait for it. The same switch measures the prompt prefix once per
+        # profile (one usage-only request).
+        capacity = None
+        if self._background_probes:
+            capacity = probing_capacity(
+                self._ledger, provider, self._probe_policy, cache=self._profiles
+            )
+        return TurnRunner(
+            self._ledger,
+            provider,
+            self._tools,
+            keep_alive=self._keep_alive(""),
+            capacity=capacity,
+            compact_ahead=True,  # the next turn's packet is written while the user reads
+            # a hosted provider bills the usage-only request too: measured there only when
+            # hosted probes are opted in
+            measure_prefix=self._background_probes
+            and (is_local(provider) or self._probe_policy.hosted == "full"),
+        )
 
     # -- state ------------------------------------------------------------------------------
 
     @property
-    def host(self) -> str:
-        return self._provider.host
-
-    @property
     def ledger(self) -> Ledger:
         return self._ledger
-
-    @property
-    def runner(self) -> TurnRunner:
-        """The runner turns go through (its system prompt and tools are what a request has)."""
-        return self._runner
-
-    @property
-    def provider(self) -> ChatProvider:
-        return self._provider
-
-    @property
-    def reachability(self) -> Reachability:
-        return self._reachability
-
-    @property
-    def models(self) -> list[str]:
-        return list(self._models)
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def binding(self) -> ModelBinding | None:
-        """The binding of the selected model, once the provider has described it."""
-        return self._bindings.get(self._model)
 
     @property
     def session(self) -> str | None:
@@ -349,81 +338,9 @@ class ChatService(QObject):
         """Start a new chat. The session is written when its first message is sent."""
         return self.open_session(None)
 
-    # -- models -----------------------------------------------------------------------------
-
-    def refresh_models(self) -> asyncio.Task[None]:
-        """Ask the provider for its models; this is also the reachability check."""
-        return self._spawn(self._refresh_models(), "refresh-models")
-
-    def select_model(self, model: str) -> None:
-        """Bind `model` for the next turns; the provider is asked about it in the background."""
-        if model == self._model:
-            return
-        self._model = model
-        self.modelChanged.emit(model)
-        if not model:
-            return
-        if model in self._bindings:
-            self.modelBound.emit(self._bindings[model])
-        else:
-            self._spawn(self._bind_quietly(model), f"bind-{model}")
-
-    async def _refresh_models(self) -> None:
-        self._set_reachability(Reachability(CHECKING, self.host))
-        try:
-            if isinstance(self._provider, ModelCatalog):
-                names = [m.name for m in await self._provider.list_models()]
-            else:
-                names = []
-        except Unreachable as exc:
-            self._set_reachability(Reachability(UNREACHABLE, self.host, exc.reason))
-            return
-        except ProviderError as exc:  # it answered, but not with a model list
-            self._set_reachability(Reachability(REACHABLE, self.host))
-            self.notice.emit(f"Could not list models: {exc}")
-            return
-        self._set_reachability(Reachability(REACHABLE, self.host))
-        self._models = names
-        self.modelsChanged.emit(list(names))
-        if self._model not in names:
-            self.select_model(self._preferred_model(names))
-
-    def _preferred_model(self, names: list[str]) -> str:
-        """The model the shown session last used, if the server has it; else the first one."""
-        if self._session is not None:
-            turns = self.turns(self._session)
-            if turns and turns[-1].directive.model in names:
-                return turns[-1].directive.model
-        return names[0] if names else ""
-
-    async def _bind_quietly(self, model: str) -> None:
-        try:
-            await self._binding_for(model)
-        except ModelNotFound as exc:
-            self.notice.emit(str(exc))
-        except ProviderError:
-            pass  # _binding_for already recorded an unreachable server; a turn will say more
-
-    async def _binding_for(self, model: str) -> ModelBinding:
-        binding = self._bindings.get(model)
-        if binding is not None:
-            return binding
-        try:
-            binding = await bind_model(self._provider, model)
-        except Unreachable as exc:
-            self._set_reachability(Reachability(UNREACHABLE, self.host, exc.reason))
-            raise
-        if self._reachability.unreachable:
-            self.refresh_models()  # it answered: fill the picker and hide the banner
-        self._bindings.setdefault(model, binding)
-        if model == self._model:
-            self.modelBound.emit(self._bindings[model])
-        return self._bindings[model]
-
-    def _set_reachability(self, value: Reachability) -> None:
-        if value != self._reachability:
-            self._reachability = value
-            self.reachabilityChanged.emit(value)
+    def _last_directive(self) -> Directive | None:
+        turns = self.turns(self._session) if self._session is not None else []
+        return turns[-1].directive if turns else None
 
     # -- turns ------------------------------------------------------------------------------
 
@@ -437,11 +354,11 @@ class ChatService(QObject):
         return self._start(text, images, parent)
 
     def _start(self, text: str, images: tuple[str, ...], parent: str | None) -> bool:
-        if not self._model:
+        if self._choice is None:
             self.turnRefused.emit("Pick a model first: the model list is empty or still loading.")
             return False
         self.directiveSubmitted.emit(text)
-        work = self._run_turn(self._session, text, self._model, images, parent)
+        work = self._run_turn(self._session, text, self._choice, images, parent)
         self._turn = self._spawn(work, "turn")
         self.busyChanged.emit(True)
         return True
@@ -449,20 +366,22 @@ class ChatService(QObject):
     def compact_now(self) -> bool:
         """Write the packet the shown session's next turn will want, now ("Compact now"); the
         outcome arrives as a notice. False when there is no session, model, or a turn runs."""
-        if self._session is None or not self._model or self.busy:
+        if self._session is None or self._choice is None or self.busy:
             return False
-        self._spawn(self._compact(self._session, self._model), "compact")
+        self._spawn(self._compact(self._session, self._choice), "compact")
         return True
 
-    async def _compact(self, session: str, model: str) -> None:
+    async def _compact(self, session: str, choice: ModelChoice) -> None:
         try:
-            binding = await self._binding_for(model)
+            binding = await self._binding_for(choice)
+            runner = await self._providers.runner(choice.provider)
         except ProviderError as exc:
             self.notice.emit(f"Cannot compact now: {exc}")
             return
-        await self._runner.settle(session)
+        await self._providers.leave(session, runner)
+        await runner.settle(session)
         self.notice.emit("Compacting: summarising the turns that left the working set…")
-        result = await self._runner.compact(session, binding)
+        result = await runner.compact(session, binding)
         self.notice.emit(result.message[:1].upper() + result.message[1:] + ".")
         self.presentationsChanged.emit(session)  # the inspector and gauge re-read the plan
 
@@ -477,7 +396,7 @@ class ChatService(QObject):
         self,
         session: str | None,
         text: str,
-        model: str,
+        choice: ModelChoice,
         images: tuple[str, ...] = (),
         parent: str | None = None,
     ) -> None:
@@ -485,16 +404,20 @@ class ChatService(QObject):
         usage = Usage()
         try:
             try:
-                binding = await self._binding_for(model)
+                binding = await self._binding_for(choice)
+                runner = await self._providers.runner(choice.provider)
             except ProviderError as exc:
-                self.turnRefused.emit(self._refusal(exc))
+                self.turnRefused.emit(self._refusal(exc, choice))
                 return
             if session is None:  # a new chat becomes a session once there is something to keep
                 session = self._ledger.create_session().id
                 self._session = session
-            self._runner.keep_alive = self._keep_alive(model)  # one turn runs at a time
+            # The session may have been on another provider: its packet written ahead for
+            # that model is dropped; this runner plans the turn from the ledger for this one.
+            await self._providers.leave(session, runner)
+            runner.keep_alive = self._keep_alive(choice.model)  # one turn runs at a time
             # an async generator, typed as an iterator: close it here, never leave it to the GC
-            run = self._runner.run(
+            run = runner.run(
                 session, text, binding, images=images, think=self._think, parent=parent
             )
             events = cast(AsyncGenerator[TurnEvent, None], run)
@@ -543,35 +466,12 @@ class ChatService(QObject):
             self.busyChanged.emit(False)
             self.sessionsChanged.emit()
 
-    def _refusal(self, exc: ProviderError) -> str:
-        if isinstance(exc, Unreachable):
-            return f"Not sent: Ollama is not reachable at {self.host}."
-        if isinstance(exc, ModelNotFound):
-            return (
-                f"Not sent: {exc.model} is not on this Ollama server. Refresh the model list, "
-                f"or pull it with `ollama pull {exc.model}`."
-            )
-        return f"Not sent: {exc}"
-
-    # -- tasks ------------------------------------------------------------------------------
-
-    def _spawn(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(work, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._forget)
-        return task
-
-    def _forget(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("task %s failed", task.get_name(), exc_info=task.exception())
-
     async def aclose(self) -> None:
         """Cancel every task this service started and wait until they have ended."""
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await self._runner.aclose()  # a look-ahead compaction still running
-        await self._runner.capacity.aclose()
-        await self._runner.tools.aclose()  # MCP servers a call started
+        # every runner's look-ahead compaction and background probe; every embedded engine
+        await self._providers.aclose()
+        await self._tools.aclose()  # MCP servers a call started

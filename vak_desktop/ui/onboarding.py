@@ -121,7 +121,8 @@ class OnboardingPanel(QFrame):
                 f"<p>Nothing answered at <code>{escape(state.host)}</code>.</p>"
                 + install_steps()
                 + "<p>Already installed elsewhere? Set <code>OLLAMA_HOST</code> or the host "
-                "in Settings.</p>"
+                "in Settings. Without Ollama: Tools → Run a GGUF file… starts a model file "
+                "in the app itself.</p>"
             )
             self.checking.setText(
                 f"Checking again every {self.timer.interval() // 1000 or 1} s · "
