@@ -154,14 +154,14 @@ class EmbeddedEngine:
 async def start_engine(config: EngineConfig) -> EmbeddedEngine:
     """Start the server for `config` and return once it answers `/health` as ready.
 
-    Raises EmbeddedEngineError when xllamacpp is missing (naming the install command), the
-    model file is not a GGUF file, the server exits while starting (quoting its log), or it is
+    Raises EmbeddedEngineError when the model file is not a GGUF file, xllamacpp is missing
+    (naming the install command), the server exits while starting (quoting its log), or it is
     not ready within `config.startup_timeout_s` (then it is stopped)."""
+    check_model_file(config.model_path)  # the file the user just picked is checked first
     if not engine_available():
         raise EmbeddedEngineError(
             f"the embedded engine needs the xllamacpp package; install it with {INSTALL_HINT}"
         )
-    check_model_file(config.model_path)
     if config.chat_template is not None and not config.chat_template.is_file():
         raise EmbeddedEngineError(f"no chat template file at {config.chat_template}")
     log_fd, log_name = tempfile.mkstemp(prefix="vak-engine-", suffix=".log")
