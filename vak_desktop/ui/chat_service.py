@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
@@ -85,8 +84,6 @@ from vak_desktop.ui.model_selection import (  # re-exported: the views import th
     ModelSelection,
     Reachability,
 )
-
-log = logging.getLogger(__name__)
 
 __all__ = [
     "CHECKING",
@@ -359,7 +356,7 @@ class ChatService(ModelSelection):
             return False
         self.directiveSubmitted.emit(text)
         work = self._run_turn(self._session, text, self._choice, images, parent)
-        self._turn = self._spawn(work, "turn")
+        self._turn = self._tasks.spawn(work, "turn")
         self.busyChanged.emit(True)
         return True
 
@@ -368,7 +365,7 @@ class ChatService(ModelSelection):
         outcome arrives as a notice. False when there is no session, model, or a turn runs."""
         if self._session is None or self._choice is None or self.busy:
             return False
-        self._spawn(self._compact(self._session, self._choice), "compact")
+        self._tasks.spawn(self._compact(self._session, self._choice), "compact")
         return True
 
     async def _compact(self, session: str, choice: ModelChoice) -> None:
@@ -468,10 +465,7 @@ class ChatService(ModelSelection):
 
     async def aclose(self) -> None:
         """Cancel every task this service started and wait until they have ended."""
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._tasks.cancel_all()
         # every runner's look-ahead compaction and background probe; every embedded engine
         await self._providers.aclose()
         await self._tools.aclose()  # MCP servers a call started

@@ -11,10 +11,7 @@ all of it as tasks on the qasync loop and keeps a reference to each.
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -38,8 +35,7 @@ from vak_desktop.runtime.provider_set import (
     ProviderUnavailable,
     RunnerFactory,
 )
-
-log = logging.getLogger(__name__)
+from vak_desktop.ui.tasks import TaskSet
 
 UNKNOWN, CHECKING, REACHABLE, UNREACHABLE = "unknown", "checking", "reachable", "unreachable"
 PRIMARY = "Ollama"  # the entry name of the provider the service is made with
@@ -80,7 +76,7 @@ class ModelSelection(QObject):
         self._models: list[str] = []
         self._choice: ModelChoice | None = None
         self._reachability = Reachability(UNKNOWN, provider.host)
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet()
 
     def _last_directive(self) -> Directive | None:
         """The shown session's last directive (its model is preferred when the list changes)."""
@@ -141,7 +137,7 @@ class ModelSelection(QObject):
         check. Providers are asked at once, so a slow or failing one holds up no other. The
         others' catalogues are asked again only after a minute, unless `everything` (the
         picker's Refresh): the onboarding panel re-checks Ollama every few seconds."""
-        return self._spawn(self._refresh_models(everything), "refresh-models")
+        return self._tasks.spawn(self._refresh_models(everything), "refresh-models")
 
     def select_model(self, model: str | ModelChoice | None) -> None:
         """Bind `model` for the next turns; its provider is asked about it in the background
@@ -158,7 +154,7 @@ class ModelSelection(QObject):
         if binding is not None:
             self.modelBound.emit(binding)
         else:
-            self._spawn(self._bind_quietly(choice), f"bind-{choice.provider}-{choice.model}")
+            self._tasks.spawn(self._bind_quietly(choice), f"bind-{choice.provider}-{choice.model}")
 
     async def _refresh_models(self, everything: bool = True) -> None:
         self._set_reachability(Reachability(CHECKING, self.host))
@@ -220,7 +216,7 @@ class ModelSelection(QObject):
 
     def set_providers(self, slots: list[ProviderSlot]) -> asyncio.Task[None]:
         """Use `slots` in place of the configured providers (the settings changed)."""
-        return self._spawn(self._set_providers(slots), "set-providers")
+        return self._tasks.spawn(self._set_providers(slots), "set-providers")
 
     async def _set_providers(self, slots: list[ProviderSlot]) -> None:
         await self._providers.replace_configured(slots, keep=(PRIMARY,))
@@ -232,7 +228,7 @@ class ModelSelection(QObject):
     def run_engine(self, slot: ProviderSlot) -> asyncio.Task[None]:
         """Put the embedded engine `slot` in place of any other and select its model, which
         starts it in the background (the picker shows it starting, a notice when it runs)."""
-        return self._spawn(self._run_engine(slot), "run-engine")
+        return self._tasks.spawn(self._run_engine(slot), "run-engine")
 
     async def _run_engine(self, slot: ProviderSlot) -> None:
         await self._providers.replace(slot)
@@ -261,14 +257,3 @@ class ModelSelection(QObject):
         return f"Not sent: {exc}"
 
     # -- tasks ------------------------------------------------------------------------------
-
-    def _spawn(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(work, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._forget)
-        return task
-
-    def _forget(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("task %s failed", task.get_name(), exc_info=task.exception())

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Coroutine
 from typing import Any
 
@@ -25,8 +24,7 @@ from vak_desktop.runtime.models import ModelRow, ModelService
 from vak_desktop.runtime.probe import ProbeProgress
 from vak_desktop.runtime.settings import check_keep_alive, full_model_name
 from vak_desktop.ui.settings_dialog import SettingsController
-
-log = logging.getLogger(__name__)
+from vak_desktop.ui.tasks import TaskSet
 
 SUCCEEDED, CANCELLED, FAILED = "succeeded", "cancelled", "failed"
 
@@ -56,7 +54,7 @@ class ModelsController(QObject):
         self.service = ModelService(provider, ledger)
         self.settings = settings
         self.rows: list[ModelRow] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet()
         self._pull: asyncio.Task[None] | None = None
         self._pulling = ""
 
@@ -75,7 +73,7 @@ class ModelsController(QObject):
     # -- listing ----------------------------------------------------------------------------
 
     def refresh(self) -> asyncio.Task[None]:
-        return self._spawn(self._refresh(), "models-refresh")
+        return self._tasks.spawn(self._refresh(), "models-refresh")
 
     async def _refresh(self) -> None:
         try:
@@ -93,7 +91,7 @@ class ModelsController(QObject):
         if self._pull is not None:
             return None
         self._pulling = model.strip()
-        self._pull = self._spawn(self._run_pull(self._pulling), f"pull-{self._pulling}")
+        self._pull = self._tasks.spawn(self._run_pull(self._pulling), f"pull-{self._pulling}")
         self.pullStarted.emit(self._pulling)
         return self._pull
 
@@ -130,11 +128,11 @@ class ModelsController(QObject):
 
     def delete(self, model: str) -> asyncio.Task[None]:
         """Remove `model` from the server's disk (the view asks for confirmation first)."""
-        return self._spawn(self._change(self.service.delete(model), True), f"delete-{model}")
+        return self._tasks.spawn(self._change(self.service.delete(model), True), f"delete-{model}")
 
     def unload(self, model: str) -> asyncio.Task[None]:
         """Free the memory `model` holds now."""
-        return self._spawn(self._change(self.service.unload(model), False), f"unload-{model}")
+        return self._tasks.spawn(self._change(self.service.unload(model), False), f"unload-{model}")
 
     async def _change(self, work: Coroutine[Any, Any, None], catalogue: bool) -> None:
         try:
@@ -175,7 +173,7 @@ class ModelsController(QObject):
         """Measure `model` now; progress arrives as `probeProgress`. None if one is running."""
         if self.service.probing(model):
             return None
-        return self._spawn(self._run_probe(model), f"probe-{model}")
+        return self._tasks.spawn(self._run_probe(model), f"probe-{model}")
 
     async def _run_probe(self, model: str) -> None:
         def report(progress: ProbeProgress) -> None:
@@ -199,21 +197,7 @@ class ModelsController(QObject):
 
     # -- tasks ------------------------------------------------------------------------------
 
-    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(work, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._forget)
-        return task
-
-    def _forget(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("task %s failed", task.get_name(), exc_info=task.exception())
-
     async def aclose(self) -> None:
         """Cancel every task this controller started and wait until they have ended."""
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._tasks.cancel_all()
         await self.service.aclose()

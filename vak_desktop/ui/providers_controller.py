@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
 
 import httpx
 from PySide6.QtCore import QObject, Signal
@@ -34,6 +33,7 @@ from vak_desktop.runtime.provider_set import (
 from vak_desktop.runtime.settings import Settings
 from vak_desktop.ui.chat_service import ChatService
 from vak_desktop.ui.settings_controller import SettingsController
+from vak_desktop.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class ProvidersController(QObject):
         self._settings = settings
         self._client = client
         self._start = start
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet()
         self.dialog: QFileDialog | None = None
         self.error_box: QMessageBox | None = None
         self.run_action: QAction | None = None
@@ -104,10 +104,7 @@ class ProvidersController(QObject):
     def run_file(self, path: str) -> asyncio.Task[None]:
         """Start the embedded engine for `path` as the llama.cpp provider and select its model."""
         slot = engine_slot(Path(path), self._client, start=self._start)
-        task = asyncio.get_running_loop().create_task(self._run(slot), name="run-gguf")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.spawn(self._run(slot), "run-gguf")
 
     async def _run(self, slot: ProviderSlot) -> None:
         await self._service.run_engine(slot)  # replaces (stops) an engine already running
@@ -145,7 +142,4 @@ class ProvidersController(QObject):
 
     async def aclose(self) -> None:
         """Cancel a start still being watched (the service stops the engine itself)."""
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._tasks.cancel_all()
