@@ -27,6 +27,7 @@ from vak_desktop.context.payloads import ToolCall
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.providers import http_common as http
 from vak_desktop.providers import ollama_wire as wire
+from vak_desktop.providers import openai_wire
 from vak_desktop.providers.base import (
     LoadedModel,
     ModelDetails,
@@ -88,17 +89,7 @@ class OllamaProvider:
             "shift": False,
         }
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                }
-                for t in request.tools
-            ]
+            body["tools"] = openai_wire.function_tools(request.tools)
         if options:
             body["options"] = options
         if request.think is not None:

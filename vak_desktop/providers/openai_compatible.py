@@ -102,17 +102,7 @@ class OpenAICompatibleProvider:
             "stream_options": {"include_usage": True},
         }
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                }
-                for t in request.tools
-            ]
+            body["tools"] = wire.function_tools(request.tools)
         if request.max_tokens is not None:
             body[self.token_limit_field] = request.max_tokens
         if request.temperature is not None:

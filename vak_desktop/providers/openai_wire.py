@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from vak_desktop.context.payloads import ToolCall, Usage
-from vak_desktop.context.request import Message
+from vak_desktop.context.request import Message, ToolSpec
 from vak_desktop.providers.errors import BadResponse, ContextOverflow
 from vak_desktop.providers.http_common import int_field, opt_int
 
@@ -85,6 +85,30 @@ def image_url(image: str) -> str:
     return f"data:{image_mime(image)};base64,{image}"
 
 
+def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tool schemas in the function shape (`/v1/chat/completions`; Ollama's `/api/chat` takes
+    the same shape)."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
+
+
+def function_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    """An assistant message's tool calls in the function shape (arguments as a JSON string)."""
+    return [
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+        }
+        for c in calls
+    ]
+
+
 def render_message(message: Message) -> dict[str, Any]:
     content: Any = message.content
     if message.images:
@@ -93,14 +117,7 @@ def render_message(message: Message) -> dict[str, Any]:
         content = parts
     out: dict[str, Any] = {"role": message.role, "content": content}
     if message.role == "assistant" and message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
-            }
-            for c in message.tool_calls
-        ]
+        out["tool_calls"] = function_calls(message.tool_calls)
     if message.role == "tool":
         out["tool_call_id"] = message.tool_call_id
     return out

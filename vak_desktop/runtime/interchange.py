@@ -26,6 +26,7 @@ from vak_desktop.context.payloads import (
 )
 from vak_desktop.context.turns import TURN_CLOSED, split_turns
 from vak_desktop.ledger import Ledger
+from vak_desktop.providers.openai_wire import function_calls
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -186,14 +187,7 @@ def export_openai(ledger: Ledger, session: str) -> dict[str, Any]:
             if isinstance(payload, AssistantStep):
                 message: dict[str, Any] = {"role": "assistant", "content": payload.text}
                 if payload.tool_calls:
-                    message["tool_calls"] = [
-                        {
-                            "id": c.id,
-                            "type": "function",
-                            "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
-                        }
-                        for c in payload.tool_calls
-                    ]
+                    message["tool_calls"] = function_calls(payload.tool_calls)
                 messages.append(message)
             elif isinstance(payload, ToolResult):
                 body = ledger.entry(payload.evidence).payload
