@@ -14,7 +14,7 @@ from vak_desktop.context.cache_watch import (
     PREFIX_CHANGED,
     step_break,
 )
-from vak_desktop.context.payloads import Activity, Receipt, Usage
+from vak_desktop.context.payloads import Activity, Ewma, Receipt, Usage
 from vak_desktop.context.request import ChatRequest, Message, ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import ModelBinding, ToolOutput, ToolRegistry, TurnRunner, default_tools
@@ -122,3 +122,21 @@ def test_a_short_provider_reported_cache_read_is_a_cache_miss() -> None:
     quiet = CacheWatch(None)
     quiet.observe(first, step0, profile(horizon=50_000), 0.25)
     assert quiet.observe(second, cold, profile(horizon=50_000), 0.25) == []
+
+
+def test_a_new_turn_is_held_to_its_measured_prefix() -> None:
+    request = _request("a" * 400, tools=(ToolSpec("x", "X."),))
+    digest = "b3:measured"
+    measured = dataclasses.replace(
+        profile(horizon=50_000),
+        cache="provider_reported",
+        prefix_tokens=Ewma(300.0, 2),
+        prefix_chars=1_200,
+        prefix_digest=digest,
+    )
+    previous = Receipt("p", "m", prefix_digest=digest)
+    short = Receipt("p", "m", Usage(input_tokens=500, cache_read_tokens=120), prefix_digest=digest)
+    [miss] = CacheWatch(previous).observe(request, short, measured, 0.25)
+    assert miss.type == CACHE_MISS and miss.detail["expected"] == 300  # the measured count
+    full = Receipt("p", "m", Usage(input_tokens=200, cache_read_tokens=300), prefix_digest=digest)
+    assert CacheWatch(previous).observe(request, full, measured, 0.25) == []

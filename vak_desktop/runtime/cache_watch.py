@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from vak_desktop.context.cache_watch import cache_shortfall, prefix_change, step_break
 from vak_desktop.context.capacity import estimate_tokens
 from vak_desktop.context.payloads import Activity, CapacityProfile, Directive, Receipt
+from vak_desktop.context.prefix import planned_prefix_tokens
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger import Entry
 
@@ -56,7 +57,9 @@ class CacheWatch:
                 change = prefix_change(self.previous_turn, receipt)
                 found.append(change)
                 if change is None and reported:
-                    prefix = self._prefix_tokens(request, profile, ratio)
+                    prefix = planned_prefix_tokens(
+                        profile, _prefix_chars(request), receipt.prefix_digest
+                    )
                     found.append(cache_shortfall(prefix, receipt, "the unchanged stable prefix"))
         else:
             broken = step_break(self._request, request, receipt.step)
@@ -68,11 +71,8 @@ class CacheWatch:
         self._request, self._receipt = request, receipt
         return [a for a in found if a is not None]
 
-    @staticmethod
-    def _prefix_tokens(request: ChatRequest, profile: CapacityProfile, ratio: float) -> int:
-        """The stable prefix's tokens: measured when the profile has it, else estimated."""
-        measured = int(getattr(profile, "prefix_tokens", 0) or 0)
-        if measured:
-            return measured
-        system = request.messages[0].content if request.messages else ""
-        return estimate_tokens(len(system) + sum(t.chars() for t in request.tools), ratio)
+
+def _prefix_chars(request: ChatRequest) -> int:
+    """The stable prefix's size: the system text and the tool schemas."""
+    system = request.messages[0].content if request.messages else ""
+    return len(system) + sum(t.chars() for t in request.tools)
