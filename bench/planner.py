@@ -35,15 +35,8 @@ import blake3
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vak_desktop.context.assemble import (
-    TailContext,
-    assemble,
-    current_turn_messages,
-    plan_request,
-)
-from vak_desktop.context.capacity import tokens_per_char
-from vak_desktop.context.cards import build_turn_card
-from vak_desktop.context.evidence import carry
+from vak_desktop.context.capacity.profile import tokens_per_char
+from vak_desktop.context.evidence.windows import carry
 from vak_desktop.context.payloads import (
     Activity,
     AssistantStep,
@@ -56,9 +49,16 @@ from vak_desktop.context.payloads import (
     ToolCall,
     ToolResult,
 )
-from vak_desktop.context.planner import Fidelity
+from vak_desktop.context.planning.assemble import (
+    TailContext,
+    assemble,
+    current_turn_messages,
+    plan_request,
+)
+from vak_desktop.context.planning.planner import Fidelity
+from vak_desktop.context.planning.turn_cards import build_turn_card
+from vak_desktop.context.planning.turns import TURN_CLOSED, Turn, TurnIndex, build_turn_index
 from vak_desktop.context.request import ToolSpec
-from vak_desktop.context.turns import TURN_CLOSED, Turn, TurnIndex, build_turn_index
 
 SYSTEM = "You are a helpful assistant running in Vak Desktop on the user's own machine. " * 4
 TOOLS = (

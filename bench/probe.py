@@ -29,17 +29,17 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the double lives in tests/
 
 from tests.doubles.ollama_server import OllamaDouble
-from vak_desktop.context.capacity import choose_num_ctx
-from vak_desktop.context.probe import (
+from vak_desktop.context.capacity.probe import (
     SAMPLE_MAX_TOKENS,
     HorizonSearch,
     Rung,
     probe_ceiling,
 )
-from vak_desktop.context.probe_history import PROBE_TOOLS, ProbeHistory
+from vak_desktop.context.capacity.probe_history import PROBE_TOOLS, ProbeHistory
+from vak_desktop.context.capacity.profile import choose_num_ctx
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.providers.ollama import OllamaProvider
-from vak_desktop.runtime.probe import run_probe, sample_once
+from vak_desktop.runtime.capacity.probe import run_probe, sample_once
 
 MODEL = "bench-model"
 TRAINED = 131_072

@@ -33,8 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 from PySide6.QtWidgets import QApplication
 
-from vak_desktop.context.cards import build_turn_card
-from vak_desktop.context.evidence import carry
+from vak_desktop.context.evidence.windows import carry
 from vak_desktop.context.payloads import (
     Activity,
     AssistantStep,
@@ -45,7 +44,8 @@ from vak_desktop.context.payloads import (
     ToolResult,
     Usage,
 )
-from vak_desktop.context.turns import TURN_CLOSED, Turn
+from vak_desktop.context.planning.turn_cards import build_turn_card
+from vak_desktop.context.planning.turns import TURN_CLOSED, Turn
 from vak_desktop.ledger import LEDGER_FILENAME, Entry, Ledger
 from vak_desktop.providers import open_provider
 from vak_desktop.runtime import session_summaries

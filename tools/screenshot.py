@@ -39,14 +39,14 @@ import httpx  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from tests.doubles.ollama_server import OllamaDouble, Reply  # noqa: E402
-from vak_desktop.context.cards import build_turn_card  # noqa: E402
 from vak_desktop.context.payloads import (  # noqa: E402
     Activity,
     AssistantStep,
     Directive,
 )
+from vak_desktop.context.planning.turn_cards import build_turn_card  # noqa: E402
+from vak_desktop.context.planning.turns import TURN_CLOSED, Turn  # noqa: E402
 from vak_desktop.context.request import ToolSpec  # noqa: E402
-from vak_desktop.context.turns import TURN_CLOSED, Turn  # noqa: E402
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger  # noqa: E402
 from vak_desktop.providers import open_provider  # noqa: E402
 from vak_desktop.runtime import RecallTool, ToolRegistry, run_probe  # noqa: E402

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vak_desktop.context.assemble import AssembledRequest
 from vak_desktop.context.invariants import (
     handoff_tokens,
     history_tokens_measured,
@@ -19,9 +18,10 @@ from vak_desktop.context.invariants import (
     thread_lines,
     tool_pair_findings,
 )
-from vak_desktop.context.planner import Plan
+from vak_desktop.context.planning.assemble import AssembledRequest
+from vak_desktop.context.planning.planner import Plan
+from vak_desktop.context.planning.turns import Turn, TurnIndex
 from vak_desktop.context.request import Message
-from vak_desktop.context.turns import Turn, TurnIndex
 
 __all__ = [
     "check_request",

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vak_desktop.context.cards import build_turn_card
-from vak_desktop.context.evidence import carry
+from vak_desktop.context.evidence.windows import carry
 from vak_desktop.context.payloads import (
     Activity,
     AssistantStep,
@@ -28,7 +27,8 @@ from vak_desktop.context.payloads import (
     ToolCall,
     ToolResult,
 )
-from vak_desktop.context.turns import TURN_CLOSED, Turn, TurnIndex, build_turn_index
+from vak_desktop.context.planning.turn_cards import build_turn_card
+from vak_desktop.context.planning.turns import TURN_CLOSED, Turn, TurnIndex, build_turn_index
 from vak_desktop.ledger import Entry, Ledger
 
 SHAPES = ("search", "json", "text", "command", "line", "error")

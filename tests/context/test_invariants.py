@@ -12,8 +12,7 @@ import pytest
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
 from tests.runtime.card_tools import SearchTool, run_turn, tools
 from tests.runtime.scripted import Scripted, ScriptedProvider
-from vak_desktop.context.assemble import AssembledRequest, TailContext, assemble, plan_request
-from vak_desktop.context.evidence import short_ref
+from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.invariants import (
     NO_CUT,
     NO_SPLIT,
@@ -22,9 +21,15 @@ from vak_desktop.context.invariants import (
     Finding,
     request_findings,
 )
-from vak_desktop.context.planner import Fidelity, Plan
+from vak_desktop.context.planning.assemble import (
+    AssembledRequest,
+    TailContext,
+    assemble,
+    plan_request,
+)
+from vak_desktop.context.planning.planner import Fidelity, Plan
+from vak_desktop.context.planning.turns import TurnIndex
 from vak_desktop.context.request import Message, ToolSpec
-from vak_desktop.context.turns import TurnIndex
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT
 from vak_desktop.runtime.events import CardShown

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from vak_desktop.context.capacity import metadata_profile
+from vak_desktop.context.capacity.profile import metadata_profile
 from vak_desktop.context.payloads import Activity, CapacityProfile
 from vak_desktop.ledger import Ledger
 

@@ -25,18 +25,23 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from vak_desktop.context.capacity import profile_to_json
+from vak_desktop.context.capacity.prefix import PREFIX_MEASURED
+from vak_desktop.context.capacity.profile import profile_to_json
+from vak_desktop.context.evidence.text_calls import TEXT_FORM_CALL
 from vak_desktop.context.payloads import Activity, AssistantStep, Receipt
-from vak_desktop.context.prefix import PREFIX_MEASURED
 from vak_desktop.context.request import ToolSpec
-from vak_desktop.context.text_calls import TEXT_FORM_CALL
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import ModelDetails
 from vak_desktop.runtime import ModelBinding, ToolOutput, ToolRegistry, TurnRunner
-from vak_desktop.runtime.capacity import capacity_profile_for
-from vak_desktop.runtime.embedded import EmbeddedEngine, EngineConfig, chat_template, start_engine
+from vak_desktop.runtime.capacity.service import capacity_profile_for
 from vak_desktop.runtime.events import StepFinished, TurnFinished
+from vak_desktop.runtime.providers.embedded import (
+    EmbeddedEngine,
+    EngineConfig,
+    chat_template,
+    start_engine,
+)
 from vak_desktop.runtime.tools import ToolContext
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
-from vak_desktop.context.assemble import TailContext, assemble
+from vak_desktop.context.planning.assemble import TailContext, assemble
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import ChatProvider, ProviderError, RetryPolicy, StreamEvent, TextDelta
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
-from vak_desktop.runtime.projection import plan_turn
+from vak_desktop.runtime.turn.projection import plan_turn
 
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
 

@@ -14,7 +14,7 @@ from tests.doubles.anthropic_server import AnthropicDouble
 from tests.doubles.keyring import MemoryKeyring
 from tests.doubles.openai_server import OpenAIDouble
 from vak_desktop.cli import main
-from vak_desktop.runtime.secrets import store_api_key
+from vak_desktop.runtime.providers.secrets import store_api_key
 from vak_desktop.runtime.settings import HostedProvider, Settings, save_settings
 
 KEY = "sk-ant-api03-cli-0123456789"

@@ -22,8 +22,8 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers import NO_RETRY, KeyRefused, OpenAIProvider
 from vak_desktop.runtime import ModelBinding, TurnRunner, bind_model, default_tools
 from vak_desktop.runtime.events import TurnFinished
-from vak_desktop.runtime.providers import ProviderSetupError, open_named
-from vak_desktop.runtime.secrets import store_api_key
+from vak_desktop.runtime.providers.entries import ProviderSetupError, open_named
+from vak_desktop.runtime.providers.secrets import store_api_key
 from vak_desktop.runtime.settings import HostedProvider, Settings, load_settings, save_settings
 
 MODEL = "gpt-4o-mini"

@@ -40,8 +40,7 @@ from tests.runtime.card_tools import (
     tools,
 )
 from tests.runtime.scripted import Scripted, ScriptedProvider
-from vak_desktop.context.capacity import estimate_tokens
-from vak_desktop.context.cards import card_block, full_record, render_card
+from vak_desktop.context.capacity.profile import estimate_tokens
 from vak_desktop.context.payloads import (
     Activity,
     AssistantStep,
@@ -50,12 +49,13 @@ from vak_desktop.context.payloads import (
     Receipt,
     TurnCard,
 )
-from vak_desktop.context.presentation_digest import canonical_payload, payload_digest
-from vak_desktop.context.turns import split_turns
+from vak_desktop.context.planning.turn_cards import card_block, full_record, render_card
+from vak_desktop.context.planning.turns import split_turns
+from vak_desktop.context.presentations.digest import canonical_payload, payload_digest
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, TurnRunner, bind_model
-from vak_desktop.runtime.inspection import preview_next
+from vak_desktop.runtime.inspection.preview import preview_next
 from vak_desktop.runtime.presentations import (
     CardState,
     card_library,

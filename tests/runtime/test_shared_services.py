@@ -8,10 +8,10 @@ import pytest
 
 from tests.context.sessions import SessionBuilder, TurnScript
 from tests.doubles.keyring import MemoryKeyring
-from vak_desktop.context.presentation_digest import canonical_payload, payload_digest
+from vak_desktop.context.presentations.digest import canonical_payload, payload_digest
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime.secrets import api_key, delete_api_key, store_api_key
-from vak_desktop.runtime.session_search import search_sessions
+from vak_desktop.runtime.providers.secrets import api_key, delete_api_key, store_api_key
+from vak_desktop.runtime.sessions.search import search_sessions
 
 
 def test_search_finds_turns_across_sessions_and_archived_ones(tmp_path: Path) -> None:

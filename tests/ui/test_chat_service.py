@@ -8,7 +8,7 @@ from typing import Any
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.ui.harness import open_harness, until
 from vak_desktop.context.payloads import Activity, AssistantStep
-from vak_desktop.context.turns import TURN_CLOSED
+from vak_desktop.context.planning.turns import TURN_CLOSED
 
 
 async def test_closing_mid_turn_keeps_the_partial_answer_and_closes_the_turn_cancelled(

@@ -14,7 +14,8 @@ from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.ui.harness import Harness, open_harness, until
 from vak_desktop.context.payloads import Directive
 from vak_desktop.ui.markdown import MarkdownPane, MarkdownStream, safe_boundary
-from vak_desktop.ui.message_widgets import AssistantMessage, ThinkingSection, ToolSection
+from vak_desktop.ui.message_sections import ThinkingSection, ToolSection
+from vak_desktop.ui.message_widgets import AssistantMessage
 
 MARKDOWN = """Here are the numbers you asked for.
 

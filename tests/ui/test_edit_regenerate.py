@@ -135,7 +135,7 @@ async def test_regenerate_asks_again_and_keeps_the_first_answer(
 
 def test_versions_and_chains_are_read_from_one_pass_over_the_entries(tmp_path: Path) -> None:
     from vak_desktop.ledger import Ledger
-    from vak_desktop.runtime.branches import (
+    from vak_desktop.runtime.sessions.branches import (
         alternatives,
         chain_from,
         newest_leaf,

@@ -13,9 +13,9 @@ import pytest
 from tests.context.sessions import SessionBuilder, TurnScript
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.ui.harness import Harness, open_harness, until
-from vak_desktop.context.evidence import select_lines
+from vak_desktop.context.capacity.probe import PROBE_ACTIVITY
+from vak_desktop.context.evidence.windows import select_lines
 from vak_desktop.context.payloads import Activity, EvidenceBody, Receipt
-from vak_desktop.context.probe import PROBE_ACTIVITY
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import open_provider
 from vak_desktop.runtime import run_probe

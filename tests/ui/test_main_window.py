@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.ui.harness import Harness, open_harness, until
 from vak_desktop.context.payloads import Activity, AssistantStep, Directive
-from vak_desktop.context.turns import TURN_CLOSED
+from vak_desktop.context.planning.turns import TURN_CLOSED
 
 ANSWER = (
     "Hello! I am a small model running on your own machine. "

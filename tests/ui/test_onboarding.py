@@ -15,7 +15,7 @@ from tests.context.sessions import SessionBuilder, TurnScript
 from tests.doubles.ollama_server import OllamaDouble
 from tests.ui.harness import open_harness, until
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime.models import SUGGESTED_MODEL
+from vak_desktop.runtime.providers.models import SUGGESTED_MODEL
 from vak_desktop.ui.onboarding import install_steps
 
 SHOTS = Path("/tmp/shots_uimodels")

@@ -30,9 +30,9 @@ from tests.ui.harness import until
 from vak_desktop.context.payloads import Directive, Receipt
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import OpenAICompatibleProvider, open_provider
-from vak_desktop.runtime.choices import ModelChoice
-from vak_desktop.runtime.embedded import EngineConfig
-from vak_desktop.runtime.secrets import store_api_key
+from vak_desktop.runtime.providers.choices import ModelChoice
+from vak_desktop.runtime.providers.embedded import EngineConfig
+from vak_desktop.runtime.providers.secrets import store_api_key
 from vak_desktop.runtime.settings import HostedProvider, Settings
 from vak_desktop.ui import ChatService, MainWindow
 from vak_desktop.ui.providers_controller import ProvidersController

@@ -12,7 +12,6 @@ from vak_desktop.context.codec import to_json_value
 from vak_desktop.ledger import LedgerError
 from vak_desktop.providers import ChatProvider
 from vak_desktop.runtime import TurnRunner
-from vak_desktop.runtime.compaction import CompactionResult
 from vak_desktop.runtime.events import (
     CardShown,
     Notice,
@@ -23,6 +22,7 @@ from vak_desktop.runtime.events import (
     TurnEvent,
     TurnFinished,
 )
+from vak_desktop.runtime.turn.compaction import CompactionResult
 
 
 def _json_event(event: TurnEvent) -> None:

@@ -13,8 +13,8 @@ import httpx
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.providers import ChatProvider, ModelNotFound, Unreachable
 from vak_desktop.runtime import ModelBinding, ToolRegistry, bind_model, default_tools
-from vak_desktop.runtime.providers import ProviderSetupError, open_named
-from vak_desktop.runtime.secrets import SecretStoreError
+from vak_desktop.runtime.providers.entries import ProviderSetupError, open_named
+from vak_desktop.runtime.providers.secrets import SecretStoreError
 from vak_desktop.runtime.settings import SettingsError, load_settings, settings_path
 
 T = TypeVar("T")

@@ -14,14 +14,14 @@ from typing import Any
 from vak_desktop.cli.common import bind, emit, open_ledger, tools_for, with_provider
 from vak_desktop.providers import ChatProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT
-from vak_desktop.runtime.evaluation import (
+from vak_desktop.runtime.evaluation.checks import (
     MODEL_CHECKS,
     Check,
     all_ok,
     offline_checks,
     skipped,
 )
-from vak_desktop.runtime.evaluation_model import model_checks
+from vak_desktop.runtime.evaluation.model_checks import model_checks
 
 
 def add_command(sub: Any, common: list[argparse.ArgumentParser]) -> None:

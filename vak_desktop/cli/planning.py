@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from vak_desktop.cli.common import CliError, bind, emit, open_ledger, tools_for, with_provider
-from vak_desktop.context.capacity import metadata_profile, profile_from_json
+from vak_desktop.context.capacity.profile import metadata_profile, profile_from_json
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.request import Message
@@ -18,8 +18,8 @@ from vak_desktop.ledger import LedgerError, ProfileStore
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers import ChatProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT
-from vak_desktop.runtime.capacity import capacity_profile_for
-from vak_desktop.runtime.inspection import Preview, preview_next
+from vak_desktop.runtime.capacity.service import capacity_profile_for
+from vak_desktop.runtime.inspection.preview import Preview, preview_next
 
 
 def _profile(args: argparse.Namespace, ledger_chain: Any, store: ProfileStore) -> CapacityProfile:

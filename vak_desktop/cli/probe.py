@@ -14,13 +14,13 @@ import argparse
 import sys
 
 from vak_desktop.cli.common import CliError, bind, emit, open_ledger, with_provider
-from vak_desktop.context.capacity import profile_to_json
+from vak_desktop.context.capacity.probe import TTL_HOSTED_S, TTL_LOCAL_S, is_fresh, probed_at
+from vak_desktop.context.capacity.profile import profile_to_json
 from vak_desktop.context.payloads import CapacityProfile
-from vak_desktop.context.probe import TTL_HOSTED_S, TTL_LOCAL_S, is_fresh, probed_at
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers import ChatProvider, ModelDigests, is_local
-from vak_desktop.runtime.capacity import key_of
-from vak_desktop.runtime.probe import ProbeProgress, run_probe
+from vak_desktop.runtime.capacity.probe import ProbeProgress, run_probe
+from vak_desktop.runtime.capacity.service import key_of
 
 
 def progress_line(progress: ProbeProgress) -> str:

@@ -17,6 +17,9 @@ plan and the ledger's turns, then each invariant is checked:
 - plan_within_horizon: the history costs no more than the plan priced it, and the plan stays
   within its budget (so the request within the horizon) whenever the compact part fits;
 - uniqueness: no tool twice; no directive both whole and in the thread.
+
+Over 400 lines on purpose: every invariant reads the same parsed layout of one request (cards,
+packet, thread, tool pairs); split, that private layout would cross module boundaries.
 """
 
 from __future__ import annotations
@@ -25,15 +28,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from vak_desktop.context.assemble import AssembledRequest, current_turn_messages
-from vak_desktop.context.capacity import estimate_tokens
-from vak_desktop.context.cards import card_of, full_record, is_card_tool
-from vak_desktop.context.evidence import LINE_LIMIT, RESULT_LIMIT, carry, short_ref
-from vak_desktop.context.packets import render_handoff
+from vak_desktop.context.capacity.profile import estimate_tokens
+from vak_desktop.context.evidence.windows import LINE_LIMIT, RESULT_LIMIT, carry, short_ref
 from vak_desktop.context.payloads import EvidenceBody, ToolResult
-from vak_desktop.context.planner import Fidelity, Plan
+from vak_desktop.context.planning.assemble import AssembledRequest, current_turn_messages
+from vak_desktop.context.planning.packets import render_handoff
+from vak_desktop.context.planning.planner import Fidelity, Plan
+from vak_desktop.context.planning.turn_cards import card_of, full_record, is_card_tool
+from vak_desktop.context.planning.turns import Turn, TurnIndex
 from vak_desktop.context.request import Message
-from vak_desktop.context.turns import Turn, TurnIndex
 
 NO_CUT = "no_cut"
 NO_SPLIT = "no_split"

@@ -1,18 +1,31 @@
-"""The runtime: turns, tools and the services the CLI and the window share. Async, no Qt."""
+"""The runtime: turns, tools and the services the CLI and the window share. Async, no Qt.
+
+Rooms, top to bottom (a contract in pyproject.toml keeps the order): `evaluation`;
+`providers` and `inspection`; `turn`; `capacity` and `tools`; `sessions`; and the modules every
+room shares: `presentations` (card entries and their state), `events` (what a turn tells its
+observers) and `settings`. This module re-exports what the CLI and the window use most.
+"""
 
 from pathlib import Path
 
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime.binding import ModelBinding, bind_model
-from vak_desktop.runtime.capacity import CapacityService, capacity_profile_for
-from vak_desktop.runtime.interchange import (
+from vak_desktop.runtime.capacity.binding import ModelBinding, bind_model
+from vak_desktop.runtime.capacity.probe import ProbeProgress, ProbeRecord, run_probe
+from vak_desktop.runtime.capacity.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
+from vak_desktop.runtime.capacity.service import CapacityService, capacity_profile_for
+from vak_desktop.runtime.sessions.interchange import (
     ConversationFormatError,
     ImportReport,
     export_openai,
     import_openai,
 )
-from vak_desktop.runtime.probe import ProbeProgress, ProbeRecord, run_probe
-from vak_desktop.runtime.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
+from vak_desktop.runtime.sessions.transcripts import (
+    SessionSummary,
+    presentations_of,
+    session_summaries,
+    session_turns,
+    turn_to_json,
+)
 from vak_desktop.runtime.settings import Settings
 from vak_desktop.runtime.tools import (
     FindToolsTool,
@@ -27,17 +40,10 @@ from vak_desktop.runtime.tools import (
     load_skills,
 )
 from vak_desktop.runtime.tools.cards import add_card_tools
-from vak_desktop.runtime.tools.mcp import McpTool
+from vak_desktop.runtime.tools.mcp.tool import McpTool
 from vak_desktop.runtime.tools.recall import RecallTool
 from vak_desktop.runtime.tools.skill import SKILLS_FOLDER
-from vak_desktop.runtime.transcripts import (
-    SessionSummary,
-    presentations_of,
-    session_summaries,
-    session_turns,
-    turn_to_json,
-)
-from vak_desktop.runtime.turn import DEFAULT_SYSTEM_PROMPT, TurnRunner
+from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT, TurnRunner
 
 
 def default_tools(

@@ -22,15 +22,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from vak_desktop.context.cards import is_card_tool
-from vak_desktop.context.drift import (
-    content_words,
-    freshness_nudge,
-    seeks_live_data,
-    topic_mismatch,
-    topic_nudge,
-    values_text,
-)
 from vak_desktop.context.payloads import (
     Activity,
     AssistantStep,
@@ -39,9 +30,18 @@ from vak_desktop.context.payloads import (
     PresentationFeedback,
     PresentationSelection,
 )
-from vak_desktop.context.presentation_digest import canonical_payload, payload_digest
-from vak_desktop.context.presentations import CardDefinition, CardLibrary, find_fences
-from vak_desktop.context.turns import EntryLike, Turn, split_turns
+from vak_desktop.context.planning.drift import (
+    content_words,
+    freshness_nudge,
+    seeks_live_data,
+    topic_mismatch,
+    topic_nudge,
+    values_text,
+)
+from vak_desktop.context.planning.turn_cards import is_card_tool
+from vak_desktop.context.planning.turns import EntryLike, Turn, split_turns
+from vak_desktop.context.presentations.digest import canonical_payload, payload_digest
+from vak_desktop.context.presentations.library import CardDefinition, CardLibrary, find_fences
 from vak_desktop.ledger import Entry, Ledger, UnknownEntry
 from vak_desktop.runtime.events import CardShown
 

@@ -12,6 +12,9 @@ chunks arrived in between (see `ui/markdown.py` for what "live part" means).
 
 Edit, regenerate and the version switcher call the service, which appends new entries beside
 the old ones; card clicks (👍 / 👎 / dismiss / restore) become ledger entries the same way.
+
+Over 400 lines for now: one widget whose streaming render timer, rebuild and scroll position
+interlock; the desktop-app issue splits its streaming part out.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from vak_desktop.context.payloads import (
     ToolResult,
     Usage,
 )
-from vak_desktop.context.turns import TURN_CLOSED, Turn
+from vak_desktop.context.planning.turns import TURN_CLOSED, Turn
 from vak_desktop.runtime.events import (
     StepFinished,
     ToolCallRequested,
@@ -43,12 +46,8 @@ from vak_desktop.ui import theme
 from vak_desktop.ui.cards import DismissedStub, card_widget
 from vak_desktop.ui.cards.frame import CardFrame
 from vak_desktop.ui.chat_service import ChatService, Transcript
-from vak_desktop.ui.message_widgets import (
-    AssistantMessage,
-    BranchSwitcher,
-    UserMessage,
-    small_button,
-)
+from vak_desktop.ui.message_sections import small_button
+from vak_desktop.ui.message_widgets import AssistantMessage, BranchSwitcher, UserMessage
 
 RENDER_MS = 40  # Markdown of a streaming answer is rendered at most this often
 

@@ -8,12 +8,11 @@ decides what a click does (through the chat service).
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt
-from PySide6.QtGui import QColor, QFontDatabase, QPalette, QPixmap
+from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -28,7 +27,8 @@ from PySide6.QtWidgets import (
 
 from vak_desktop.context.payloads import Receipt, Usage
 from vak_desktop.ui import theme
-from vak_desktop.ui.markdown import MarkdownPane, MarkdownStream, blend
+from vak_desktop.ui.markdown import MarkdownStream, blend
+from vak_desktop.ui.message_sections import ThinkingSection, ToolSection, small_button, subtle
 
 _MARKERS = {
     "cancelled": ("■ Stopped", theme.WARNING, "the text above is what had arrived"),
@@ -40,11 +40,6 @@ _MARKERS = {
     "failed": ("✕ Failed", theme.DANGER, ""),  # the error says why
     "degraded": ("⚠ Incomplete", theme.WARNING, ""),
 }
-
-
-def short_id(entry_id: str) -> str:
-    """`b3:1a2b3c4d…` → `1a2b3c4d`: enough to find an entry (`vak show`, recall)."""
-    return entry_id.removeprefix("b3:")[:8]
 
 
 def receipt_text(receipts: list[Receipt], usage: Usage | None = None) -> str:
@@ -70,130 +65,6 @@ def receipt_text(receipts: list[Receipt], usage: Usage | None = None) -> str:
     if wall_ns > 0:
         parts.append(f"{wall_ns / 1e9:,.1f} s")
     return " · ".join(parts)
-
-
-def _subtle(palette: QPalette) -> str:
-    return blend(
-        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.55
-    ).name()
-
-
-def small_button(text: str, tip: str, name: str) -> QToolButton:
-    button = QToolButton()
-    button.setText(text)
-    button.setToolTip(tip)
-    button.setAccessibleName(tip)
-    button.setObjectName(name)
-    button.setAutoRaise(True)
-    button.setCursor(Qt.CursorShape.PointingHandCursor)
-    return button
-
-
-class Collapsible(QWidget):
-    """A one-line header that shows or hides what is below it (collapsed at first)."""
-
-    def __init__(self, title: str, body: QWidget, name: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName(name)
-        self.header = QToolButton()
-        self.header.setObjectName(f"{name}Header")
-        self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.header.setArrowType(Qt.ArrowType.RightArrow)
-        self.header.setCheckable(True)
-        self.header.setAutoRaise(True)
-        self.header.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.header.setStyleSheet(
-            f"QToolButton {{ color: {_subtle(self.palette())}; border: none; }}"
-        )
-        self.body = body
-        body.setVisible(False)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addWidget(self.header, 0, Qt.AlignmentFlag.AlignLeft)
-        inner = QHBoxLayout()
-        inner.setContentsMargins(22, 0, 0, 4)
-        inner.addWidget(body)
-        layout.addLayout(inner)
-        self.header.toggled.connect(self.set_expanded)
-        self.set_title(title)
-
-    def set_title(self, title: str) -> None:
-        self.header.setText(title)
-        self.header.setAccessibleName(title)
-
-    @property
-    def expanded(self) -> bool:
-        return self.body.isVisibleTo(self)
-
-    def set_expanded(self, expanded: bool) -> None:
-        self.header.setChecked(expanded)
-        self.header.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
-        self.body.setVisible(expanded)
-
-
-class ThinkingSection(Collapsible):
-    """The model's reasoning: collapsed, its header saying how long it is."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        self.pane = MarkdownPane()
-        super().__init__("Thinking…", self.pane, "thinking", parent)
-        palette = self.pane.palette()
-        palette.setColor(QPalette.ColorRole.Text, QColor(_subtle(self.palette())))
-        self.pane.setPalette(palette)
-
-    def append(self, chunk: str) -> None:
-        self.pane.append_plain(chunk)
-        self.set_title(f"Thinking… ({len(self.pane.source_text):,} characters)")
-
-    def finish(self) -> None:
-        self.set_title(f"Thought ({len(self.pane.source_text):,} characters)")
-
-    def plain_text(self) -> str:
-        return self.header.text()
-
-
-class ToolSection(Collapsible):
-    """One tool call and, once it came back, its result: name, size, evidence id."""
-
-    def __init__(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
-        self.call_id = call_id
-        self.name = name
-        self.details = QLabel()
-        self.details.setObjectName("toolDetails")
-        self.details.setWordWrap(True)
-        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.details.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.details.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        args = json.dumps(arguments, ensure_ascii=False, indent=2)
-        self._arguments = args if len(args) < 4000 else args[:3999] + "…"
-        super().__init__("", self.details, "toolCall")
-        self.result: tuple[int, bool, str] | None = None
-        self._show(preview="")
-
-    def set_result(self, chars: int, is_error: bool, evidence: str, preview: str) -> None:
-        self.result = (chars, is_error, evidence)
-        self._show(preview)
-
-    def _show(self, preview: str) -> None:
-        args = " ".join(self._arguments.split())
-        call = f"⚙ {self.name}({args if len(args) <= 60 else args[:59] + '…'})"
-        if self.result is None:
-            self.set_title(f"{call}  — running…")
-            self.details.setText(f"arguments:\n{self._arguments}")
-            return
-        chars, is_error, evidence = self.result
-        outcome = "error" if is_error else "result"
-        where = f" · evidence {short_id(evidence)}" if evidence else ""
-        self.set_title(f"{call}  → {outcome}, {chars:,} characters{where}")
-        shown = preview if len(preview) <= 2000 else preview[:2000] + "\n…"
-        self.details.setText(
-            f"arguments:\n{self._arguments}\n\n{outcome} ({chars:,} characters"
-            f"{', evidence ' + evidence if evidence else ''}):\n{shown}"
-        )
-
-    def plain_text(self) -> str:
-        return self.header.text()
 
 
 class BranchSwitcher(QWidget):
@@ -246,7 +117,7 @@ class Bubble(QFrame):
     def label(self, text: str) -> QLabel:
         label = QLabel(text)
         label.setObjectName("messageAuthor")
-        label.setStyleSheet(f"color: {_subtle(self.palette())}; font-weight: bold;")
+        label.setStyleSheet(f"color: {subtle(self.palette())}; font-weight: bold;")
         return label
 
 
@@ -374,7 +245,7 @@ class AssistantMessage(Bubble):
         self.stats = QLabel()
         self.stats.setWordWrap(True)
         self.stats.setObjectName("receiptLine")
-        self.stats.setStyleSheet(f"color: {_subtle(self.palette())}; font-size: small;")
+        self.stats.setStyleSheet(f"color: {subtle(self.palette())}; font-size: small;")
         self.footer.addWidget(self.stats, 1)
         self.column.addWidget(self.status)
         self.column.addLayout(self.footer)

@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.runtime.models import ModelRow, PullState
-from vak_desktop.runtime.probe import ProbeProgress
+from vak_desktop.runtime.capacity.probe import ProbeProgress
+from vak_desktop.runtime.providers.models import ModelRow, PullState
 from vak_desktop.ui.models_controller import CANCELLED, SUCCEEDED, ModelsController
 from vak_desktop.ui.pull_panel import PullPanel, human_size
 

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from vak_desktop.runtime.choices import (
+from vak_desktop.runtime.providers.choices import (
     DORMANT,
     FAILED,
     NEEDS_KEY,

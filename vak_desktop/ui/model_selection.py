@@ -19,7 +19,7 @@ from vak_desktop.context.payloads import Directive
 from vak_desktop.providers.base import ChatProvider
 from vak_desktop.providers.errors import ModelNotFound, ProviderError, Unreachable
 from vak_desktop.runtime import ModelBinding, TurnRunner
-from vak_desktop.runtime.choices import (
+from vak_desktop.runtime.providers.choices import (
     FAILED,
     READY,
     ModelChoice,
@@ -28,8 +28,8 @@ from vak_desktop.runtime.choices import (
     preferred_choice,
     still_offered,
 )
-from vak_desktop.runtime.choices import UNREACHABLE as PROVIDER_UNREACHABLE
-from vak_desktop.runtime.provider_set import (
+from vak_desktop.runtime.providers.choices import UNREACHABLE as PROVIDER_UNREACHABLE
+from vak_desktop.runtime.providers.provider_set import (
     ProviderSet,
     ProviderSlot,
     ProviderUnavailable,

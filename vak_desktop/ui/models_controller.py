@@ -20,8 +20,8 @@ from PySide6.QtCore import QObject, Signal
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider
 from vak_desktop.providers.errors import ProviderError
-from vak_desktop.runtime.models import ModelRow, ModelService
-from vak_desktop.runtime.probe import ProbeProgress
+from vak_desktop.runtime.capacity.probe import ProbeProgress
+from vak_desktop.runtime.providers.models import ModelRow, ModelService
 from vak_desktop.runtime.settings import check_keep_alive, full_model_name
 from vak_desktop.ui.settings_dialog import SettingsController
 from vak_desktop.ui.tasks import TaskSet

@@ -23,7 +23,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from vak_desktop.runtime.models import SUGGESTED_MODEL
+from vak_desktop.runtime.providers.models import SUGGESTED_MODEL
 from vak_desktop.ui.chat_service import CHECKING, REACHABLE, ChatService, Reachability
 from vak_desktop.ui.model_manager import ModelManager
 from vak_desktop.ui.models_controller import ModelsController

@@ -22,8 +22,8 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from vak_desktop.providers.errors import ProviderError
-from vak_desktop.runtime.embedded import start_engine
-from vak_desktop.runtime.provider_set import (
+from vak_desktop.runtime.providers.embedded import start_engine
+from vak_desktop.runtime.providers.provider_set import (
     EngineStarter,
     ProviderSet,
     ProviderSlot,

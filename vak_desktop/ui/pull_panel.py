@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.runtime.models import PullState, check_model_name
+from vak_desktop.runtime.providers.models import PullState, check_model_name
 from vak_desktop.ui.models_controller import CANCELLED, SUCCEEDED, ModelsController
 
 _PROGRESS_STEPS = 1000

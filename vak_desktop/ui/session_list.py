@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime.session_search import SessionHit, search_sessions
+from vak_desktop.runtime.sessions.search import SessionHit, search_sessions
 from vak_desktop.ui.chat_service import ChatService
 
 SESSION_ID = Qt.ItemDataRole.UserRole

@@ -5,6 +5,9 @@ field is valid — a bad field is marked where it is, its tab is shown, and the 
 what was typed. API keys typed here go to the system keyring (`runtime.secrets`) and nowhere
 else: the settings file names the provider only. The theme is applied as soon as it is chosen
 and put back if the dialog is cancelled.
+
+Over 400 lines for now: one dialog with a page per settings section; the settings rework
+(tomlkit, live apply) splits it by page.
 """
 
 from __future__ import annotations
@@ -34,7 +37,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.runtime.secrets import SecretStoreError, api_key, delete_api_key, store_api_key
+from vak_desktop.runtime.providers.secrets import (
+    SecretStoreError,
+    api_key,
+    delete_api_key,
+    store_api_key,
+)
 from vak_desktop.runtime.settings import (
     PROVIDER_KINDS,
     THEMES,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
-from vak_desktop.context.capacity import usable_horizon
-from vak_desktop.context.probe import is_probed
+from vak_desktop.context.capacity.probe import is_probed
+from vak_desktop.context.capacity.profile import usable_horizon
 from vak_desktop.runtime import ModelBinding
 from vak_desktop.ui.chat_service import Reachability
 from vak_desktop.ui.inspector.source import Gauge, Inspection

@@ -14,9 +14,9 @@ from tests.doubles.fixtures import TOOL_MODEL, double_fixture, http_fixture  # n
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.runtime.scripted import Scripted, ScriptedProvider
 from tests.runtime.tools.helpers import make_tree
-from vak_desktop.context.assemble import prefix_digest
 from vak_desktop.context.payloads import Activity, Receipt, ToolCall, ToolResult
-from vak_desktop.context.reading import read_directive
+from vak_desktop.context.planning.assemble import prefix_digest
+from vak_desktop.context.planning.reading import read_directive
 from vak_desktop.context.request import ChatRequest, ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider

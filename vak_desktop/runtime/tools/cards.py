@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from vak_desktop.context.payloads import AssistantStep
-from vak_desktop.context.presentation_digest import payload_digest
-from vak_desktop.context.presentations import CardDefinition, CardLibrary
+from vak_desktop.context.presentations.digest import payload_digest
+from vak_desktop.context.presentations.library import CardDefinition, CardLibrary
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.runtime.presentations import (
     Observes,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vak_desktop.context.reading import FILES
+from vak_desktop.context.planning.reading import FILES
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
 from vak_desktop.runtime.tools.workspace import NO_FOLDERS, Workspace

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vak_desktop.context.cards import full_record
-from vak_desktop.context.evidence import RESULT_LIMIT, select_chars, select_lines
+from vak_desktop.context.evidence.windows import RESULT_LIMIT, select_chars, select_lines
 from vak_desktop.context.payloads import EvidenceBody, Presentation, ToolResult
+from vak_desktop.context.planning.turn_cards import full_record
+from vak_desktop.context.planning.turns import build_turn_index
 from vak_desktop.context.request import ToolSpec
-from vak_desktop.context.turns import build_turn_index
 from vak_desktop.ledger import UnknownEntry
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
 

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from vak_desktop.context.evidence import carry
+from vak_desktop.context.evidence.windows import carry
 from vak_desktop.context.payloads import EvidenceBody, ToolCall, ToolResult
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger

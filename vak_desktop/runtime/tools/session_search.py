@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vak_desktop.context.reading import MEMORY
+from vak_desktop.context.planning.reading import MEMORY
 from vak_desktop.context.request import ToolSpec
-from vak_desktop.runtime.session_search import search_sessions
+from vak_desktop.runtime.sessions.search import search_sessions
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
 
 DEFAULT_HITS = 8

@@ -18,9 +18,9 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vak_desktop.context.cards import is_card_tool, leading_sentence
 from vak_desktop.context.payloads import Activity, ToolCall
-from vak_desktop.context.reading import Reading, read_directive
+from vak_desktop.context.planning.reading import Reading, read_directive
+from vak_desktop.context.planning.turn_cards import is_card_tool, leading_sentence
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.runtime.tools.find_tools import FIND_TOOLS, promoted_by
 from vak_desktop.runtime.tools.registry import ToolRegistry, ToolTraits

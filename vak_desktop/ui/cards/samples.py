@@ -19,8 +19,8 @@ from vak_desktop.context.payloads import (
     Timings,
     Usage,
 )
-from vak_desktop.context.presentation_digest import payload_digest
-from vak_desktop.context.turns import TURN_CLOSED
+from vak_desktop.context.planning.turns import TURN_CLOSED
+from vak_desktop.context.presentations.digest import payload_digest
 from vak_desktop.ledger import Ledger
 
 SAMPLE_CARDS: list[tuple[str, str, dict[str, Any]]] = [

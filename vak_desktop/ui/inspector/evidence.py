@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.context.evidence import short_ref
+from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.ui.inspector.source import EvidenceItem, Inspection
 
 COLUMNS = ("Turn", "Call", "Evidence", "Size", "Carried as")

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.context.capacity import tokens_per_char, usable_horizon
+from vak_desktop.context.capacity.profile import tokens_per_char, usable_horizon
 from vak_desktop.ui.inspector.source import Inspection, Provenance
 
 RUNG_COLUMNS = ("#", "Phase", "Tokens", "num_ctx", "Samples", "Verdict", "Prefill ms", "Wall ms")

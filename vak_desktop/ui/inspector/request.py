@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.context.assemble import AssembledRequest
+from vak_desktop.context.planning.assemble import AssembledRequest
 from vak_desktop.context.request import Message
-from vak_desktop.runtime.replay import NotReplayable, SentRequest
+from vak_desktop.runtime.inspection.replay import NotReplayable, SentRequest
 from vak_desktop.ui.inspector.source import NEXT, Inspection
 
 PREFIX_TINT = QColor(37, 99, 235)

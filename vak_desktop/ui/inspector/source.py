@@ -15,9 +15,14 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from vak_desktop.context.capacity import usable_horizon
-from vak_desktop.context.evidence import select_lines
-from vak_desktop.context.feedback import CONTEXT_OVERFLOW, INSTRUCTION_FAILED, SILENT_TRUNCATION
+from vak_desktop.context.capacity.feedback import (
+    CONTEXT_OVERFLOW,
+    INSTRUCTION_FAILED,
+    SILENT_TRUNCATION,
+)
+from vak_desktop.context.capacity.probe import PROBE_ACTIVITY, is_probed
+from vak_desktop.context.capacity.profile import usable_horizon
+from vak_desktop.context.evidence.windows import select_lines
 from vak_desktop.context.payloads import (
     Activity,
     AssistantStep,
@@ -26,16 +31,20 @@ from vak_desktop.context.payloads import (
     Receipt,
     ToolResult,
 )
-from vak_desktop.context.probe import PROBE_ACTIVITY, is_probed
+from vak_desktop.context.planning.turns import Turn, split_turns
 from vak_desktop.context.request import ToolSpec
-from vak_desktop.context.turns import Turn, split_turns
 from vak_desktop.ledger import Entry, Ledger, LedgerError
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.runtime import ModelBinding, capacity_profile_for
 from vak_desktop.runtime.events import StepFinished
-from vak_desktop.runtime.inspection import Preview, preview_next
-from vak_desktop.runtime.replay import NotReplayable, SentRequest, recorded_plan, sent_request
-from vak_desktop.runtime.replay import turn_receipts as receipts_of
+from vak_desktop.runtime.inspection.preview import Preview, preview_next
+from vak_desktop.runtime.inspection.replay import (
+    NotReplayable,
+    SentRequest,
+    recorded_plan,
+    sent_request,
+)
+from vak_desktop.runtime.inspection.replay import turn_receipts as receipts_of
 from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.ui.chat_service import ChatService
 

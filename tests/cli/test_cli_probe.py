@@ -1,0 +1,90 @@
+"""`vak probe` and `vak profile` against the loopback Ollama double (contract: shared/design/cli.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.cli.test_cli import vak
+from tests.doubles.ollama_server import OllamaDouble
+
+MODEL = "gemma4:e2b"
+CONTRACT_KEYS = {
+    "declared_window",
+    "verified_window",
+    "instruction_horizon",
+    "tokens_per_char",
+    "prefill_tps",
+    "cache",
+    "output_reserve",
+    "num_ctx",
+    "provenance",
+}
+
+
+@pytest.fixture(name="double")
+def double_fixture() -> Iterator[OllamaDouble]:
+    with OllamaDouble(instruction_horizon=13_000) as double:
+        double.add_model(MODEL, trained_window=131_072)
+        yield double
+
+
+def _probe(capsys: pytest.CaptureFixture[str], double: OllamaDouble, *more: str) -> Any:
+    code, out, err = vak(capsys, "probe", MODEL, "--json", "--host", double.url, *more)
+    assert code == 0, err
+    return json.loads(out), err
+
+
+def test_probe_prints_the_contract_profile_and_a_line_per_sample(
+    double: OllamaDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile, err = _probe(capsys, double)
+    assert profile.keys() >= CONTRACT_KEYS
+    horizon = profile["instruction_horizon"]
+    assert 0.85 * 13_000 <= horizon["tokens"] <= 13_000 and horizon["confidence"] >= 0.9
+    provenance = profile["provenance"]
+    assert {"probed_at", "rungs", "requests"} <= provenance.keys()
+    assert {"tokens", "samples", "followed"} == provenance["rungs"][0].keys()
+    lines = [line for line in err.splitlines() if line.startswith("rung")]
+    assert len(lines) == provenance["requests"] == len(double.chat_bodies())
+    assert "sample 1: followed" in lines[0]
+
+    # `vak profile` prints what was stored, without a request to the provider
+    requests = len(double.requests)
+    code, out, _ = vak(capsys, "profile", MODEL, "--json")
+    assert code == 0 and json.loads(out) == profile
+    assert len(double.requests) == requests
+
+
+def test_a_fresh_profile_is_not_probed_again_unless_forced(
+    double: OllamaDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, _ = _probe(capsys, double)
+    chats = len(double.chat_bodies())
+    again, err = _probe(capsys, double)
+    assert again == first and "--force" in err
+    assert len(double.chat_bodies()) == chats
+    forced, _ = _probe(capsys, double, "--force")
+    assert forced["provenance"]["probed_at"] > first["provenance"]["probed_at"]
+    assert len(double.chat_bodies()) > chats
+
+
+def test_max_tokens_is_the_ladder_ceiling(
+    double: OllamaDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile, _ = _probe(capsys, double, "--max-tokens", "6000")
+    assert all(rung["tokens"] <= 6_000 for rung in profile["provenance"]["rungs"])
+
+
+def test_human_output_and_unknown_profile(
+    double: OllamaDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = vak(capsys, "profile", MODEL)
+    assert code == 2 and f"vak probe {MODEL}" in err
+    code, out, _ = vak(capsys, "probe", MODEL, "--host", double.url)
+    assert code == 0 and "instruction horizon" in out and "prefix_stable" in out
+    code, _, err = vak(capsys, "probe", "nope", "--host", double.url)
+    assert code == 2 and "nope" in err

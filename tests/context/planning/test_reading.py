@@ -1,0 +1,83 @@
+"""The reading of a directive: domains and card types from word cues, deterministic."""
+
+from __future__ import annotations
+
+import pytest
+
+from vak_desktop.context.planning.reading import (
+    EVERYTHING,
+    FILES,
+    LIVE,
+    MEMORY,
+    ORIENTATION,
+    WEB,
+    read_directive,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "domains"),
+    [
+        ("open src/main.py and fix the import", {FILES}),
+        ("what is in ~/notes", {FILES}),
+        ("grep the repository for TODO", {FILES}),
+        ("what did we discuss earlier about the budget?", {MEMORY}),
+        ("search the web for reviews of this kettle", {WEB}),
+        ("What is the current price of copper?", {LIVE}),
+        ("show the live score", {LIVE}),
+        ("now what is the exchange rate of EUR today", {LIVE}),
+        ("Show me the latest news about AI", {LIVE, WEB}),
+    ],
+)
+def test_cues_set_the_domains(text: str, domains: set[str]) -> None:
+    reading = read_directive(text)
+    assert reading.domains == domains and not reading.orienting
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what is the current directory",  # local: files, not live data
+        "refactor the current parser",
+        "what time is it now",  # the tail carries the time
+        "what are you holding right now",  # the agent's own state
+        "we live in the city, what is a good bank?",  # the verb, not the adjective
+        "And now?",  # a step in the conversation: no subject to seek a fact about
+        "what now?",
+        "ok now summarise the notes",  # `now` opening a request, not a point in time
+    ],
+)
+def test_temporal_deixis_beside_something_local_is_not_live_data(text: str) -> None:
+    assert LIVE not in read_directive(text).domains
+
+
+@pytest.mark.parametrize("text", ["hello", "26.2 miles in km", "e.g. this", "50 km/h"])
+def test_no_cue_gives_the_orientation_floor(text: str) -> None:
+    reading = read_directive(text)
+    assert reading.orienting and reading.domains == ORIENTATION
+
+
+def test_card_types_come_from_their_own_words() -> None:
+    assert read_directive("plot a chart of rainfall").cards == {"chart"}
+    assert read_directive("make a checklist and a timeline").cards == {"checklist", "timeline"}
+    assert read_directive("who is the author of this library").cards == {"entity"}
+    assert read_directive("what is the current exchange rate of the yen?").cards == {"metric"}
+    assert read_directive("latest news about AI").cards == set()  # live, but not one value
+
+
+def test_a_card_tool_is_read_by_its_type() -> None:
+    reading = read_directive("compare sources in a research synthesis")
+    assert reading.reads_as_card("emit_research_synthesis_card")
+    assert not reading.reads_as_card("emit_chart_card")
+    assert EVERYTHING.reads_as_card("emit_chart_card") and EVERYTHING.meets(frozenset({"x"}))
+
+
+def test_the_reading_is_a_function_of_the_text() -> None:
+    text = "Plot the latest copper price from prices.csv"  # beside a file: local, not live
+    assert read_directive(text) == read_directive(text)
+    assert read_directive(text).to_json() == {
+        "domains": [FILES],
+        "cards": ["chart"],
+        "orienting": False,
+        "everything": False,
+    }

@@ -1,0 +1,84 @@
+"""Rebuilding what a past step sent, from the ledger alone, against what the provider received."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.scripted import Scripted, ScriptedProvider
+from vak_desktop.context.payloads import Receipt
+from vak_desktop.ledger import Ledger
+from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
+from vak_desktop.runtime.inspection.replay import NotReplayable, sent_request
+from vak_desktop.runtime.settings import Settings
+
+LONG = "A long answer sentence that fills the history. " * 60
+
+
+async def _turn(runner: TurnRunner, session: str, text: str) -> None:
+    binding = ModelBinding(provider="scripted", model="m", details=None)
+    async for _ in runner.run(session, text, binding):
+        pass
+
+
+async def test_every_step_of_every_turn_is_rebuilt_exactly_as_sent(ledger: Ledger) -> None:
+    provider = ScriptedProvider(
+        Scripted(text=LONG),
+        Scripted(calls=[("recall", {"turn": 1})]),
+        Scripted(text="Turn one was about the long answer."),
+        Scripted(text="Third."),
+    )
+    tools = default_tools()
+    runner = TurnRunner(ledger, provider, tools)
+    session = ledger.create_session().id
+    for text in ("Tell me everything", "What did turn 1 say?", "And now?"):
+        await _turn(runner, session, text)
+
+    chain = ledger.chain_to_root(session)
+    receipts = [e for e in chain if isinstance(e.payload, Receipt)]
+    assert len(receipts) == len(provider.requests) == 4
+    turn_ids = [e.id for e in chain if e.kind == "directive"]
+    steps = [(turn_ids[0], 0), (turn_ids[1], 0), (turn_ids[1], 1), (turn_ids[2], 0)]
+    for (turn_id, step), sent in zip(steps, provider.requests, strict=True):
+        rebuilt = sent_request(ledger, session, turn_id, step, system="unused", tools=tools)
+        assert rebuilt.request.messages == sent.messages
+        assert rebuilt.request.tools == sent.tools
+        assert rebuilt.matches
+    last = sent_request(ledger, session, turn_ids[2], system="", tools=tools)
+    assert last.history_messages == len(last.request.messages) - 2  # system … directive
+
+
+async def test_a_changed_tool_list_is_reported_not_hidden(ledger: Ledger) -> None:
+    provider = ScriptedProvider(Scripted(text="hello"))
+    runner = TurnRunner(ledger, provider, default_tools())
+    session = ledger.create_session().id
+    await _turn(runner, session, "hi")
+    turn_id = ledger.chain_to_root(session)[0].id
+    rebuilt = sent_request(ledger, session, turn_id, system="", tools=())
+    assert not rebuilt.prefix_matches and not rebuilt.matches
+    with pytest.raises(NotReplayable, match="step 3"):
+        sent_request(ledger, session, turn_id, 3, system="", tools=())
+
+
+async def test_a_request_with_a_catalogue_is_rebuilt_through_the_registry(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("the plan is to ship on Friday\n")
+    registry = default_tools(Settings(workspace=(str(tmp_path),)))
+    provider = ScriptedProvider(
+        Scripted(calls=[("read", {"path": str(tmp_path / "notes.txt")})]),
+        Scripted(text="It says Friday."),
+    )
+    runner = TurnRunner(ledger, provider, registry)
+    session = ledger.create_session().id
+    await _turn(runner, session, "What does notes.txt say?")
+    turn_id = ledger.chain_to_root(session)[0].id
+    for step, sent in enumerate(provider.requests):
+        rebuilt = sent_request(ledger, session, turn_id, step, system="", tools=registry)
+        assert rebuilt.request.messages == sent.messages  # the system text with its catalogue
+        assert rebuilt.request.tools == sent.tools
+        assert rebuilt.matches
+    assert "More tools" in provider.requests[0].messages[0].content
+    bare = sent_request(ledger, session, turn_id, system="", tools=registry.specs())
+    assert not bare.matches  # every admitted tool and no catalogue is not what was sent

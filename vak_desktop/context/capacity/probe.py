@@ -1,0 +1,377 @@
+"""The capacity probe's decisions, as pure values: the rung ladder, the horizon search, majority
+verdicts, and the CapacityProfile and Activity a finished search yields (spec §1).
+
+Why pure: the search is what decides a model's budget for a day, so it must be testable without
+a server (noise, overflow, a model that follows nowhere) and replayable from what it recorded.
+`runtime/probe.py` sends the requests; this module only says which to send next and what the
+answers mean.
+
+The search, in filler turns of `ProbeHistory` (every size is a prefix of one conversation):
+
+    climb    rungs at 4k, 8k, 16k, 32k … tokens, up to 0.9 × the declared window (or the
+             operator's ceiling), until one fails
+    bisect   between the largest passing and the smallest failing size; when the first rung
+             already fails, downward toward the bare prefix (0 filler turns)
+    stop     when the bracket is one turn wide or within RESOLUTION of the passing size
+
+A rung's verdict is the majority of three samples; the third is sent only when the first two
+disagree (it cannot change a 2–0 majority). Sizes are the provider's own token counts, never
+our estimate: the planner converts with the learned tokens-per-char.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from vak_desktop.context.capacity.probe_history import ProbeHistory
+from vak_desktop.context.capacity.profile import (
+    FALLBACK_TOKENS_PER_CHAR,
+    choose_num_ctx,
+    usable_horizon,
+)
+from vak_desktop.context.payloads import Activity, CapacityProfile, Ewma, Horizon
+
+FIRST_RUNG = 4_096
+LADDER_FRACTION = 0.9  # the ladder stops at 0.9 × the declared window (spec §1)
+VOTES = 3  # a rung's verdict is the majority of this many samples
+RESOLUTION = 1 / 16  # the bisection stops inside this fraction of the passing size
+SAMPLE_MAX_TOKENS = 32  # each sample asks for this many output tokens at most
+CACHE_SPEEDUP = 5  # a repeated request whose prefill is ≥ 5× faster: the prefix is cached
+PROBED_CONFIDENCE = 0.9  # unanimous samples at both ends of the final bracket
+SPLIT_CONFIDENCE = 0.7  # a sample disagreed at one end of the final bracket
+NO_HORIZON_CONFIDENCE = 0.0  # nothing passed, not even the bare prefix: the rescue case
+TTL_LOCAL_S = 24 * 3600
+TTL_HOSTED_S = 7 * 24 * 3600
+PROBE_ACTIVITY = "capacity_probe"
+
+
+def probe_ceiling(declared_window: int, max_prompt_tokens: int | None = None) -> int:
+    """The largest prompt the ladder tries: 0.9 × declared, or the operator's lower ceiling."""
+    ceiling = int(declared_window * LADDER_FRACTION)
+    return min(ceiling, max_prompt_tokens) if max_prompt_tokens else ceiling
+
+
+def ladder_targets(ceiling: int) -> tuple[int, ...]:
+    """4k, 8k, 16k … up to `ceiling`; just `ceiling` when even the first rung is above it."""
+    targets, size = [], FIRST_RUNG
+    while size <= ceiling:
+        targets.append(size)
+        size *= 2
+    return tuple(targets) or (max(1, ceiling),)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One request of a rung and what came back."""
+
+    followed: bool  # the model called probe_ack (natively or as text)
+    as_text: bool = False  # the call came written in the message text
+    called: str = ""  # the tool it called instead, if any
+    prompt_tokens: int = 0  # the provider's count of the whole prompt
+    cached_tokens: int = 0  # cache-read tokens, when the provider reports them
+    prompt_eval_ns: int = 0
+    load_ns: int = 0
+    wall_ns: int = 0
+    miss: bool = False  # nothing of it could have been cached (first request, or a reload)
+    overflow: bool = False  # the provider refused it as longer than the window
+    rejected: int = 0  # on overflow: the window it named, else the size it counted
+    error: str = ""
+
+    @property
+    def final(self) -> bool:
+        """A deterministic refusal: sampling again would not change it."""
+        return self.overflow or bool(self.error)
+
+
+def majority(samples: tuple[Sample, ...], votes: int = VOTES) -> bool | None:
+    """The verdict of a rung's samples, or None while more are needed."""
+    if any(s.final for s in samples):
+        return False
+    yes = sum(s.followed for s in samples)
+    no = len(samples) - yes
+    need = votes // 2 + 1
+    if yes >= need or no >= need or len(samples) >= votes:
+        return yes > no
+    return None
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One size of the search and its samples."""
+
+    phase: str  # "climb" | "bisect"
+    turns: int  # filler turns in the history
+    target: int  # tokens aimed at (our estimate)
+    chars: int  # what `ChatRequest.chars()` counts for it
+    num_ctx: int
+    samples: tuple[Sample, ...] = ()
+    votes: int = VOTES
+
+    @property
+    def tokens(self) -> int:
+        """The size the provider counted (our estimate when it reported none)."""
+        return max((s.prompt_tokens for s in self.samples), default=0) or self.target
+
+    @property
+    def followed(self) -> bool:
+        return majority(self.samples, self.votes) is True
+
+    def to_json(self, full: bool = False) -> dict[str, Any]:
+        """The contract's rung shape; `full` adds everything the Activity keeps."""
+        out: dict[str, Any] = {
+            "tokens": self.tokens,
+            "samples": [s.followed for s in self.samples],
+            "followed": self.followed,
+        }
+        if full:
+            out |= {"phase": self.phase, "turns": self.turns, "target": self.target}
+            out |= {"chars": self.chars, "num_ctx": self.num_ctx}
+            out["sample_detail"] = [dataclasses.asdict(s) for s in self.samples]
+        return out
+
+
+class HorizonSearch:
+    """Which rung to run next, from the rungs run so far. Feed it with `record`.
+
+    A size's verdict is the majority of its runs (each run a majority of three samples). The
+    answer is confirmed before it is reported: once the bracket is narrow, its passing and its
+    failing end each get a second run, and a third when the two disagree. A lone wrong majority
+    near the boundary (a sampling model flips a coin there) then moves the bracket back
+    instead of becoming the horizon for a day. An over-length refusal is final at once.
+    """
+
+    def __init__(
+        self,
+        history: ProbeHistory,
+        ceiling: int,
+        *,
+        ratio: float = FALLBACK_TOKENS_PER_CHAR,
+        votes: int = VOTES,
+        confirm: bool = True,
+    ) -> None:
+        self.history, self.ceiling, self.votes, self.confirm = history, ceiling, votes, confirm
+        self.rungs: list[Rung] = []
+        self._targets = list(ladder_targets(ceiling))
+        self._climbing = True
+        self._ratio = ratio
+
+    @property
+    def ratio(self) -> float:
+        """Tokens per request char, from the newest measured rung (else the starting guess)."""
+        measured = [r for r in self.rungs if any(s.prompt_tokens for s in r.samples)]
+        return measured[-1].tokens / measured[-1].chars if measured else self._ratio
+
+    def estimate(self, turns: int) -> int:
+        return int(self.history.request_chars(turns) * self.ratio) + 1
+
+    def turns_for(self, target: int) -> int:
+        return self.history.turns_within(int(target / self.ratio))
+
+    def _runs(self, turns: int) -> list[Rung]:
+        return [r for r in self.rungs if r.turns == turns]
+
+    def verdict(self, turns: int) -> bool | None:
+        """A size's verdict over its runs; None when untried or its runs are tied."""
+        runs = self._runs(turns)
+        if any(s.final for r in runs for s in r.samples):
+            return False
+        yes = sum(r.followed for r in runs)
+        return None if yes * 2 == len(runs) else yes * 2 > len(runs)
+
+    def _settled(self, turns: int) -> bool:
+        runs = self._runs(turns)
+        return not self.confirm or len(runs) >= 2 or any(s.final for r in runs for s in r.samples)
+
+    def bracket(self) -> tuple[int | None, int | None]:
+        """(largest passing size below the smallest failing one, smallest failing size)."""
+        tried = {r.turns for r in self.rungs}
+        fails = [t for t in tried if self.verdict(t) is False]
+        hi = min(fails) if fails else None
+        passes = [t for t in tried if self.verdict(t) is True and (hi is None or t < hi)]
+        return (max(passes) if passes else None), hi
+
+    def next_rung(self) -> tuple[str, int, int] | None:
+        """(phase, filler turns, target tokens) of the next rung, or None when done."""
+        lo, hi = self.bracket()
+        while self._climbing and self._targets:
+            target = self._targets.pop(0)
+            turns = self.turns_for(target)
+            if lo is None or turns > lo:
+                return "climb", turns, target
+        self._climbing = False
+        floor = -1 if lo is None else lo
+        tied = sorted(
+            t
+            for t in {r.turns for r in self.rungs}
+            if floor < t and (hi is None or t < hi) and self.verdict(t) is None
+        )
+        if tied:
+            return "confirm", tied[0], self.estimate(tied[0])
+        if hi is not None and hi - floor > 1:
+            gap = self.tokens(hi) - self.tokens(lo) if lo is not None else None
+            if gap is None or gap > RESOLUTION * self.tokens(lo or 0):
+                mid = (floor + hi) // 2
+                return "bisect", mid, self.estimate(mid)
+        for end in (lo, hi):
+            if end is not None and not self._settled(end):
+                return "confirm", end, self.estimate(end)
+        return None
+
+    def tokens(self, turns: int) -> int:
+        runs = self._runs(turns)
+        return runs[-1].tokens if runs else self.estimate(turns)
+
+    def record(self, rung: Rung) -> None:
+        self.rungs.append(rung)
+        if not rung.followed:
+            self._climbing = False
+
+    @property
+    def horizon_rung(self) -> Rung | None:
+        lo, _ = self.bracket()
+        return self._runs(lo)[-1] if lo is not None else None
+
+    @property
+    def boundary_rung(self) -> Rung | None:
+        _, hi = self.bracket()
+        return self._runs(hi)[-1] if hi is not None else None
+
+    def unanimous(self, turns: int | None) -> bool:
+        """Every sample at this size agreed (true for an untried size)."""
+        if turns is None:
+            return True
+        return len({s.followed for r in self._runs(turns) for s in r.samples}) <= 1
+
+    @property
+    def verified_window(self) -> int | None:
+        sizes = [s.rejected for r in self.rungs for s in r.samples if s.overflow and s.rejected]
+        return min(sizes) if sizes else None
+
+
+def cache_behaviour(rungs: list[Rung]) -> str:
+    """The cache rung: the first rung's first two samples are identical requests back to back.
+    `provider_reported` when the provider counted cached tokens; `prefix_stable` when the
+    second prefilled ≥ CACHE_SPEEDUP× faster (Ollama reports no cached tokens); else `none`."""
+    if not rungs or len(rungs[0].samples) < 2:
+        return "none"
+    first, second = rungs[0].samples[:2]
+    if first.final or second.final:
+        return "none"
+    if second.cached_tokens > 0:
+        return "provider_reported"
+    if first.prompt_eval_ns > 0 and second.prompt_eval_ns * CACHE_SPEEDUP <= first.prompt_eval_ns:
+        return "prefix_stable"
+    return "none"
+
+
+def probe_profile(
+    base: CapacityProfile,
+    search: HorizonSearch,
+    *,
+    now: str,
+    requests: int,
+    wall_ns: int,
+) -> CapacityProfile:
+    """The profile a finished search measured, on top of the metadata-only `base`."""
+    samples = [(s, r) for r in search.rungs for s in r.samples if not s.final]
+    ratio = Ewma(0.0)
+    for sample, rung in samples:
+        if sample.prompt_tokens and rung.chars:
+            ratio = ratio.update(sample.prompt_tokens / rung.chars)
+    prefill = Ewma(0.0)
+    for sample, _ in samples:
+        if sample.miss and sample.prompt_eval_ns > 0 and sample.prompt_tokens:
+            prefill = prefill.update(sample.prompt_tokens / (sample.prompt_eval_ns / 1e9))
+    passed = search.horizon_rung
+    if passed is None:
+        smallest = min((r.tokens for r in search.rungs), default=0)
+        horizon = Horizon(smallest, NO_HORIZON_CONFIDENCE, now)
+    else:
+        lo, hi = search.bracket()
+        unanimous = search.unanimous(lo) and search.unanimous(hi)
+        horizon = Horizon(passed.tokens, PROBED_CONFIDENCE if unanimous else SPLIT_CONFIDENCE, now)
+    profile = dataclasses.replace(
+        base,
+        verified_window=search.verified_window or base.verified_window,
+        instruction_horizon=horizon,
+        tokens_per_char=ratio if ratio.samples else base.tokens_per_char,
+        prefill_tps=prefill if prefill.samples else base.prefill_tps,
+        cache=cache_behaviour(search.rungs),
+        provenance={
+            "source": "probe",
+            "probed_at": now,
+            "rungs": [r.to_json() for r in search.rungs],
+            "requests": requests,
+            "prompt_tokens": sum(s.prompt_tokens for r in search.rungs for s in r.samples),
+            "wall_ns": wall_ns,
+            "ceiling": search.ceiling,
+            "text_form_calls": sum(s.as_text for r in search.rungs for s in r.samples),
+            "rescue": passed is None,  # not even the bare prefix: reset-with-handoff
+        },
+    )
+    return dataclasses.replace(profile, num_ctx=profile_num_ctx(profile))
+
+
+def probe_activity(
+    profile: CapacityProfile, search: HorizonSearch, *, outcome: str = "completed"
+) -> Activity:
+    """The probe as one ledger Activity: every rung, sample, verdict, timing and request."""
+    horizon = profile.instruction_horizon
+    provenance = profile.provenance
+    message = (
+        f"probed {profile.model}: instruction horizon {horizon.tokens:,} tokens "
+        f"(confidence {horizon.confidence:.1f}) in {provenance.get('requests', 0)} requests"
+    )
+    return Activity(
+        type=PROBE_ACTIVITY,
+        message=message,
+        detail={
+            "provider": profile.provider,
+            "model": profile.model,
+            "quantisation": profile.quantisation,
+            "model_digest": profile.model_digest,
+            "outcome": outcome,
+            "probed_at": provenance.get("probed_at", ""),
+            "ceiling": search.ceiling,
+            "requests": provenance.get("requests", 0),
+            "prompt_tokens": provenance.get("prompt_tokens", 0),
+            "wall_ns": provenance.get("wall_ns", 0),
+            "horizon": horizon.tokens,
+            "verified_window": profile.verified_window,
+            "cache": profile.cache,
+            "rescue": provenance.get("rescue", False),
+            "rungs": [r.to_json(full=True) for r in search.rungs],
+        },
+    )
+
+
+def profile_num_ctx(profile: CapacityProfile) -> int:
+    """The one runner window for a bound profile: a ladder size holding the usable horizon
+    plus the output reserve, never above the trained window."""
+    return choose_num_ctx(usable_horizon(profile) + profile.output_reserve, profile.declared_window)
+
+
+def probed_at(profile: CapacityProfile) -> str:
+    return str(profile.provenance.get("probed_at") or "")
+
+
+def is_probed(profile: CapacityProfile) -> bool:
+    return profile.provenance.get("source") == "probe"
+
+
+def is_fresh(profile: CapacityProfile, now: str, *, ttl_s: float, digest: str = "") -> bool:
+    """Whether a probed profile still stands: younger than `ttl_s` and, when the model's
+    current digest is known, measured on that same digest."""
+    if not is_probed(profile) or not probed_at(profile):
+        return False
+    if digest and profile.model_digest and digest != profile.model_digest:
+        return False
+    age = _instant(now) - _instant(probed_at(profile))
+    return age.total_seconds() < ttl_s
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -1,0 +1,294 @@
+"""The RequestAssembler: a plan and the ledger's turns rendered into one request (spec §6).
+
+    [system]   static layers only                          byte-identical across turns
+    [tools]    schemas in a fixed order
+    [messages] handoff (after a reset) · older turns retrieved whole · the packet ·
+               working-set turns (whole, or runs of cards) ·
+               the current directive, with the tail block inserted before the user's words ·
+               the current turn's later steps, appended unmodified
+
+The tail (time, intent, stance, thread, work contract) is the only per-turn material and it
+rides inside the directive message, so the prefix caches; within a turn each request is the
+previous one plus the new steps. Nothing here does I/O or reads a clock: `now` comes in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import blake3
+
+from vak_desktop.context.capacity.prefix import planned_prefix_tokens
+from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char
+from vak_desktop.context.payloads import (
+    AssistantStep,
+    CapacityProfile,
+    Ewma,
+    Nudge,
+    Presentation,
+    ToolResult,
+)
+from vak_desktop.context.planning.packets import render_handoff, render_packet
+from vak_desktop.context.planning.planner import (
+    PACKET_BATCH_TURNS,
+    Fidelity,
+    Plan,
+    candidates,
+    plan_working_set,
+)
+from vak_desktop.context.planning.turn_cards import (
+    NOT_RUN,
+    card_block,
+    card_of,
+    full_record,
+    render_card,
+)
+from vak_desktop.context.planning.turns import Turn, TurnIndex
+from vak_desktop.context.presentations.library import projected_text
+from vak_desktop.context.request import Message, ToolSpec
+
+STANCE = (
+    "Answer the user's latest message. Earlier turns may appear as cards or in a summary; "
+    "recall brings any turn or result back in full when you need it."
+)
+RECENT_TURNS_FOR_RESERVE = 16  # EWMA(α=0.3) weight beyond these is below 1e-8
+
+
+@dataclass(frozen=True)
+class TailContext:
+    """The per-turn facts the tail carries; the caller reads the clock."""
+
+    utc: str  # e.g. 2026-11-30T10:20:00Z
+    local: str  # e.g. 2026-11-30 11:20 (Monday)
+    timezone: str  # e.g. CET (UTC+01:00)
+    intent: str = ""
+    work_contract: str = ""
+
+
+@dataclass(frozen=True)
+class AssembledRequest:
+    system: str
+    tools: tuple[ToolSpec, ...]
+    messages: tuple[Message, ...]  # system first
+    prefix_digest: str
+    cache_breakpoints: tuple[int, ...]  # message indexes that end a cacheable prefix
+    tail: str
+
+
+def prefix_digest(system: str, tools: Sequence[ToolSpec]) -> str:
+    """blake3 over the bytes that must stay identical across turns for the prefix cache to hit."""
+    stable = json.dumps(
+        {"system": system, "tools": [[t.name, t.description, t.parameters] for t in tools]},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return "b3:" + blake3.blake3(stable.encode("utf-8")).hexdigest()
+
+
+PAUSED_HEADER = "Earlier, now paused (the user moved on; return to these only if asked):"
+
+
+def render_tail(context: TailContext, thread: Sequence[str], paused: Sequence[str] = ()) -> str:
+    parts = [
+        f"<turn_context>UTC {context.utc}; local {context.local}; timezone {context.timezone}"
+        "</turn_context>"
+    ]
+    if context.intent:
+        parts.append(f"<intent>{context.intent}</intent>")
+    parts.append(f"<stance>{STANCE}</stance>")
+    sections = []
+    if thread:
+        sections.append("Earlier requests, now summarised:\n" + "\n".join(f"- {d}" for d in thread))
+    if paused:
+        sections.append(PAUSED_HEADER + "\n" + "\n".join(f"- {d}" for d in paused))
+    if sections:
+        parts.append("<thread>" + "\n".join(sections) + "</thread>")
+    if context.work_contract:
+        parts.append(f"<work_contract>{context.work_contract}</work_contract>")
+    return "\n".join(parts)
+
+
+def thread_for(
+    plan: Plan, index: TurnIndex, ratio: float, paused: Sequence[str] = ()
+) -> tuple[list[str], list[str]]:
+    """The thread's two lists. Summarised: directives not in the working set verbatim, the
+    latest ones inside the packet, each as its card asks it (verbatim when short, else its first
+    sentence and how much follows), so a few long pastes cannot crowd out the history the thread
+    is there to point at. Paused (directive drift, §7): the directives of the subject the user
+    left — asked out when packeted, else named by turn (their words are already above: one
+    source per fact)."""
+    packeted = [t for t in plan.turns if t.fidelity is Fidelity.PACKET]
+    latest = packeted[-PACKET_BATCH_TURNS:]
+    summarised = [
+        card_of(index.turns[t.index], ratio).asked for t in latest if t.turn_id not in paused
+    ]
+    held = []
+    for t in plan.turns:
+        if t.turn_id not in paused:
+            continue
+        if t.fidelity is Fidelity.PACKET:
+            held.append(card_of(index.turns[t.index], ratio).asked)
+        else:
+            held.append(f"turn {t.index + 1} (above)")
+    return summarised, held
+
+
+def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
+    """The turn in progress exactly as it stands: the directive (tail first), then every step
+    with its thinking and its results as carried, nudges as their own messages."""
+    text = f"{tail}\n\n{turn.directive.text}" if tail else turn.directive.text
+    messages = [Message(role="user", content=text, images=turn.directive.images)]
+    pending: dict[str, str] = {}
+
+    def close_pending() -> None:
+        messages.extend(
+            Message(role="tool", content=NOT_RUN, tool_call_id=call_id, tool_name=name)
+            for call_id, name in pending.items()
+        )
+        pending.clear()
+
+    shown: set[str] = set()  # payload digests of the cards written so far in the turn
+    for entry in turn.entries:
+        payload = entry.payload
+        if isinstance(payload, Presentation):
+            shown.add(payload.payload_digest)
+        elif isinstance(payload, AssistantStep):
+            close_pending()
+            if payload.text or payload.tool_calls or payload.thinking:
+                messages.append(
+                    Message(
+                        role="assistant",
+                        content=projected_text(payload.text, shown),
+                        thinking=payload.thinking,
+                        tool_calls=payload.tool_calls,
+                    )
+                )
+                pending.update((c.id, c.name) for c in payload.tool_calls)
+        elif isinstance(payload, ToolResult):
+            pending.pop(payload.tool_call_id, None)
+            messages.append(
+                Message(
+                    role="tool",
+                    content=payload.content,
+                    tool_call_id=payload.tool_call_id,
+                    tool_name=payload.tool_name,
+                )
+            )
+        elif isinstance(payload, Nudge):
+            close_pending()
+            messages.append(Message(role="user", content=payload.text))
+    return messages
+
+
+def current_turn_reserve(history: Sequence[Turn], current: Turn | None, ratio: float) -> int:
+    """max(this turn so far, EWMA of the in-turn size earlier turns reached)."""
+    observed = Ewma(0.0)
+    for turn in history[-RECENT_TURNS_FOR_RESERVE:]:
+        chars = sum(m.chars() for m in current_turn_messages(turn, ""))
+        observed = observed.update(estimate_tokens(chars, ratio))
+    now = sum(m.chars() for m in current_turn_messages(current, "")) if current else 0
+    return max(estimate_tokens(now, ratio), int(observed.value))
+
+
+def plan_request(
+    index: TurnIndex,
+    profile: CapacityProfile,
+    current: Turn | None,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    tail_context: TailContext,
+) -> tuple[Plan, str]:
+    """Plan the next request and build its tail. The thread depends on the plan and the plan on
+    the tail's size, so the two are settled together: the tail is budgeted at the largest size
+    tried so far, and the plan is taken once its own thread fits that budget. The budget only
+    grows, so this ends (usually in one or two rounds); a fixed number of rounds could return a
+    tail whose thread belongs to another plan (a directive both whole and in the thread)."""
+    ratio = tokens_per_char(profile)
+    history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
+    prefix_chars = len(system) + sum(t.chars() for t in tools)
+    prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
+    reserve = current_turn_reserve(history, current, ratio)
+    ranked = candidates(history, ratio, current.directive.text if current else "")
+    tail = render_tail(tail_context, [])
+    tail_tokens = 0
+    while True:
+        tail_tokens = max(tail_tokens, estimate_tokens(len(tail), ratio))
+        plan = plan_working_set(
+            index,
+            profile,
+            directive=current.directive.text if current else "",
+            history=history,
+            prefix_tokens=prefix_tokens,
+            tail_tokens=tail_tokens,
+            current_turn_reserve=reserve,
+            ranked=ranked,
+        )
+        tail = render_tail(tail_context, *thread_for(plan, index, ratio, ranked.paused))
+        if estimate_tokens(len(tail), ratio) <= tail_tokens:
+            return plan, tail
+
+
+def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message]:
+    """Every turn before the current one at the fidelity the plan chose, in request order."""
+    turns = {t.turn_id: t for t in index.turns}
+    planned = [p for p in plan.turns if p.fidelity is not Fidelity.BEHIND_RESET]
+    messages: list[Message] = []
+    if index.reset is not None and any(p.fidelity is Fidelity.BEHIND_RESET for p in plan.turns):
+        messages.append(Message(role="user", content=render_handoff(index.reset.handoff)))
+    packet_end = 0
+    if plan.packet_range is not None:
+        last = turns[plan.packet_range[1]].index
+        covered = [turns[p.turn_id] for p in planned if p.index <= last]
+        packet_end = len(covered)
+        for p in planned[:packet_end]:
+            if p.fidelity is Fidelity.FULL:  # retrieved older turns come before the packet
+                messages.extend(full_record(turns[p.turn_id]))
+        text = render_packet(
+            plan.packet.packet if plan.packet else None,
+            covered,
+            [card_of(t, ratio) for t in covered],
+            detailed=plan.packet_detailed,
+        )
+        messages.append(Message(role="user", content=text))
+    cards: list[str] = []
+    for p in planned[packet_end:]:
+        turn = turns[p.turn_id]
+        if p.fidelity is Fidelity.CARD:
+            cards.append(render_card(card_of(turn, ratio), turn.number))
+            continue
+        if cards:
+            messages.append(Message(role="user", content=card_block(cards)))
+            cards = []
+        messages.extend(full_record(turn))
+    if cards:
+        messages.append(Message(role="user", content=card_block(cards)))
+    return messages
+
+
+def assemble(
+    index: TurnIndex,
+    plan: Plan,
+    current: Turn,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    tail: str,
+    ratio: float,
+) -> AssembledRequest:
+    """The request for the current turn's next step."""
+    history = history_messages(index, plan, ratio)
+    now = current_turn_messages(current, tail)
+    messages = (Message(role="system", content=system), *history, *now)
+    breakpoints = sorted({0, len(history), len(messages) - 1})
+    return AssembledRequest(
+        system=system,
+        tools=tuple(tools),
+        messages=messages,
+        prefix_digest=prefix_digest(system, tools),
+        cache_breakpoints=tuple(breakpoints),
+        tail=tail,
+    )

@@ -1,0 +1,317 @@
+"""Drift checks (spec §7): pure tests the runtime applies to a turn, never a sentence asking the
+model to cope.
+
+- Directive drift: the user changed subject. The turns of the old subject are *paused*: the
+  planner weighs their recency at PAUSED_RECENCY (no cut, a re-weighting) and the thread lists
+  them as "earlier, now paused".
+- Live data: a request whose reading has the live-data domain (temporal deixis in a
+  fact-seeking request, nothing local beside it), answered with nothing that observed the world
+  in this turn, can only repeat an older figure → `[freshness-check]`.
+- Topic mismatch: after a retrieval succeeded, a card whose values share no word with the
+  directive and the retrieved evidence was copied from elsewhere → `[topic-mismatch]`.
+- Model drift: a final answer that repeats an earlier turn's narration verbatim →
+  `[steering-drift]`.
+
+Word tests use content words: letters only, three or more, minus a small stop list, so that
+numbers, JSON punctuation and function words never make two unrelated texts "overlap".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from vak_desktop.context.payloads import TurnCard
+from vak_desktop.context.planning.reading import LIVE, read_directive
+from vak_desktop.context.planning.turn_cards import leading_sentence, narration_of
+
+FRESHNESS_CHECK = "freshness-check"
+TOPIC_MISMATCH = "topic-mismatch"
+STEERING_DRIFT = "steering-drift"
+EMPTY_STEP = "empty-step"
+PAUSED_RECENCY = 0.5  # a paused turn's recency weight: the new subject's turns rank first
+GOAL_READINGS = 8  # how many recent directives the active goal is read from
+MIN_DRIFT_WORDS = 2  # "and Paris?" is a follow-up, not a new subject
+MIN_REPEAT_WORDS = 6  # repeating a one-line "Done." is not drift
+
+_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "these",
+        "those",
+        "from",
+        "into",
+        "onto",
+        "about",
+        "what",
+        "whats",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "are",
+        "was",
+        "were",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "does",
+        "did",
+        "doing",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "not",
+        "but",
+        "you",
+        "your",
+        "yours",
+        "our",
+        "ours",
+        "their",
+        "theirs",
+        "its",
+        "they",
+        "them",
+        "there",
+        "here",
+        "then",
+        "than",
+        "also",
+        "just",
+        "only",
+        "very",
+        "more",
+        "most",
+        "some",
+        "any",
+        "all",
+        "each",
+        "every",
+        "other",
+        "such",
+        "same",
+        "own",
+        "out",
+        "off",
+        "over",
+        "under",
+        "again",
+        "further",
+        "once",
+        "please",
+        "tell",
+        "show",
+        "give",
+        "get",
+        "let",
+        "make",
+        "want",
+        "need",
+        "like",
+        "know",
+        "think",
+        "say",
+        "said",
+        "one",
+        "two",
+        "per",
+        "via",
+        "use",
+        "using",
+        "used",
+        "now",
+        "today",
+        "current",
+        "currently",
+        "latest",
+        "live",
+        "right",
+        "moment",
+    ]
+)
+_NO_LIVE = re.compile(
+    r"\b(no live data|without (searching|looking it up|looking|live data|a search|browsing)|"
+    r"don'?t (search|look it up|browse)|from (memory|what you know)|offline)\b",
+    re.IGNORECASE,
+)
+# An answer that says plainly it has no current value is an accepted answer, not a stale one.
+_ADMITS_NO_LIVE = re.compile(
+    r"\b(no (live|current|real-time) (data|value|figure|information)|"
+    r"(cannot|can't|can not|unable to|could not|couldn't) (access|retrieve|get|fetch|check) "
+    r"(the )?(live|current|real-time|latest)|"
+    r"(do not|don't) have (access to )?(live|current|real-time|up-to-date))",
+    re.IGNORECASE,
+)
+
+
+# A directive about the conversation itself ("summarise our chat so far") continues it.
+_ABOUT_CONVERSATION = re.compile(
+    r"\b(so far|chat|conversation|discussion|we (discussed|talked)|you (said|told))\b", re.I
+)
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of three or more letters that carry meaning, plurals folded."""
+    return {_singular(w) for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP}
+
+
+def _singular(word: str) -> str:
+    """An English plural folded to its singular ("tomatoes" and "tomato" are one word)."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("oes", "xes", "ches", "shes", "sses")):
+        return word[:-2]
+    return word[:-1]
+
+
+def values_text(value: Any) -> str:
+    """Every string and number in a JSON value (its keys left out), as one text."""
+    if isinstance(value, Mapping):
+        return " ".join(values_text(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return " ".join(values_text(v) for v in value)
+    return "" if value is None or isinstance(value, bool) else str(value)
+
+
+# -- live data ----------------------------------------------------------------------------------
+
+
+def seeks_live_data(directive: str) -> bool:
+    """The directive asks for a value as it stands now: its reading has the live-data domain
+    (temporal deixis in a fact-seeking request, nothing local beside it: `context/reading.py`)
+    and it does not decline live data ("no live data", "from memory")."""
+    return not _NO_LIVE.search(directive) and LIVE in read_directive(directive).domains
+
+
+def admits_no_live_value(text: str) -> bool:
+    return _ADMITS_NO_LIVE.search(text) is not None
+
+
+def freshness_nudge(directive: str) -> str:
+    return (
+        f"[{FRESHNESS_CHECK}] The request asks for a current value (“{_short(directive)}”) and "
+        "nothing in this turn has read it yet: anything from earlier turns is an old figure. "
+        "Retrieve it first with a tool that reads the present state, then answer; or say "
+        "plainly that no current value is available."
+    )
+
+
+def freshness_statement(last: tuple[str, str] | None) -> str:
+    """The system-authored end of a turn that never retrieved a current value: it names the
+    last figure the conversation recorded and when, never presenting it as current."""
+    said = "No current value was retrieved in this turn, so there is no current figure to show."
+    if last is None:
+        return said + " This conversation has no earlier figure for it either."
+    figure, when = last
+    return f"{said} The last figure this conversation recorded was {figure}, recorded {when}."
+
+
+# -- topic mismatch -----------------------------------------------------------------------------
+
+
+def topic_mismatch(payload: Mapping[str, Any], directive: str, evidence: Iterable[str]) -> bool:
+    """The card's values share no content word with the directive and this turn's retrieved
+    evidence. A card with no words at all (a bare number) gives nothing to judge: False."""
+    card = content_words(values_text(payload))
+    if not card:
+        return False
+    if card & content_words(directive):
+        return False
+    return all(card.isdisjoint(content_words(text)) for text in evidence)
+
+
+def topic_nudge(title: str, directive: str) -> str:
+    return (
+        f"[{TOPIC_MISMATCH}] The card “{_short(title)}” shares nothing with the request "
+        f"(“{_short(directive)}”) or with what this turn retrieved: it looks copied from "
+        "somewhere else. Build the card from the results retrieved in this turn."
+    )
+
+
+def mismatch_statement(quotes: Sequence[str]) -> str:
+    """The system-authored end of a turn whose cards kept missing the retrieved evidence."""
+    lines = [
+        "The cards written in this turn did not match what was retrieved, so none is shown. "
+        "Here is what the retrieval returned:"
+    ]
+    for quote in quotes:
+        lines.append("\n".join("> " + line for line in quote.splitlines() or [""]))
+    return "\n\n".join(lines)
+
+
+# -- model drift --------------------------------------------------------------------------------
+
+
+def repeated_narration(text: str, earlier: Sequence[TurnCard]) -> TurnCard | None:
+    """The earlier TurnCard whose narration `text` repeats verbatim, if any."""
+    narration = narration_of(text)
+    if len(narration.split()) < MIN_REPEAT_WORDS:
+        return None
+    return next((c for c in reversed(earlier) if c.answered.narration == narration), None)
+
+
+def steering_nudge(directive: str) -> str:
+    return (
+        f"[{STEERING_DRIFT}] That answer repeats an earlier turn word for word. Answer the "
+        f"current request: “{_short(directive)}”."
+    )
+
+
+def empty_step_nudge() -> str:
+    return (
+        f"[{EMPTY_STEP}] The last response had neither text nor a tool call. Carry out what "
+        "you planned: call the tool now, or answer in text."
+    )
+
+
+# -- directive drift ----------------------------------------------------------------------------
+
+
+def paused_turns(directive: str, asked: Sequence[str], back: bool) -> tuple[int, ...]:
+    """Positions in `asked` (the directives of earlier turns, oldest first) that a subject
+    change pauses: the run of recent directives about the previous subject. None when the
+    directive refers back (`back`), is too short to name a subject, or shares a word with the
+    latest directive (the same subject continues)."""
+    new = content_words(directive)
+    if back or _ABOUT_CONVERSATION.search(directive) or len(new) < MIN_DRIFT_WORDS or not asked:
+        return ()
+    latest = content_words(asked[-1])
+    if not latest or latest & new:
+        return ()
+    run, goal = [len(asked) - 1], set(latest)
+    for position in range(len(asked) - 2, max(-1, len(asked) - 1 - GOAL_READINGS), -1):
+        words = content_words(asked[position])
+        if not words & goal or words & new:
+            break
+        run.append(position)
+        goal |= words
+    return tuple(sorted(run))
+
+
+def _short(text: str) -> str:
+    """The text's first sentence (a semantic boundary, never a character count)."""
+    flat = " ".join(text.split())
+    first = leading_sentence(flat)
+    return first if first == flat else first + " …"

@@ -1,0 +1,298 @@
+"""The WorkingSetPlanner: which closed turns a request carries whole, as cards, or in a packet.
+
+    budget = horizon − prefix_tokens − tail_tokens − output_reserve − current_turn_reserve
+    value(turn) = max(recency, relevance, anaphora)
+        recency   = 1 / (1 + age in closed turns)            newest closed turn = 1.0
+        relevance = BM25(directive) / best score                best match = 1.0
+        anaphora  = 1.0 for the preceding turn when the directive refers back
+
+Turns go in as cards newest → oldest while they fit (in half the budget when not every card
+does); the overflow collapses into one packet over the oldest turns, its boundary moved in batches of PACKET_BATCH_TURNS so it holds steady across
+turns. The slice the cards and the packet leave promotes turns to Full in descending value (a
+turn that does not fit is skipped for a cheaper one further down): §10's "promoted to full record
+inside a reserved slice of the budget". That gives §10's small-model shape (~2 turns whole, the
+rest as cards, no packet), where filling Full first wholed a dozen turns and packeted the rest
+at any budget. The packet lists each covered turn only when that fits beside the working set.
+Every size is priced at the bound model's tokens/char (cards store characters), card-block
+wrappers and the reset's handoff included. Every cost check is turn-whole: a turn is never
+split. A stored packet is used only when its range is exactly the plan's; otherwise those turns
+come from the ledger.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char, usable_horizon
+from vak_desktop.context.payloads import CapacityProfile, TurnCard
+from vak_desktop.context.planning.drift import PAUSED_RECENCY, paused_turns
+from vak_desktop.context.planning.packets import listing_line, render_handoff, render_packet
+from vak_desktop.context.planning.relevance import relevance
+from vak_desktop.context.planning.turn_cards import (
+    CARD_BLOCK_CHARS,
+    card_of,
+    card_tokens,
+    full_tokens,
+)
+from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
+
+PACKET_BATCH_TURNS = 8
+MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 64, 512  # the summariser's length, scaled to the budget
+# Words by which a directive points back at the previous exchange ("do that again", "the second
+# one", "why did it fail?"). Deictic, not topical: they carry no subject of their own.
+_ANAPHORA = re.compile(
+    r"\b(that|this|these|those|it|its|them|they|again|above|previous|earlier|same|"
+    r"the (first|second|third|last|other) one|you (said|wrote|found|mentioned))\b",
+    re.IGNORECASE,
+)
+
+
+class Fidelity(StrEnum):
+    FULL = "full"
+    CARD = "card"
+    PACKET = "packet"
+    BEHIND_RESET = "behind_reset"
+
+
+@dataclass(frozen=True)
+class Budget:
+    horizon: int
+    prefix_tokens: int
+    tail_tokens: int
+    output_reserve: int
+    current_turn_reserve: int
+
+    @property
+    def available(self) -> int:
+        spent = self.prefix_tokens + self.tail_tokens + self.output_reserve
+        return max(0, self.horizon - spent - self.current_turn_reserve)
+
+
+@dataclass(frozen=True)
+class PlannedTurn:
+    turn_id: str
+    index: int
+    fidelity: Fidelity
+    tokens: int  # what this turn costs at its fidelity (0 inside the packet)
+    value: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planner's decision for one request."""
+
+    budget: Budget
+    turns: tuple[PlannedTurn, ...]  # every turn before the current one, in order
+    packet_range: tuple[str, str] | None  # (first, last) turn id the packet covers
+    packet: StoredPacket | None  # the stored packet for exactly that range, if one exists
+    packet_tokens: int
+    packet_detailed: bool  # the packet lists every covered turn (else it names the range)
+    summary_tokens: int  # the length to ask the summariser for, when the packet needs one
+    framing_tokens: int  # the reset's handoff and the wrapper of each run of cards
+    history_tokens: int  # Full + cards + packet + framing
+
+    def fidelity_of(self, turn_id: str) -> Fidelity | None:
+        return next((t.fidelity for t in self.turns if t.turn_id == turn_id), None)
+
+    def to_json(self) -> dict[str, Any]:
+        budget = self.budget
+        return {
+            "budget": {
+                "horizon": budget.horizon,
+                "prefix_tokens": budget.prefix_tokens,
+                "tail_tokens": budget.tail_tokens,
+                "output_reserve": budget.output_reserve,
+                "current_turn_reserve": budget.current_turn_reserve,
+                "available": budget.available,
+            },
+            "turns": [
+                {
+                    "turn_id": t.turn_id,
+                    "index": t.index,
+                    "fidelity": t.fidelity.value,
+                    "tokens": t.tokens,
+                    "value": round(t.value, 4),
+                }
+                for t in self.turns
+            ],
+            "packet_range": list(self.packet_range) if self.packet_range else None,
+            "packet": self.packet.entry_id if self.packet else None,
+            "packet_tokens": self.packet_tokens,
+            "packet_detailed": self.packet_detailed,
+            "framing_tokens": self.framing_tokens,
+            "history_tokens": self.history_tokens,
+        }
+
+
+def refers_back(directive: str) -> bool:
+    return _ANAPHORA.search(directive) is not None
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The turns a request may carry, with what each costs at the bound model's tokens/char and
+    what it is worth to the directive: everything the plan needs that the budget does not
+    change, so `plan_request` computes it once however many budgets it tries."""
+
+    live: tuple[Turn, ...]  # the turns before the current one, not behind a reset
+    cards: tuple[TurnCard, ...]
+    full_cost: tuple[int, ...]
+    card_cost: tuple[int, ...]
+    values: tuple[float, ...]
+    by_value: tuple[int, ...]  # positions in `live`, most valuable first (newest first on ties)
+    # each turn's line in a detailed packet, rendered the first time a packet covers it
+    listing: list[str] = field(default_factory=list)
+    paused: tuple[str, ...] = ()  # turn ids of the subject the directive moved away from
+
+
+def candidates(history: Sequence[Turn], ratio: float, directive: str) -> Candidates:
+    """Price and value every turn of `history` (the turns before the current one)."""
+    live = tuple(t for t in history if not t.behind_reset)
+    cards = tuple(card_of(t, ratio) for t in live)
+    rel = relevance(directive, cards)
+    back = refers_back(directive)
+    # directive drift (§7): the turns of the subject the user left are paused — their recency
+    # weighs less, so the new subject's turns rank first; nothing is cut
+    paused = paused_turns(directive, [c.asked for c in cards], back)
+    values = []
+    for position in range(len(live)):
+        age = len(live) - 1 - position
+        anaphora = 1.0 if back and age == 0 else 0.0
+        recency = 1.0 / (1 + age) * (PAUSED_RECENCY if position in paused else 1.0)
+        values.append(max(recency, rel[position], anaphora))
+    return Candidates(
+        live=live,
+        cards=cards,
+        full_cost=tuple(full_tokens(c, ratio) for c in cards),
+        card_cost=tuple(card_tokens(c, ratio) for c in cards),
+        values=tuple(values),
+        by_value=tuple(sorted(range(len(live)), key=lambda p: (-values[p], -p))),
+        paused=tuple(live[p].turn_id for p in paused),
+    )
+
+
+def plan_working_set(
+    index: TurnIndex,
+    profile: CapacityProfile,
+    *,
+    directive: str,
+    history: Sequence[Turn],
+    prefix_tokens: int,
+    tail_tokens: int,
+    current_turn_reserve: int,
+    ranked: Candidates | None = None,
+) -> Plan:
+    """Plan which of `history` (the turns before the current one) the request carries, how.
+    `ranked` is `candidates(history, …)` when the caller already has it."""
+    ratio = tokens_per_char(profile)
+    budget = Budget(
+        horizon=usable_horizon(profile),
+        prefix_tokens=prefix_tokens,
+        tail_tokens=tail_tokens,
+        output_reserve=profile.output_reserve,
+        current_turn_reserve=current_turn_reserve,
+    )
+    if ranked is None:
+        ranked = candidates(history, ratio, directive)
+    live, cards, by_value = ranked.live, ranked.cards, ranked.by_value
+    full_cost, card_cost, values = ranked.full_cost, ranked.card_cost, ranked.values
+    block = estimate_tokens(CARD_BLOCK_CHARS, ratio)  # the wrapper of one run of cards
+    handoff = 0  # the reset's handoff rides in the history whenever turns are behind it
+    if index.reset is not None and len(live) < len(history):
+        handoff = estimate_tokens(len(render_handoff(index.reset.handoff)), ratio)
+
+    def fill(available: int, packet_end: int) -> tuple[list[Fidelity], int]:
+        """Fidelity per position in `live` given the budget. Every turn from `packet_end` on is
+        a card, newest → oldest while the cards fit (in half the budget when not all of them
+        do); the slice the cards leave promotes turns to Full in descending
+        value, a turn that does not fit skipped for a cheaper one further down (§10: "promoted
+        to full record inside a reserved slice of the budget"). The rest are in the packet.
+        Returns the fidelities and the tokens spent, the wrapper of every run of cards
+        included."""
+        chosen = [Fidelity.PACKET] * len(live)
+        remaining, last = available, len(live) - 1
+        # When not every card fits, the cards get half the budget and the other half is the
+        # slice turns are promoted into: a frontier model on a long session keeps dozens of
+        # turns whole instead of thousands of cards and a single whole turn.
+        every_card = sum(card_cost[packet_end:]) + block
+        card_room = available if every_card <= available else available // 2
+        for position in range(last, packet_end - 1, -1):
+            cost = card_cost[position] + (block if position == last else 0)
+            if cost > card_room:
+                break
+            chosen[position] = Fidelity.CARD
+            card_room -= cost
+            remaining -= cost
+        for position in by_value:
+            cost = full_cost[position]
+            if chosen[position] is Fidelity.CARD:
+                left = position > 0 and chosen[position - 1] is Fidelity.CARD
+                right = position < last and chosen[position + 1] is Fidelity.CARD
+                runs = 1 if left and right else 0 if left or right else -1  # split / end / lone
+                cost += runs * block - card_cost[position]
+            if cost <= remaining:
+                chosen[position] = Fidelity.FULL
+                remaining -= cost
+        return chosen, available - remaining
+
+    summary_tokens = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, budget.available // 4))
+    packet_end, stored, packet, pending, packet_cost = 0, None, None, 0, 0
+    while True:
+        chosen, spent = fill(max(0, budget.available - handoff - packet_cost), packet_end)
+        overflow = [p for p in range(packet_end, len(live)) if chosen[p] is Fidelity.PACKET]
+        if not overflow:
+            break
+        # the packet covers the oldest turns up to a batch boundary past the last overflow turn
+        needed = max(overflow) + 1
+        packet_end = min(len(live), math.ceil(needed / PACKET_BATCH_TURNS) * PACKET_BATCH_TURNS)
+        stored = index.packet_for(live[0].turn_id, live[packet_end - 1].turn_id)
+        packet = stored.packet if stored else None
+        pending = 0 if stored else summary_tokens
+        text = render_packet(packet, live[:packet_end], cards[:packet_end], detailed=False)
+        packet_cost = estimate_tokens(len(text), ratio) + pending
+    # The packet lists every covered turn with its evidence ids when that fits beside the
+    # working set; the listing never pushes a turn out of it (it costs about what a card does).
+    detailed = True
+    if packet_end:
+        listing = ranked.listing
+        listing += map(listing_line, live[len(listing) : packet_end], cards[len(listing) :])
+        text = render_packet(
+            packet, live[:packet_end], cards[:packet_end], listing=listing[:packet_end]
+        )
+        listed = estimate_tokens(len(text), ratio) + pending
+        detailed = handoff + spent + listed <= budget.available
+        packet_cost = listed if detailed else packet_cost
+
+    planned = [
+        PlannedTurn(t.turn_id, t.index, Fidelity.BEHIND_RESET, 0, 0.0)
+        for t in history
+        if t.behind_reset
+    ]
+    for position, turn in enumerate(live):
+        fidelity = chosen[position]
+        cost = (
+            full_cost[position]
+            if fidelity is Fidelity.FULL
+            else card_cost[position]
+            if fidelity is Fidelity.CARD
+            else 0
+        )
+        planned.append(PlannedTurn(turn.turn_id, turn.index, fidelity, cost, values[position]))
+    planned.sort(key=lambda t: t.index)
+    packet_range = (live[0].turn_id, live[packet_end - 1].turn_id) if packet_end else None
+    return Plan(
+        budget=budget,
+        turns=tuple(planned),
+        packet_range=packet_range,
+        packet=stored,
+        packet_tokens=packet_cost,
+        packet_detailed=detailed,
+        summary_tokens=summary_tokens,
+        framing_tokens=handoff + spent - sum(t.tokens for t in planned),
+        history_tokens=handoff + spent + packet_cost,
+    )

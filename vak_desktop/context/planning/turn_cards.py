@@ -1,0 +1,263 @@
+"""TurnCards: the compact, deterministic record of a closed turn, and the two ways a closed turn
+is shown to a later request (spec §10).
+
+A card is built once when a turn closes, from the ledger alone, with no model call: what was
+asked, which tools ran on what (with their evidence ids), what was answered, how it ended.
+A later request shows a turn either as its card (a few lines) or as its *full record*: the real
+tool_use/tool_result pairs with thinking dropped, every result replaced by its shape digest and
+every card result by its short ack, so the record is API-valid and byte-stable once closed.
+The card also stores what every later request would otherwise recompute: each result's digest,
+both sizes in characters (priced at whichever model is bound) and its index terms for BM25.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from vak_desktop.context.capacity.profile import estimate_tokens
+from vak_desktop.context.evidence.digests import digest_result, result_shape
+from vak_desktop.context.evidence.windows import short_ref
+from vak_desktop.context.payloads import (
+    Answer,
+    AssistantStep,
+    EvidenceBody,
+    Presentation,
+    PresentationRef,
+    ToolCall,
+    ToolResult,
+    TraceLine,
+    TurnCard,
+)
+from vak_desktop.context.planning.relevance import index_terms
+from vak_desktop.context.planning.turns import Turn
+from vak_desktop.context.presentations.library import narration_text, projected_text
+from vak_desktop.context.request import Message
+
+NOT_RUN = "[not run: the turn stopped before this tool call was executed]"
+SHORT_WORDS = 60  # narration up to this many words is kept verbatim
+SHORT_ASK_TOKENS = 60  # a directive up to this many tokens is kept verbatim
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_LONG_ARGUMENT = 80  # a string argument longer than this is shown by its size in a trace line
+
+
+def is_card_tool(name: str) -> bool:
+    """Tools that emit a presentation card (their results are acks, not evidence)."""
+    return name.startswith("emit_") and name.endswith("_card")
+
+
+def leading_sentence(text: str) -> str:
+    """The first sentence of `text`, ending at the first `.`, `!` or `?` followed by space."""
+    flat = " ".join(text.split())
+    parts = _SENTENCE_END.split(flat, maxsplit=1)
+    return parts[0]
+
+
+def narration_of(text: str) -> str:
+    """The narration a card keeps: verbatim when short, else its leading sentence."""
+    flat = " ".join(text.split())
+    if len(flat.split()) <= SHORT_WORDS:
+        return flat
+    first = leading_sentence(flat)
+    rest = len(flat.split()) - len(first.split())
+    return f"{first} … (+{rest} words)"
+
+
+def asked_of(directive: str, tokens_per_char: float) -> str:
+    """The directive as a card shows it: verbatim when short, else first sentence + its size."""
+    flat = " ".join(directive.split())
+    if estimate_tokens(len(flat), tokens_per_char) <= SHORT_ASK_TOKENS:
+        return flat
+    first = leading_sentence(flat)
+    rest = len(flat.split()) - len(first.split())
+    return f"{first} … (+{rest} words)"
+
+
+def args_digest(arguments: dict[str, Any]) -> str:
+    """A call's arguments in compact JSON, long strings shown by their size (the call itself is
+    in the full record, one `recall({turn})` away)."""
+
+    def shrink(value: Any) -> Any:
+        if isinstance(value, str) and len(value) > _LONG_ARGUMENT:
+            return f"<{len(value):,} chars>"
+        if isinstance(value, dict):
+            return {k: shrink(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [shrink(v) for v in value]
+        return value
+
+    return json.dumps(shrink(arguments), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _results_by_call(turn: Turn) -> dict[str, tuple[str, ToolResult, EvidenceBody | None]]:
+    bodies: dict[str, EvidenceBody] = {}
+    results: list[tuple[str, ToolResult]] = []
+    for entry in turn.entries:
+        payload = entry.payload
+        if isinstance(payload, ToolResult):
+            results.append((entry.id, payload))
+        elif isinstance(payload, EvidenceBody):
+            bodies[entry.id] = payload
+    return {r.tool_call_id: (at, r, bodies.get(r.evidence)) for at, r in results}
+
+
+def _calls(turn: Turn) -> list[ToolCall]:
+    return [
+        call
+        for e in turn.entries
+        if isinstance(e.payload, AssistantStep)
+        for call in e.payload.tool_calls
+    ]
+
+
+def build_turn_card(
+    turn: Turn, outcome: str, tokens_per_char: float, card_digests: dict[str, str] | None = None
+) -> TurnCard:
+    """The TurnCard of a closed turn. Deterministic: the same turn gives the same card."""
+    results = _results_by_call(turn)
+    did = []
+    digests: dict[str, str] = {}
+    for call in _calls(turn):
+        if is_card_tool(call.name):
+            continue
+        found = results.get(call.id)
+        body = found[2] if found else None
+        evidence = found[1].evidence if found else ""
+        if body is not None:
+            digests[evidence] = _digest(body, evidence, call.name)
+        did.append(
+            TraceLine(
+                tool=call.name,
+                args_digest=args_digest(call.arguments),
+                evidence=evidence,
+                result_shape=(
+                    result_shape(body.content, is_error=body.is_error) if body else "not run"
+                ),
+                digest=digests.get(evidence, ""),
+            )
+        )
+    presentations = tuple(
+        PresentationRef(
+            id=e.id,
+            semantic_type=e.payload.semantic_type,
+            title=e.payload.title,
+            digest=(card_digests or {}).get(e.id, e.payload.identity_digest),
+            derived_from=e.payload.derived_from,
+        )
+        for e in turn.entries
+        if isinstance(e.payload, Presentation)
+    )
+    card = TurnCard(
+        turn_id=turn.turn_id,
+        asked=asked_of(turn.directive.text, tokens_per_char),
+        did=tuple(did),
+        answered=Answer(presentations, narration_of(narration_text(turn.answer))),
+        outcome=outcome,
+    )
+    full_chars = sum(m.chars() for m in full_record(turn, digests))
+    card_chars = len(render_card(card, turn.number))
+    terms, term_counts = index_terms(card)
+    return TurnCard(
+        turn_id=card.turn_id,
+        asked=card.asked,
+        did=card.did,
+        answered=card.answered,
+        outcome=card.outcome,
+        reading=card.reading,
+        tokens_full=estimate_tokens(full_chars, tokens_per_char),
+        tokens_card=estimate_tokens(card_chars, tokens_per_char),
+        chars_full=full_chars,
+        chars_card=card_chars,
+        terms=terms,
+        term_counts=term_counts,
+    )
+
+
+def full_tokens(card: TurnCard, ratio: float) -> int:
+    """What the turn's full record costs at `ratio` (the bound model's tokens/char)."""
+    return estimate_tokens(card.chars_full, ratio) if card.chars_full else card.tokens_full
+
+
+def card_tokens(card: TurnCard, ratio: float) -> int:
+    """What the turn's card costs at `ratio`, as one line group of a card block."""
+    return estimate_tokens(card.chars_card, ratio) if card.chars_card else card.tokens_card
+
+
+def card_of(turn: Turn, ratio: float) -> TurnCard:
+    """The turn's stored card, or the card it would get (old or still-open turns)."""
+    return turn.card or build_turn_card(turn, turn.outcome, ratio)
+
+
+def render_card(card: TurnCard, number: int) -> str:
+    """The text a card turn contributes to a request."""
+    lines = [f"Turn {number} ({card.outcome}) — asked: {card.asked}"]
+    for trace in card.did:
+        ref = f" [evidence:{short_ref(trace.evidence)}]" if trace.evidence else ""
+        lines.append(f"  did: {trace.tool} {trace.args_digest} → {trace.result_shape}{ref}")
+    for ref_ in card.answered.presentations:
+        lines.append(f'  card: {ref_.semantic_type} "{ref_.title}" — {ref_.digest}')
+    if card.answered.narration:
+        lines.append(f"  answered: {card.answered.narration}")
+    return "\n".join(lines)
+
+
+def _digest(body: EvidenceBody, evidence: str, tool: str) -> str:
+    return digest_result(body.content, evidence, tool_name=tool, is_error=body.is_error)
+
+
+def full_record(turn: Turn, digests: Mapping[str, str] | None = None) -> list[Message]:
+    """A closed turn as a later request shows it whole: thinking dropped, results as digests,
+    card results as their ack, every tool call paired with a result. The digests are the ones
+    its TurnCard stored (or `digests`, by evidence id); a result without one is digested here."""
+    if digests is None:
+        card = turn.card
+        stored = card.did if card is not None and card.turn_id == turn.turn_id else ()
+        digests = {t.evidence: t.digest for t in stored if t.digest}
+    messages = [Message(role="user", content=turn.directive.text, images=turn.directive.images)]
+    results = _results_by_call(turn)
+    shown: set[str] = set()  # payload digests of the cards written so far in the turn
+    for entry in turn.entries:
+        step = entry.payload
+        if isinstance(step, Presentation):
+            shown.add(step.payload_digest)
+        if not isinstance(step, AssistantStep) or not (step.text or step.tool_calls):
+            continue
+        text = projected_text(step.text, shown)  # minus fences repeating a written card
+        messages.append(Message(role="assistant", content=text, tool_calls=step.tool_calls))
+        for call in step.tool_calls:
+            found = results.get(call.id)
+            if found is None:
+                content = NOT_RUN
+            else:
+                _, result, body = found
+                if is_card_tool(call.name) or body is None:
+                    content = result.content
+                else:
+                    content = digests.get(result.evidence) or _digest(
+                        body, result.evidence, call.name
+                    )
+            messages.append(
+                Message(role="tool", content=content, tool_call_id=call.id, tool_name=call.name)
+            )
+    return messages
+
+
+def card_block(rendered: Sequence[str]) -> str:
+    """A run of consecutive card turns as one message: the cards inside one wrapper."""
+    body = "\n".join(rendered)
+    note = 'Earlier turns as cards; recall({"turn": N}) returns turn N whole.'
+    return f"<earlier_turns>\n{note}\n{body}\n</earlier_turns>"
+
+
+# What a card block adds beyond its cards (each card's price covers the newline after it).
+CARD_BLOCK_CHARS = len(card_block([""]))
+
+
+def turn_numbers(turns: Sequence[Turn]) -> str:
+    """A run of turns as packets and notes name it: "3–7", or "3" for one."""
+    if not turns:
+        return ""
+    first, last = turns[0].number, turns[-1].number
+    return str(first) if first == last else f"{first}–{last}"

@@ -1,0 +1,203 @@
+"""The capacity probe ladder, run against a provider (spec §1): the async half of the probe.
+
+Why it exists: `context/probe.py` decides which rung comes next and what the answers mean; this
+module sends the requests, through the `ChatProvider` and `ModelInspector` protocols only, and
+times them. It is used in the foreground by `vak probe` and in the background by the
+`ProbeScheduler`; it never touches a session: its result is a `ProbeRecord` (the profile and
+the one Activity holding every rung, sample, verdict, timing and request count).
+
+One `num_ctx` serves as many rungs as it can: it only steps up during a probe, because a change
+reloads an Ollama model and empties its prefix cache. The probe may ask for windows larger
+than a turn would (it runs while the model is idle), never above the trained window.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from vak_desktop.context.capacity.probe import (
+    SAMPLE_MAX_TOKENS,
+    HorizonSearch,
+    Rung,
+    Sample,
+    majority,
+    probe_activity,
+    probe_ceiling,
+    probe_profile,
+)
+from vak_desktop.context.capacity.probe_history import PROBE_TOOL, PROBE_TOOLS, ProbeHistory
+from vak_desktop.context.capacity.profile import choose_num_ctx, metadata_profile
+from vak_desktop.context.evidence.text_calls import text_form_call
+from vak_desktop.context.payloads import Activity, CapacityProfile
+from vak_desktop.context.request import ChatRequest
+from vak_desktop.ledger.canonical import utc_now
+from vak_desktop.providers.base import (
+    ChatProvider,
+    Done,
+    ModelDetails,
+    ModelInspector,
+    TextDelta,
+    ToolCallEvent,
+)
+from vak_desktop.providers.errors import ContextOverflow, ServerError
+
+# Room above our estimate of a sample when choosing its num_ctx: the estimate uses the ratio
+# of the previous rung, and the output tokens need space too.
+NUM_CTX_HEADROOM = 1.1
+
+
+@dataclass(frozen=True)
+class ProbeProgress:
+    """One sample, as the progress line of `vak probe` shows it."""
+
+    rung: int  # 1-based
+    phase: str
+    turns: int
+    tokens: int
+    sample: int  # 1-based within the rung
+    sample_result: Sample
+    num_ctx: int
+
+
+@dataclass(frozen=True)
+class ProbeRecord:
+    """What a finished probe measured, and the Activity recording how."""
+
+    profile: CapacityProfile
+    activity: Activity
+
+
+async def sample_once(provider: ChatProvider, request: ChatRequest, miss: bool) -> Sample:
+    """Send one sample and read its verdict: probe_ack called natively or written as text."""
+    started = time.perf_counter_ns()
+    text, called, done = "", [], None
+    try:
+        async with contextlib.aclosing(provider.stream(request)) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    text += event.text
+                elif isinstance(event, ToolCallEvent):
+                    called.append(event.call.name)
+                elif isinstance(event, Done):
+                    done = event
+    except ContextOverflow as exc:
+        wall = time.perf_counter_ns() - started
+        rejected = exc.limit or exc.requested or request.num_ctx
+        return Sample(
+            False,
+            prompt_tokens=exc.requested or 0,
+            overflow=True,
+            rejected=rejected,
+            wall_ns=wall,
+            error=str(exc),
+        )
+    except ServerError as exc:  # e.g. the runner could not allocate this window
+        return Sample(False, wall_ns=time.perf_counter_ns() - started, error=str(exc))
+    native = PROBE_TOOL in called
+    as_text = not native and text_form_call(text, PROBE_TOOL)
+    usage = done.usage if done else None
+    timings = done.timings if done else None
+    return Sample(
+        followed=native or as_text,
+        as_text=as_text,
+        called="" if native or not called else called[0],
+        prompt_tokens=usage.prompt_tokens() if usage else 0,
+        cached_tokens=usage.cache_read_tokens if usage else 0,
+        prompt_eval_ns=timings.prompt_eval_ns if timings else 0,
+        load_ns=timings.load_ns if timings else 0,
+        wall_ns=time.perf_counter_ns() - started,
+        miss=miss,
+    )
+
+
+async def run_probe(
+    provider: ChatProvider,
+    model: str,
+    *,
+    details: ModelDetails | None = None,
+    digest: str = "",
+    max_prompt_tokens: int | None = None,
+    sample_max_tokens: int = SAMPLE_MAX_TOKENS,
+    nonce: str | None = None,
+    keep_alive: str | int | None = None,
+    on_sample: Callable[[ProbeProgress], None] | None = None,
+    clock: Callable[[], str] = utc_now,
+) -> ProbeRecord:
+    """Run the whole ladder for `model` and return what it measured. Provider errors other
+    than an over-length refusal or a server failure at one size propagate; a cancelled probe
+    raises CancelledError and records nothing."""
+    if details is None and isinstance(provider, ModelInspector):
+        details = await provider.show(model)
+    base = metadata_profile(
+        provider.name,
+        model,
+        details.declared_window if details else None,
+        quantisation=details.quantisation if details else "",
+        model_digest=digest,
+        now=clock(),
+    )
+    declared = base.declared_window
+    thinking = details is not None and "thinking" in details.capabilities
+    history = ProbeHistory(nonce or secrets.token_hex(4))
+    search = HorizonSearch(history, probe_ceiling(declared, max_prompt_tokens))
+    started = time.perf_counter_ns()
+    requests, num_ctx = 0, 0
+    while (planned := search.next_rung()) is not None:
+        phase, turns, target = planned
+        estimate = search.estimate(turns) * NUM_CTX_HEADROOM + sample_max_tokens
+        wanted = choose_num_ctx(int(estimate), declared, num_ctx)
+        reloaded, num_ctx = wanted != num_ctx, wanted
+        request = ChatRequest(
+            model=model,
+            messages=history.messages(turns),
+            tools=PROBE_TOOLS,
+            num_ctx=num_ctx,
+            max_tokens=sample_max_tokens,
+            think=False if thinking else None,
+            keep_alive=keep_alive,
+        )
+        rung = Rung(phase, turns, target, request.chars(), num_ctx)
+        while majority(rung.samples, rung.votes) is None:
+            sample = await sample_once(provider, request, miss=requests == 0 or reloaded)
+            requests += 1
+            reloaded = False
+            grown = _grown_window(sample, request, declared, sample_max_tokens)
+            if grown:  # our estimate chose too small a window: not a fact about the model
+                num_ctx = grown
+                request = dataclasses.replace(request, num_ctx=grown)
+                rung = Rung(phase, turns, target, rung.chars, grown, rung.samples)
+                reloaded = True
+                continue
+            rung = Rung(phase, turns, target, rung.chars, num_ctx, (*rung.samples, sample))
+            if on_sample is not None:
+                on_sample(
+                    ProbeProgress(
+                        len(search.rungs) + 1,
+                        phase,
+                        turns,
+                        rung.tokens,
+                        len(rung.samples),
+                        sample,
+                        num_ctx,
+                    )
+                )
+        search.record(rung)
+    wall = time.perf_counter_ns() - started
+    profile = probe_profile(base, search, now=clock(), requests=requests, wall_ns=wall)
+    return ProbeRecord(profile, probe_activity(profile, search))
+
+
+def _grown_window(
+    sample: Sample, request: ChatRequest, declared: int, sample_max_tokens: int
+) -> int:
+    """A larger num_ctx to resend with, when the refusal only says our own window was short
+    (the limit it names is the num_ctx we asked for and the model's window is larger)."""
+    if not sample.overflow or sample.rejected != request.num_ctx or not sample.prompt_tokens:
+        return 0
+    grown = choose_num_ctx(sample.prompt_tokens + sample_max_tokens, declared, request.num_ctx)
+    return grown if grown > request.num_ctx else 0

@@ -1,0 +1,168 @@
+"""The ProbeScheduler: when a model's capacity probe runs in the background (spec §1).
+
+Why it exists: the probe is worth its time only while the model would otherwise be idle, and
+never at a turn's expense. So a probe starts only after a turn finished (`maybe_start`), only
+for an eligible provider (one that runs locally, or any with `[probe] hosted = "full"`), only
+when the key's profile is missing, stale (24 h local, 7 d hosted), measured on another model
+digest, or flagged by feedback (`request_reprobe`); there is at most one probe per key
+(single-flight), and a turn about to use the key cancels it (`cancel`) rather than compete
+with it for the runner. The result goes to the process cache and the profile store when the
+task finishes; a session's ledger catches up the next time it binds the model.
+
+Nothing here awaits on a turn's behalf: `maybe_start` and `cancel` return at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vak_desktop.context.capacity.probe import TTL_HOSTED_S, TTL_LOCAL_S, is_fresh
+from vak_desktop.ledger import Ledger, ProfileStore
+from vak_desktop.ledger.canonical import utc_now
+from vak_desktop.providers.base import ChatProvider, ModelDigests, is_local
+from vak_desktop.providers.errors import ProviderError
+from vak_desktop.runtime.capacity.binding import ModelBinding
+from vak_desktop.runtime.capacity.probe import ProbeRecord, run_probe
+from vak_desktop.runtime.capacity.service import (
+    CapacityService,
+    ProfileCache,
+    ProfileKey,
+    key_of,
+    newest_outside,
+)
+
+log = logging.getLogger(__name__)
+
+ProbeRunner = Callable[..., Awaitable[ProbeRecord]]
+
+
+@dataclass(frozen=True)
+class ProbePolicy:
+    """The operator's probe settings (the `[probe]` section)."""
+
+    hosted: str = "off"  # "full": run the ladder for hosted providers too (it costs money)
+    ttl_local_s: float = TTL_LOCAL_S
+    ttl_hosted_s: float = TTL_HOSTED_S
+    max_prompt_tokens: int | None = None  # the ladder's ceiling; None: 0.9 × declared
+    keep_alive: str | int | None = None
+
+
+class ProbeScheduler:
+    """Single-flight background probes per (provider, model, quantisation)."""
+
+    def __init__(
+        self,
+        provider: ChatProvider,
+        *,
+        cache: ProfileCache | None = None,
+        store: ProfileStore | None = None,
+        policy: ProbePolicy | None = None,
+        clock: Callable[[], str] = utc_now,
+        probe: ProbeRunner = run_probe,
+    ) -> None:
+        self.provider = provider
+        self.cache = cache if cache is not None else ProfileCache()
+        self.store = store
+        self.policy = policy or ProbePolicy()
+        self.clock = clock
+        self._probe = probe
+        self._tasks: dict[ProfileKey, asyncio.Task[ProbeRecord | None]] = {}
+        self._reprobe: set[ProfileKey] = set()
+        self.probes_run = 0  # ladders actually run (not skipped as fresh)
+        self.last_error: dict[ProfileKey, str] = {}
+
+    @property
+    def eligible(self) -> bool:
+        return is_local(self.provider) or self.policy.hosted == "full"
+
+    @property
+    def ttl_s(self) -> float:
+        return self.policy.ttl_local_s if is_local(self.provider) else self.policy.ttl_hosted_s
+
+    def in_flight(self, key: ProfileKey) -> asyncio.Task[ProbeRecord | None] | None:
+        return self._tasks.get(key)
+
+    def maybe_start(self, binding: ModelBinding) -> asyncio.Task[ProbeRecord | None] | None:
+        """Start a background probe for `binding`'s model if it is eligible and none is in
+        flight for it; the task itself decides (after one catalogue read for the digest)
+        whether the profile it has is still fresh. Returns the new task, or None."""
+        key = key_of(binding)
+        if not self.eligible or key in self._tasks:
+            return None
+        task = asyncio.get_running_loop().create_task(self._run(binding, key), name=f"probe {key}")
+        self._tasks[key] = task
+        task.add_done_callback(lambda done: self._forget(key, done))
+        return task
+
+    def _forget(self, key: ProfileKey, task: asyncio.Task[ProbeRecord | None]) -> None:
+        if self._tasks.get(key) is task:
+            del self._tasks[key]
+
+    def cancel(self, key: ProfileKey) -> bool:
+        """Cancel an in-flight probe of `key` (a turn needs the runner). Returns at once."""
+        task = self._tasks.get(key)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    def request_reprobe(self, key: ProfileKey) -> None:
+        """Probe `key` at the next opportunity even if its profile is fresh."""
+        self._reprobe.add(key)
+
+    def needs_probe(self, key: ProfileKey, digest: str) -> bool:
+        if key in self._reprobe:
+            return True
+        current = newest_outside(key, self.cache, self.store)
+        if current is None:
+            return True
+        return not is_fresh(current.profile, self.clock(), ttl_s=self.ttl_s, digest=digest)
+
+    async def _run(self, binding: ModelBinding, key: ProfileKey) -> ProbeRecord | None:
+        try:
+            digest = ""
+            if isinstance(self.provider, ModelDigests):
+                digest = await self.provider.digest(binding.model)
+            if not self.needs_probe(key, digest):
+                return None
+            self._reprobe.discard(key)
+            self.probes_run += 1
+            record = await self._probe(
+                self.provider,
+                binding.model,
+                details=binding.details,
+                digest=digest,
+                max_prompt_tokens=self.policy.max_prompt_tokens,
+                keep_alive=self.policy.keep_alive,
+                clock=self.clock,
+            )
+        except ProviderError as exc:  # the next finished turn tries again
+            self.last_error[key] = str(exc)
+            log.info("capacity probe of %s failed: %s", binding.model, exc)
+            return None
+        self.cache.put(key, record)
+        if self.store is not None:
+            self.store.record(record.profile, record.activity)
+        return record
+
+    async def aclose(self) -> None:
+        """Cancel every in-flight probe and wait for them to end (at shutdown)."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def probing_capacity(
+    ledger: Ledger, provider: ChatProvider, policy: ProbePolicy | None = None, **options: Any
+) -> CapacityService:
+    """A CapacityService whose scheduler probes in the background, sharing the ledger's store."""
+    scheduler = ProbeScheduler(provider, store=ledger.profiles(), policy=policy, **options)
+    return CapacityService(ledger, scheduler=scheduler)

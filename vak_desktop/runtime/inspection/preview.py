@@ -1,0 +1,66 @@
+"""Looking at the next request without sending it: what `vak plan`, `vak request` and the
+window's inspector show. The same planner and assembler as a real turn, over the same ledger."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vak_desktop.context.capacity.profile import choose_num_ctx, estimate_tokens
+from vak_desktop.context.payloads import CapacityProfile, Directive
+from vak_desktop.context.planning.assemble import AssembledRequest, assemble
+from vak_desktop.context.planning.planner import Plan
+from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
+from vak_desktop.context.request import ToolSpec
+from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.tools import ToolRegistry
+from vak_desktop.runtime.tools.surface import tool_surface
+from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
+
+PENDING_TURN = "pending"  # the id of the not-yet-written turn a preview plans for
+
+
+@dataclass(frozen=True)
+class Preview:
+    plan: Plan
+    request: AssembledRequest
+    request_tokens: int
+    num_ctx: int
+
+
+def preview_next(
+    ledger: Ledger,
+    session: str,
+    profile: CapacityProfile,
+    *,
+    directive: str,
+    system: str,
+    tools: ToolRegistry | tuple[ToolSpec, ...],
+) -> Preview:
+    """Plan and assemble the session's next request as if `directive` were sent now. Given the
+    runtime's registry, the request carries what a turn would: the stable system text with its
+    catalogue and the tools the directive's reading loads; given specs, exactly those."""
+    if isinstance(tools, ToolRegistry):
+        surface = tool_surface(tools, system, directive)
+        system, tools = surface.system, surface.tools
+    index = build_turn_index(ledger.chain_to_root(session))
+    pending = Turn(PENDING_TURN, len(index.turns), Directive(text=directive), ())
+    index = TurnIndex((*index.turns, pending), index.packets, index.reset)
+    projection = plan_turn(
+        index, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
+    )
+    request = assemble(
+        index,
+        projection.plan,
+        pending,
+        system=system,
+        tools=tools,
+        tail=projection.tail,
+        ratio=projection.ratio,
+    )
+    chars = sum(m.chars() for m in request.messages) + sum(t.chars() for t in tools)
+    tokens = estimate_tokens(chars, projection.ratio)
+    needed = tokens + profile.output_reserve
+    num_ctx = profile.num_ctx  # a measured profile's one window, unless this request outgrows it
+    if needed > num_ctx:
+        num_ctx = choose_num_ctx(needed, profile.declared_window, num_ctx)
+    return Preview(projection.plan, request, tokens, num_ctx)

@@ -1,0 +1,304 @@
+"""The embedded engine: a llama.cpp server the app starts itself, for a GGUF file the user picks.
+
+Why it exists: a user without Ollama (or any other runner) can still chat. The optional
+`xllamacpp` package (`pip install 'vak-desktop[embedded]'`) is a prebuilt llama.cpp with its
+HTTP server; we start that server on 127.0.0.1 and talk to it through the same
+`OpenAICompatibleProvider` as any llama.cpp server, so nothing downstream knows it is ours.
+
+The server runs in a child process (`python -m vak_desktop.runtime.providers.embedded`), not in ours:
+its compute threads never compete with the window's event loop for the interpreter, a crash
+in native code cannot take the app down, and stopping it is ending a process. The child lets
+llama.cpp pick a free port, reports the address on its first stdout line, and exits when its
+stdin closes — so it also ends when the app dies. Its log (llama.cpp writes a great deal)
+goes to a file whose tail is quoted when the engine fails to start.
+
+    engine = await start_engine(EngineConfig(Path("model.gguf"), n_ctx=8192))
+    provider = engine.provider(client)          # an OpenAICompatibleProvider
+    ...
+    await engine.stop()
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
+
+INSTALL_HINT = "pip install 'vak-desktop[embedded]'"
+DEFAULT_STARTUP_TIMEOUT_S = 180.0  # loading a few GB from a slow disk takes a while
+STOP_GRACE_S = 10.0
+_GGUF_MAGIC = b"GGUF"
+
+
+class EmbeddedEngineError(RuntimeError):
+    """The embedded engine could not be used: not installed, no such model, failed to start."""
+
+
+def chat_template(name: str) -> Path:
+    """A chat template shipped in `resources/chat_templates/` (e.g. "qwen2.5-tools")."""
+    ref = resources.files("vak_desktop") / "resources" / "chat_templates" / f"{name}.jinja"
+    path = Path(str(ref))
+    if not path.is_file():
+        raise EmbeddedEngineError(f"no chat template named {name!r} ({path})")
+    return path
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """What to serve and how. `chat_template` is a Jinja file replacing the GGUF's own
+    template (None keeps the model's); `threads` None lets llama.cpp choose; `temperature` and
+    `seed` set the server's sampling defaults (None keeps llama.cpp's) for requests that do not
+    name their own; `max_output_tokens` bounds a reply that names no limit (None: until the
+    window is full)."""
+
+    model_path: Path
+    n_ctx: int = 8_192
+    chat_template: Path | None = None
+    threads: int | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    max_output_tokens: int | None = None  # per request that names no max_tokens
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+
+
+def engine_available() -> bool:
+    """Whether the optional `xllamacpp` package is installed."""
+    return importlib.util.find_spec("xllamacpp") is not None
+
+
+def check_model_file(path: Path) -> None:
+    """Refuse, with a sentence a user can act on, a path that is not a readable GGUF file."""
+    if not path.exists():
+        raise EmbeddedEngineError(f"no model file at {path}")
+    if not path.is_file():
+        raise EmbeddedEngineError(f"{path} is a folder, not a GGUF model file")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise EmbeddedEngineError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if magic != _GGUF_MAGIC:
+        raise EmbeddedEngineError(f"{path} is not a GGUF model file (it does not start with GGUF)")
+
+
+class EmbeddedEngine:
+    """A running llama.cpp server in a child process. Use `start_engine` to make one."""
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        base_url: str,
+        config: EngineConfig,
+        log_path: Path,
+    ) -> None:
+        self.process = process
+        self.base_url = base_url
+        self.config = config
+        self.log_path = log_path
+
+    @property
+    def model(self) -> str:
+        """The name requests carry (the server serves one model and accepts any name)."""
+        return self.config.model_path.stem
+
+    @property
+    def running(self) -> bool:
+        return self.process.returncode is None
+
+    def provider(self, client: httpx.AsyncClient) -> OpenAICompatibleProvider:
+        """An OpenAI-compatible provider talking to this engine, like any other provider."""
+        return OpenAICompatibleProvider(client, self.base_url)
+
+    async def stop(self, grace_s: float = STOP_GRACE_S) -> int:
+        """Ask the server to exit (close its stdin), then terminate, then kill. Returns the
+        exit code (0: it exited cleanly, and its log is removed). Safe to call twice."""
+        process = self.process
+        if process.returncode is None:
+            if process.stdin is not None and not process.stdin.is_closing():
+                process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), grace_s)
+            except TimeoutError:
+                process.terminate()
+                try:
+                    await asyncio.wait_for(process.wait(), grace_s)
+                except TimeoutError:
+                    process.kill()
+                    await process.wait()
+        code = process.returncode if process.returncode is not None else -1
+        if code == 0:  # a clean exit leaves nothing worth reading
+            self.log_path.unlink(missing_ok=True)
+        return code
+
+    async def __aenter__(self) -> EmbeddedEngine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+async def start_engine(config: EngineConfig) -> EmbeddedEngine:
+    """Start the server for `config` and return once it answers `/health` as ready.
+
+    Raises EmbeddedEngineError when the model file is not a GGUF file, xllamacpp is missing
+    (naming the install command), the server exits while starting (quoting its log), or it is
+    not ready within `config.startup_timeout_s` (then it is stopped)."""
+    check_model_file(config.model_path)  # the file the user just picked is checked first
+    if not engine_available():
+        raise EmbeddedEngineError(
+            f"the embedded engine needs the xllamacpp package; install it with {INSTALL_HINT}"
+        )
+    if config.chat_template is not None and not config.chat_template.is_file():
+        raise EmbeddedEngineError(f"no chat template file at {config.chat_template}")
+    log_fd, log_name = tempfile.mkstemp(prefix="vak-engine-", suffix=".log")
+    log_path = Path(log_name)
+    arguments = json.dumps(asdict(config), default=str)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "vak_desktop.runtime.providers.embedded",
+            arguments,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log_fd,
+        )
+    finally:
+        os.close(log_fd)
+    engine = EmbeddedEngine(process, "", config, log_path)
+    deadline = time.monotonic() + config.startup_timeout_s
+    try:
+        engine.base_url = await _announced_address(engine, deadline)
+        await _until_healthy(engine, deadline)
+    except BaseException:
+        await engine.stop(grace_s=2.0)
+        raise
+    return engine
+
+
+async def _announced_address(engine: EmbeddedEngine, deadline: float) -> str:
+    """The address the child announces: its first stdout line that is our JSON message."""
+    assert engine.process.stdout is not None
+    timeout = engine.config.startup_timeout_s
+    while True:
+        try:
+            line = await asyncio.wait_for(
+                engine.process.stdout.readline(), max(0.0, deadline - time.monotonic())
+            )
+        except TimeoutError:
+            raise EmbeddedEngineError(
+                f"the embedded engine did not start within {timeout:.0f} s "
+                f"(loading {engine.config.model_path.name}); its log is {engine.log_path}"
+            ) from None
+        if not line:  # stdout closed: the child has exited
+            await engine.process.wait()
+            raise EmbeddedEngineError(
+                f"the embedded engine exited while starting (code "
+                f"{engine.process.returncode}): {_log_tail(engine.log_path)}"
+            )
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue  # native code printing to stdout; not our message
+        if isinstance(message, dict) and isinstance(message.get("listening"), str):
+            return str(message["listening"])
+        if isinstance(message, dict) and "error" in message:
+            await engine.process.wait()
+            raise EmbeddedEngineError(
+                f"the embedded engine could not start: {message['error']} "
+                f"(log: {_log_tail(engine.log_path, 3)})"
+            )
+
+
+async def _until_healthy(engine: EmbeddedEngine, deadline: float) -> None:
+    """Poll `/health` until the server says it is ready (llama.cpp answers 503 while loading)."""
+    async with httpx.AsyncClient() as client:
+        while True:
+            if not engine.running:
+                raise EmbeddedEngineError(
+                    f"the embedded engine exited while loading: {_log_tail(engine.log_path)}"
+                )
+            with contextlib.suppress(httpx.TransportError):
+                response = await client.get(engine.base_url + "/health", timeout=2.0)
+                if response.status_code == 200:
+                    return
+            if time.monotonic() >= deadline:
+                raise EmbeddedEngineError(
+                    f"the embedded engine at {engine.base_url} was not ready within "
+                    f"{engine.config.startup_timeout_s:.0f} s; its log is {engine.log_path}"
+                )
+            await asyncio.sleep(0.25)
+
+
+def _log_tail(path: Path, lines: int = 8) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    tail = [line for line in text.splitlines() if line.strip()][-lines:]
+    return " | ".join(tail) or "(the log is empty)"
+
+
+# -- the child process ------------------------------------------------------------------------
+
+
+def _serve(config: dict[str, Any]) -> int:
+    """Run the server until stdin closes. Prints {"listening": url} or {"error": why}."""
+    try:
+        import xllamacpp  # optional: the `embedded` extra
+    except ImportError:
+        print(json.dumps({"error": f"xllamacpp is not installed; {INSTALL_HINT}"}), flush=True)
+        return 2
+    params = xllamacpp.CommonParams()
+    params.model.path = str(config["model_path"])
+    params.n_ctx = int(config["n_ctx"])
+    params.n_parallel = 1  # one conversation at a time keeps the whole window and one cache
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0  # llama.cpp binds a free port; we read it back
+    params.cache_prompt = True
+    if config.get("threads"):
+        params.cpuparams.n_threads = int(config["threads"])
+        params.cpuparams_batch.n_threads = int(config["threads"])
+    if config.get("max_output_tokens"):
+        params.n_predict = int(config["max_output_tokens"])
+    if config.get("temperature") is not None:
+        params.sampling.temp = float(config["temperature"])
+    if config.get("seed") is not None:
+        params.sampling.seed = int(config["seed"])
+    if config.get("chat_template"):
+        params.use_jinja = True
+        params.chat_template = Path(config["chat_template"]).read_text(encoding="utf-8")
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as exc:  # the native side reports a bad model or no memory this way
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}), flush=True)
+        return 1
+    print(json.dumps({"listening": server.listening_address}), flush=True)
+    sys.stdin.read()  # returns when the parent closes our stdin or dies
+    del server
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Serve a GGUF model with llama.cpp (internal).")
+    parser.add_argument("config", help="the EngineConfig as JSON")
+    args = parser.parse_args(argv)
+    return _serve(json.loads(args.config))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

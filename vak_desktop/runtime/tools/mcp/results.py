@@ -1,0 +1,75 @@
+"""An MCP tool result as the text a model reads.
+
+Text blocks are joined as they came. Anything else is described in one bracketed line (what
+it is, its type and size) rather than pasted: a model cannot read base64 and it would only
+crowd the window. A result with no blocks but structured content gives that content as JSON.
+The whole text is stored as evidence; a long one reaches the model through the usual window.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+
+from vak_desktop.runtime.tools.mcp.connection import RemoteTool
+
+
+def result_text(result: CallToolResult) -> str:
+    parts = [_block(block) for block in result.content]
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=1))
+    return "\n".join(parts) if parts else "(the tool returned no content)"
+
+
+def _block(block: Any) -> str:
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, ImageContent | AudioContent):
+        kind = "image" if isinstance(block, ImageContent) else "audio"
+        return f"[{kind} {block.mime_type}, {_decoded_size(block.data):,} bytes, not shown]"
+    if isinstance(block, ResourceLink):
+        about = f" — {block.description}" if block.description else ""
+        return f"[resource link {block.uri} ({block.name}){about}]"
+    if isinstance(block, EmbeddedResource):
+        resource = block.resource
+        if isinstance(resource, TextResourceContents):
+            return f"[resource {resource.uri}]\n{resource.text}"
+        if isinstance(resource, BlobResourceContents):
+            mime = resource.mime_type or "binary"
+            size = _decoded_size(resource.blob)
+            return f"[resource {resource.uri}: {mime}, {size:,} bytes, not shown]"
+    return f"[{getattr(block, 'type', type(block).__name__)} content, not shown]"
+
+
+def _decoded_size(data: str) -> int:
+    """Bytes a base64 string decodes to, without decoding it."""
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
+def tool_listing(server: str, tools: tuple[RemoteTool, ...]) -> str:
+    """A server's tools with their descriptions and parameter schemas, for `{"server": S}`."""
+    if not tools:
+        return f"MCP server {server!r} offers no tools."
+    lines = [
+        f"MCP server {server!r} offers {len(tools)} tools. Call one with "
+        f'{{"server": "{server}", "tool": NAME, "arguments": {{...}}}}.'
+    ]
+    for tool in tools:
+        lines.append("")
+        lines.append(f"## {tool.name}")
+        if tool.description:
+            lines.append(tool.description.strip())
+        schema = json.dumps(tool.input_schema, ensure_ascii=False, sort_keys=True)
+        lines.append(f"arguments schema: {schema}")
+    return "\n".join(lines)

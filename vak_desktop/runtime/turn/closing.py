@@ -1,0 +1,55 @@
+"""How a turn ends in the ledger: its TurnCard (deterministic, no model call), then its mark.
+
+A turn closes with a `turn_closed` Activity carrying its outcome and the tokens it cost. A turn
+a killed process left open is closed by the next turn of its session: its card, then a
+`turn_interrupted` mark.
+"""
+
+from __future__ import annotations
+
+from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
+from vak_desktop.context.payloads import Activity, Usage
+from vak_desktop.context.planning.turn_cards import build_turn_card
+from vak_desktop.context.planning.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
+from vak_desktop.ledger import Ledger
+
+
+def close_turn(
+    ledger: Ledger, session: str, outcome: str, usage: Usage, error: str, ratio: float
+) -> None:
+    """Write the session's last turn's TurnCard, then the closing mark."""
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    ledger.append(session, build_turn_card(turn, outcome, ratio))
+    ledger.append(session, closed(outcome, usage, error))
+
+
+def close_interrupted(ledger: Ledger, session: str) -> str | None:
+    """Close the session's last turn as interrupted if it never closed (the process died
+    mid-turn): its TurnCard, then the mark. Returns the turn's id if it did."""
+    turns = split_turns(ledger.chain_to_root(session))
+    if not turns or turns[-1].closed:
+        return None
+    last = turns[-1]
+    ledger.append(session, build_turn_card(last, "interrupted", FALLBACK_TOKENS_PER_CHAR))
+    ledger.append(
+        session,
+        Activity(
+            type=TURN_INTERRUPTED,
+            message="the turn ended without closing: the app stopped while it ran",
+            detail={"turn": last.turn_id},
+        ),
+    )
+    return last.turn_id
+
+
+def closed(outcome: str, usage: Usage, error: str) -> Activity:
+    """The activity that closes a turn, with its outcome and the tokens it cost."""
+    return Activity(
+        type=TURN_CLOSED,
+        message=error,
+        detail={
+            "outcome": outcome,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+        },
+    )

@@ -1,0 +1,83 @@
+"""Incremental compaction: the packet is written ahead, after a turn closes, never at overflow.
+
+When a turn closes, the next turn is planned as if its directive had just arrived; if that plan
+wants a packet no stored one covers exactly (turns left the working set, in batches of 8), the
+summariser side call writes it now, in the background, so the turn's close never waits on a
+model call and the next turn usually finds its packet already stored. The summariser request is
+purpose-built (the previous packet as a seed plus the newly covered turns' records), never the
+turn's own history. `/compact` and the window's "Compact now" run the same planner and write
+the same range-keyed packet in the foreground.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vak_desktop.context.payloads import Compaction, Directive
+from vak_desktop.context.planning.turn_cards import turn_numbers
+from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
+from vak_desktop.context.request import ToolSpec
+from vak_desktop.ledger import Ledger
+from vak_desktop.ledger.canonical import utc_now
+from vak_desktop.providers.base import ChatProvider
+from vak_desktop.providers.errors import ProviderError
+from vak_desktop.runtime.capacity.binding import ModelBinding
+from vak_desktop.runtime.capacity.service import CapacityService
+from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
+from vak_desktop.runtime.turn.summariser import write_packet
+
+NEXT_TURN = "next"  # the id of the turn a look-ahead plans for; it is never written
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What a compaction did: the packet it wrote (None if none was needed) and why."""
+
+    packet: Compaction | None
+    message: str
+
+
+async def compact_session(
+    ledger: Ledger,
+    session: str,
+    provider: ChatProvider,
+    binding: ModelBinding,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    keep_alive: str | int | None,
+    capacity: CapacityService,
+) -> CompactionResult:
+    """Plan the session's next turn and write the packet that plan wants, unless one is stored.
+
+    The summariser is the bound model: it is the one loaded (a local runner pays no load for it)
+    and the one whose horizon the packet was sized for. A failed side call is recorded and
+    leaves the session as it was; the next turn then asks again."""
+    chain = ledger.chain_to_root(session)
+    index = build_turn_index(chain)
+    if not index.turns:
+        return CompactionResult(None, "nothing to compact: the session has no turns")
+    profile = capacity.profile_for(binding, chain, utc_now())
+    binding.adopt(profile)
+    upcoming = Turn(NEXT_TURN, len(index.turns), Directive(text=""), ())
+    ahead = TurnIndex((*index.turns, upcoming), index.packets, index.reset)
+    projection = plan_turn(
+        ahead, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
+    )
+    plan = projection.plan
+    if plan.packet_range is None:
+        return CompactionResult(
+            None, "nothing to compact: every turn fits the working set at Full or as a card"
+        )
+    first, last = (index.by_id(i) for i in plan.packet_range)
+    assert first is not None and last is not None
+    span = turn_numbers(index.turns[first.index : last.index + 1])
+    if plan.packet is not None:
+        return CompactionResult(None, f"turns {span} are already in a stored packet")
+    written = await write_packet(
+        ledger, session, provider, binding, index, plan, profile, keep_alive=keep_alive
+    )
+    if isinstance(written, ProviderError):
+        return CompactionResult(None, f"the summariser failed: {written}")
+    return CompactionResult(written, f"turns {span} summarised into the context packet")

@@ -1,0 +1,71 @@
+"""Packets written ahead: one background compaction task per session, at most.
+
+After a turn closes, a runner with `compact_ahead` starts writing the packet the session's next
+turn will want; the next turn waits for that task to land (`settle`) before it plans. A
+look-ahead is an optimisation: when it fails the turn plans without it, and its failure is
+logged, never raised into the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from vak_desktop.runtime.turn.compaction import CompactionResult
+
+log = logging.getLogger(__name__)
+
+
+class Lookahead:
+    """The running look-ahead compactions, keyed by session."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, asyncio.Task[CompactionResult]] = {}
+
+    def running(self, session: str) -> asyncio.Task[CompactionResult] | None:
+        """The session's look-ahead task, if one was started and not yet settled."""
+        return self._tasks.get(session)
+
+    def start(
+        self, session: str, compact: Callable[[], Awaitable[CompactionResult]]
+    ) -> asyncio.Task[CompactionResult]:
+        """Start `compact()` for `session` unless one already runs (then return that one)."""
+        running = self._tasks.get(session)
+        if running is not None and not running.done():
+            return running
+
+        async def run() -> CompactionResult:
+            return await compact()
+
+        task = asyncio.create_task(run())
+        self._tasks[session] = task
+        return task
+
+    async def settle(self, session: str | None = None) -> None:
+        """Wait for the look-ahead of `session` (default: every session) to end."""
+        names = [session] if session is not None else list(self._tasks)
+        for name in names:
+            task = self._tasks.pop(name, None)
+            if task is None:
+                continue
+            try:
+                await task
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise
+            except Exception:  # the turn plans without it
+                log.exception("the look-ahead compaction of session %s failed", name)
+
+    async def abandon(self, session: str) -> None:
+        """Cancel the look-ahead of `session`, if one runs, and wait for it to end."""
+        task = self._tasks.get(session)
+        if task is not None:
+            task.cancel()
+            await self.settle(session)
+
+    async def aclose(self) -> None:
+        """Cancel every look-ahead and wait for them to end."""
+        for task in self._tasks.values():
+            task.cancel()
+        await self.settle()

@@ -1,0 +1,147 @@
+"""Projecting the ledger onto one request: the plan for the turn, then each step's request.
+
+A turn is planned once, at its first step, against the bound model's profile: which earlier
+turns go whole, as cards or into the packet, and the tail block. If the plan wants a packet no
+stored one covers exactly, the summariser writes it first (a Compaction entry keyed by the
+range). Every later step of the turn reuses that plan and tail, so request k+1 is request k plus
+the new steps: the prefix cache hits and nothing already sent changes shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from vak_desktop.context.capacity.profile import tokens_per_char
+from vak_desktop.context.payloads import CapacityProfile
+from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
+from vak_desktop.context.planning.planner import Plan
+from vak_desktop.context.planning.turn_cards import turn_numbers
+from vak_desktop.context.planning.turns import TurnIndex, build_turn_index
+from vak_desktop.context.request import ChatRequest, ToolSpec
+from vak_desktop.ledger import Ledger
+from vak_desktop.ledger.canonical import utc_now
+from vak_desktop.providers.base import ChatProvider
+from vak_desktop.providers.errors import ProviderError
+from vak_desktop.runtime.capacity.binding import ModelBinding
+from vak_desktop.runtime.capacity.service import CapacityService
+from vak_desktop.runtime.events import Notice, TurnEvent
+from vak_desktop.runtime.turn.summariser import write_packet
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What a turn is planned with: the profile, the plan and the tail, fixed for the turn."""
+
+    profile: CapacityProfile
+    plan: Plan
+    tail: str
+
+    @property
+    def ratio(self) -> float:
+        return tokens_per_char(self.profile)
+
+
+def tail_context_now() -> TailContext:
+    """The tail's time facts, read from the clock here so that the engine never reads it."""
+    utc = datetime.now(UTC)
+    local = utc.astimezone()
+    offset = local.strftime("%z")
+    return TailContext(
+        utc=utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        local=local.strftime("%Y-%m-%d %H:%M (%A)"),
+        timezone=f"{local.tzname()} (UTC{offset[:3]}:{offset[3:]})",
+    )
+
+
+def plan_turn(
+    index: TurnIndex,
+    profile: CapacityProfile,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    tail_context: TailContext,
+    pending: bool,
+) -> Projection:
+    """Plan the next request of a session; `pending` when its last turn is the one running."""
+    current = index.turns[-1] if pending and index.turns else None
+    plan, tail = plan_request(
+        index, profile, current, system=system, tools=tools, tail_context=tail_context
+    )
+    return Projection(profile, plan, tail)
+
+
+async def project_turn(
+    ledger: Ledger,
+    session: str,
+    provider: ChatProvider,
+    binding: ModelBinding,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    keep_alive: str | int | None,
+    capacity: CapacityService,
+    out: list[Projection],
+) -> AsyncIterator[TurnEvent]:
+    """Plan the running turn (writing a packet first if the plan needs a new one) and append the
+    projection to `out`; yields a notice while the summariser works. The profile is read from
+    the ledger as it stands, so a re-plan after feedback (an over-length refusal) sees it."""
+    tail_context = tail_context_now()
+    for attempt in range(2):
+        chain = ledger.chain_to_root(session)
+        index = build_turn_index(chain)
+        profile = capacity.profile_for(binding, chain, utc_now())
+        binding.adopt(profile)
+        projection = plan_turn(
+            index, profile, system=system, tools=tools, tail_context=tail_context, pending=True
+        )
+        plan = projection.plan
+        if plan.packet_range is None or plan.packet is not None or attempt == 1:
+            break
+        first, last = (index.by_id(i) for i in plan.packet_range)
+        assert first is not None and last is not None
+        span = turn_numbers(index.turns[first.index : last.index + 1])
+        yield Notice(f"summarising turns {span} into the context packet")
+        written = await write_packet(
+            ledger, session, provider, binding, index, plan, profile, keep_alive=keep_alive
+        )
+        if isinstance(written, ProviderError):
+            break  # the plan's packet still names every covered turn and how to recall it
+    out.append(projection)
+
+
+def step_request(
+    ledger: Ledger,
+    session: str,
+    binding: ModelBinding,
+    projection: Projection,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    keep_alive: str | int | None,
+    think: bool | None,
+) -> ChatRequest:
+    """The request for the running turn's next step, under the turn's fixed plan and tail."""
+    index = build_turn_index(ledger.chain_to_root(session))
+    assembled = assemble(
+        index,
+        projection.plan,
+        index.turns[-1],
+        system=system,
+        tools=tools,
+        tail=projection.tail,
+        ratio=projection.ratio,
+    )
+    request = ChatRequest(
+        model=binding.model,
+        messages=assembled.messages,
+        tools=assembled.tools,
+        keep_alive=keep_alive,
+        think=think,
+        session_key=session,
+        cache_breakpoints=assembled.cache_breakpoints,
+    )
+    num_ctx = binding.num_ctx_for(request.chars(), projection.ratio)
+    return dataclasses.replace(request, num_ctx=num_ctx)

@@ -1,0 +1,240 @@
+"""The rules that keep a small model honest inside a turn (spec §6, §7), kept out of the loop.
+
+`turn.py` runs steps; after each step it asks `TurnRules` what happens next:
+
+- fences in the step's text converge on Presentation entries (the fallback for models without
+  tool calling), through the same gate a card call passes;
+- after tool calls: three consecutive batches of nothing but repeated cards close the turn on
+  that card; a second `[freshness-check]` or `[topic-mismatch]` strike fails closed;
+- after a step with no tool call: an empty step gets one `[empty-step]` redo unless a card was
+  already written (a card-only turn is a complete answer); a live-data answer with nothing
+  observed gets one `[freshness-check]` redo; a verbatim repeat of an earlier answer gets a
+  `[steering-drift]` nudge, and the third in a row ends the turn degraded.
+
+A strike is counted from the ledger (interception results and nudges of the turn), so what
+decided a turn's ending can be read back from its entries. A turn that fails closed ends with a
+system-authored step (model "vak") that says so instead of a wrong card or nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
+from vak_desktop.context.evidence.windows import carry
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    EvidenceBody,
+    Nudge,
+    Presentation,
+    ToolCall,
+    ToolResult,
+)
+from vak_desktop.context.planning.drift import (
+    EMPTY_STEP,
+    FRESHNESS_CHECK,
+    STEERING_DRIFT,
+    TOPIC_MISMATCH,
+    admits_no_live_value,
+    empty_step_nudge,
+    freshness_nudge,
+    freshness_statement,
+    mismatch_statement,
+    repeated_narration,
+    seeks_live_data,
+    steering_nudge,
+)
+from vak_desktop.context.planning.turn_cards import card_of, is_card_tool
+from vak_desktop.context.planning.turns import Turn, split_turns
+from vak_desktop.context.presentations.library import CardLibrary
+from vak_desktop.ledger import Entry, Ledger
+from vak_desktop.runtime.presentations import (
+    FenceOutcome,
+    Observes,
+    converge_fences,
+    last_figure,
+    observed,
+    parse_ack,
+)
+
+SYSTEM_AUTHOR = "vak"  # the `model` of a step the runtime wrote itself
+REPEAT_BATCHES = 3  # consecutive all-repeat card batches that close the turn on that card
+DRIFT_EVENTS = 3  # consecutive verbatim repeats of an earlier answer that end the turn
+REPEATED_CARDS = "repeated_cards"  # Activity types this module writes
+FAILED_CLOSED = "failed_closed"
+MODEL_DRIFT = "model_drift"
+
+
+@dataclass(frozen=True)
+class Next:
+    """What the turn does after a step: go on (maybe after a nudge), or close."""
+
+    close: bool = False
+    outcome: str = "completed"
+    error: str = ""
+    statement: str = ""  # a system-authored step written before closing
+    nudge: Nudge | None = None
+    drift: bool = False  # a model-drift event (the instruction-failure hook is told)
+
+
+CONTINUE = Next()
+
+
+def strikes(turn: Turn, tag: str) -> int:
+    """How many times the turn was already intercepted by the check tagged `tag`."""
+    marker = f"[{tag}]"
+    count = 0
+    for entry in turn.entries:
+        payload = entry.payload
+        if (isinstance(payload, ToolResult) and payload.is_error and marker in payload.content) or (
+            isinstance(payload, Nudge) and payload.tag == tag
+        ):
+            count += 1
+    return count
+
+
+class TurnRules:
+    """One turn's bookkeeping of the §6/§7 rules (a new one per turn)."""
+
+    def __init__(self, ledger: Ledger, session: str, library: CardLibrary, observes: Observes):
+        self.ledger = ledger
+        self.session = session
+        self.library = library
+        self.observes = observes
+        self.repeat_batches = 0
+        self.empty_redone = False
+        self.drift_events = 0
+
+    def _turn(self) -> tuple[list[Entry], Turn]:
+        chain = self.ledger.chain_to_root(self.session)
+        return chain, split_turns(chain)[-1]
+
+    def fences(self, step: Entry) -> FenceOutcome:
+        """Write the cards the step's text carries as ```vak fences."""
+        return converge_fences(self.ledger, self.session, step, self.library, self.observes)
+
+    def after_calls(self, calls: Sequence[ToolCall], fences: FenceOutcome) -> Next:
+        """After a step's tool calls ran and were recorded (its fences converged before)."""
+        chain, turn = self._turn()
+        closed = self._fail_closed(chain, turn)
+        if closed is not None:
+            return closed
+        if fences.intercepted:
+            return self._strike(chain, turn, _tag_of(fences.intercepted), fences.intercepted)
+        results = {
+            e.payload.tool_call_id: e.payload
+            for e in turn.entries
+            if isinstance(e.payload, ToolResult)
+        }
+        repeats = [
+            is_card_tool(c.name)
+            and c.id in results
+            and (parse_ack(results[c.id].content) or {}).get("repeat") is True
+            for c in calls
+        ]
+        self.repeat_batches = self.repeat_batches + 1 if calls and all(repeats) else 0
+        if self.repeat_batches < REPEAT_BATCHES:
+            return CONTINUE
+        self.ledger.append(
+            self.session,
+            Activity(
+                type=REPEATED_CARDS,
+                message=f"{REPEAT_BATCHES} batches in a row repeated a card already shown: "
+                "the turn closes on that card",
+                detail={"turn": turn.turn_id},
+            ),
+        )
+        return Next(close=True)
+
+    def after_answer(self, text: str, fences: FenceOutcome) -> Next:
+        """After a step with no tool call (its fences already converged)."""
+        chain, turn = self._turn()
+        if fences.intercepted:
+            return self._strike(chain, turn, _tag_of(fences.intercepted), fences.intercepted)
+        carded = any(isinstance(e.payload, Presentation) for e in turn.entries)
+        if not text.strip():
+            if carded:
+                return CONTINUE  # the card is the answer
+            if not self.empty_redone:
+                self.empty_redone = True
+                return Next(nudge=Nudge(EMPTY_STEP, empty_step_nudge()))
+            return Next(close=True, outcome="degraded", error="the model returned no answer")
+        directive = turn.directive.text
+        if (
+            not carded
+            and seeks_live_data(directive)
+            and not observed(turn, self.observes)
+            and not admits_no_live_value(text)
+        ):
+            return self._strike(chain, turn, FRESHNESS_CHECK, freshness_nudge(directive))
+        earlier = split_turns(chain)[:-1]
+        repeated = repeated_narration(text, [card_of(t, FALLBACK_TOKENS_PER_CHAR) for t in earlier])
+        if repeated is None:
+            self.drift_events = 0
+            return CONTINUE
+        self.drift_events += 1
+        self.ledger.append(
+            self.session,
+            Activity(
+                type=MODEL_DRIFT,
+                message="the answer repeats an earlier turn's answer word for word",
+                detail={"repeats": repeated.turn_id, "event": self.drift_events},
+            ),
+        )
+        if self.drift_events < DRIFT_EVENTS:
+            return Next(nudge=Nudge(STEERING_DRIFT, steering_nudge(directive)), drift=True)
+        return Next(
+            close=True,
+            outcome="degraded",
+            error=f"the model repeated an earlier answer {DRIFT_EVENTS} times in a row",
+            statement=(
+                "The model kept repeating an earlier answer instead of answering this request, "
+                "so the turn was stopped. Ask again, or try another model."
+            ),
+            drift=True,
+        )
+
+    def _strike(self, chain: list[Entry], turn: Turn, tag: str, text: str) -> Next:
+        """One repair per check: the first strike is a nudge, the second fails closed."""
+        if strikes(turn, tag) == 0:
+            return Next(nudge=Nudge(tag, text))
+        return self._closing(chain, turn, tag)
+
+    def _fail_closed(self, chain: list[Entry], turn: Turn) -> Next | None:
+        for tag in (FRESHNESS_CHECK, TOPIC_MISMATCH):
+            if strikes(turn, tag) >= 2:
+                return self._closing(chain, turn, tag)
+        return None
+
+    def _closing(self, chain: list[Entry], turn: Turn, tag: str) -> Next:
+        if tag == FRESHNESS_CHECK:
+            statement = freshness_statement(last_figure(chain, turn))
+            error = "no current value was retrieved after one repair"
+        else:
+            quotes = [
+                carry(e.payload.content, e.id).text
+                for e in turn.entries
+                if isinstance(e.payload, EvidenceBody)
+                and not e.payload.is_error
+                and self.observes(e.payload.tool_name)
+            ]
+            statement = mismatch_statement(quotes)
+            error = "the cards did not match the retrieved evidence after one repair"
+        self.ledger.append(
+            self.session,
+            Activity(
+                type=FAILED_CLOSED, message=error, detail={"check": tag, "turn": turn.turn_id}
+            ),
+        )
+        return Next(close=True, outcome="degraded", error=error, statement=statement)
+
+
+def system_step(text: str) -> AssistantStep:
+    """A step the runtime authors itself (a fail-closed statement), marked as such."""
+    return AssistantStep(text=text, model=SYSTEM_AUTHOR, done_reason="fail_closed")
+
+
+def _tag_of(nudge: str) -> str:
+    return FRESHNESS_CHECK if nudge.startswith(f"[{FRESHNESS_CHECK}]") else TOPIC_MISMATCH

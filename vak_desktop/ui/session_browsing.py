@@ -1,0 +1,170 @@
+"""The read side of the chat service: sessions, the branch shown of each, and card clicks.
+
+`SessionBrowsing` is a base of `ChatService`. It reads the ledger for what the chat view draws
+(the shown branch's turns, every clicked card's state, each directive's versions), switches
+between the alternatives an edit or a regeneration made (nothing is written), starts a new
+alternative through the service's `_start`, and writes card clicks as ledger facts. The
+signals it emits (`branchChanged`, `presentationsChanged`) are declared on `ChatService`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vak_desktop.context.payloads import Directive
+from vak_desktop.context.planning.turns import Turn, split_turns
+from vak_desktop.ledger import Ledger
+from vak_desktop.runtime import SessionSummary, session_summaries, session_turns
+from vak_desktop.runtime.presentations import (
+    CardState,
+    presentation_states,
+    record_feedback,
+    set_selection,
+)
+from vak_desktop.runtime.sessions.branches import (
+    alternatives,
+    branch_parent,
+    chain_from,
+    newest_leaf,
+    version_positions,
+)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What the chat view draws for a session, from one read of its entries: the shown
+    branch's turns, every clicked card's state, each directive's (position, count) among its
+    versions."""
+
+    turns: list[Turn]
+    cards: dict[str, CardState]
+    versions: dict[str, tuple[int, int]]
+
+
+class SessionBrowsing:
+    """Sessions, branches and cards over the service's ledger (a mixin of `ChatService`)."""
+
+    _ledger: Ledger
+    _session: str | None
+    _shown: dict[str, str]  # session -> the leaf of the branch shown, if not head
+    branchChanged: Any  # Signal(str), declared on ChatService
+    presentationsChanged: Any  # Signal(str), declared on ChatService
+
+    @property
+    def busy(self) -> bool:
+        raise NotImplementedError
+
+    def _start(self, text: str, images: tuple[str, ...], parent: str | None) -> bool:
+        raise NotImplementedError
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def sessions(self) -> list[SessionSummary]:
+        """Every session, the most recently active first."""
+        return session_summaries(self._ledger)
+
+    def turns(self, session: str) -> list[Turn]:
+        """The turns of the branch of `session` that is shown (the newest one by default)."""
+        head = self._shown.get(session)
+        if head is None:
+            return session_turns(self._ledger, session)
+        return split_turns(self._ledger.chain_to_root(session, head))
+
+    def directive(self, turn_id: str) -> Directive:
+        """The directive entry `turn_id` (what the user asked, with its images)."""
+        payload = self._ledger.entry(turn_id).payload
+        if not isinstance(payload, Directive):
+            raise ValueError(f"{turn_id} is not a directive")
+        return payload
+
+    def transcript(self, session: str) -> Transcript:
+        """The shown branch of `session` with its card states and versions (one ledger read)."""
+        entries = list(self._ledger.entries(session))
+        chain = chain_from(entries, self._shown.get(session))
+        return Transcript(
+            split_turns(chain), presentation_states(entries), version_positions(entries)
+        )
+
+    # -- branches ---------------------------------------------------------------------------
+
+    def alternatives(self, turn_id: str) -> tuple[int, int]:
+        """(position, count) of a turn among its alternatives (edits and regenerations), 1-based."""
+        if self._session is None:
+            return (1, 1)
+        siblings = alternatives(list(self._ledger.entries(self._session)), turn_id)
+        return (siblings.index(turn_id) + 1, len(siblings))
+
+    def show_alternative(self, turn_id: str, step: int) -> bool:
+        """Show the alternative `step` places after (or before) `turn_id`, with the newest
+        conversation that followed it. Nothing is written. Refused while a turn runs."""
+        session = self._session
+        if session is None or self.busy:
+            return False
+        entries = list(self._ledger.entries(session))
+        siblings = alternatives(entries, turn_id)
+        target = siblings.index(turn_id) + step
+        if not 0 <= target < len(siblings):
+            return False
+        leaf = newest_leaf(entries, siblings[target])
+        head = self._ledger.head(session)
+        if head is not None and head.id == leaf:
+            self._shown.pop(session, None)
+        else:
+            self._shown[session] = leaf
+        self.branchChanged.emit(session)
+        return True
+
+    def edit(self, turn_id: str, text: str, images: tuple[str, ...] = ()) -> bool:
+        """Send `text` as a new alternative of turn `turn_id`; the old turn and all that
+        followed it stay in the ledger, on their own branch."""
+        return self._branch(turn_id, text.strip(), images)
+
+    def regenerate(self, turn_id: str) -> bool:
+        """Ask again: the same directive as a new alternative of `turn_id`, answered anew by
+        the selected model."""
+        session = self._session
+        if session is None:
+            return False
+        directive = self._ledger.entry(turn_id).payload
+        if not isinstance(directive, Directive):
+            return False
+        return self._branch(turn_id, directive.text, directive.images)
+
+    def _branch(self, turn_id: str, text: str, images: tuple[str, ...]) -> bool:
+        session = self._session
+        if session is None or not text or self.busy:
+            return False
+        head = self._shown.get(session)
+        parent = branch_parent(self._ledger.chain_to_root(session, head), turn_id)
+        return self._start(text, images, parent)
+
+    # -- cards ------------------------------------------------------------------------------
+
+    def presentation_states(self, session: str | None = None) -> dict[str, CardState]:
+        """Every clicked card of `session` (default: the shown one) and what the clicks say."""
+        session = session or self._session
+        if session is None:
+            return {}
+        return presentation_states(self._ledger.entries(session))
+
+    def rate_presentation(self, presentation_id: str, verdict: str) -> None:
+        """Record 👍 ("up"), 👎 ("down") or taking it back ("clear") as a ledger fact."""
+        self._card_fact(
+            lambda session: record_feedback(self._ledger, session, presentation_id, verdict),
+            presentation_id,
+        )
+
+    def select_presentation(self, presentation_id: str, action: str) -> None:
+        """Record that a card was dismissed or restored."""
+        self._card_fact(
+            lambda session: set_selection(self._ledger, session, presentation_id, action),
+            presentation_id,
+        )
+
+    def _card_fact(self, write: Callable[[str], object], presentation_id: str) -> None:
+        """Write a click on a card (as a ledger fact in the card's own session)."""
+        session = self._ledger.entry(presentation_id).session  # UnknownEntry: no such card
+        write(session)  # ValueError: not a card, or not a verdict/action
+        self.presentationsChanged.emit(session)
