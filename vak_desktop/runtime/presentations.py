@@ -19,7 +19,6 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from vak_desktop.context.payloads import (
@@ -44,6 +43,7 @@ from vak_desktop.context.presentations.digest import canonical_payload, payload_
 from vak_desktop.context.presentations.library import CardDefinition, CardLibrary, find_fences
 from vak_desktop.ledger import Entry, Ledger, UnknownEntry
 from vak_desktop.runtime.events import CardShown
+from vak_desktop.shipped import shipped
 
 VERDICTS = ("up", "down", "clear")
 ACTIONS = ("dismiss", "restore", "select")
@@ -54,7 +54,7 @@ Observes = Callable[[str], bool]  # does the tool of this name read the world as
 @functools.cache
 def card_library() -> CardLibrary:
     """The card definitions shipped in `resources/presentations.json`."""
-    text = resources.files("vak_desktop").joinpath("resources/presentations.json").read_text()
+    text = shipped("presentations.json").read_text()
     return CardLibrary.from_json(json.loads(text))
 
 

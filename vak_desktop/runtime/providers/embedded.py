@@ -30,13 +30,13 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
+from vak_desktop.shipped import shipped
 
 INSTALL_HINT = "pip install 'vak-desktop[embedded]'"
 DEFAULT_STARTUP_TIMEOUT_S = 180.0  # loading a few GB from a slow disk takes a while
@@ -50,7 +50,7 @@ class EmbeddedEngineError(RuntimeError):
 
 def chat_template(name: str) -> Path:
     """A chat template shipped in `resources/chat_templates/` (e.g. "qwen2.5-tools")."""
-    ref = resources.files("vak_desktop") / "resources" / "chat_templates" / f"{name}.jinja"
+    ref = shipped(f"chat_templates/{name}.jinja")
     path = Path(str(ref))
     if not path.is_file():
         raise EmbeddedEngineError(f"no chat template named {name!r} ({path})")

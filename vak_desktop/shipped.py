@@ -1,0 +1,20 @@
+"""What the app ships beside its code (the card library, chat templates, lexicons, icons), found
+the same way from a source checkout, an installed wheel and a frozen bundle.
+
+Every read of a shipped file goes through `shipped(path)`; nothing opens a path relative to the
+source tree. Any layer may import this module: it reads files that are part of the program, not
+the user's data.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+
+def shipped(path: str) -> Traversable:
+    """The shipped file or folder at `path` (slash-separated, e.g. "chat_templates/x.jinja")."""
+    node = resources.files("vak_desktop") / "resources"
+    for part in path.split("/"):
+        node = node / part
+    return node
