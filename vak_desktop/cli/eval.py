@@ -1,4 +1,4 @@
-"""`vak eval`: the spec's verification suite over the user's ledger (runtime/evaluation.py).
+"""`vak eval`: the spec's verification suite over the user's ledger (runtime/evaluation/checks.py).
 
 The checks that need no model always run; with `--model MODEL` (and the usual provider options)
 the model's checks run too, otherwise they are listed as skipped (`ok` true, `skipped` true).

@@ -222,7 +222,7 @@ class TurnCard:
     chars_full: int = 0
     chars_card: int = 0
     # Its index terms, tokenised when the card is written (BM25 at write time, §10): distinct
-    # terms in first-appearance order and how often each occurs (context/relevance.py).
+    # terms in first-appearance order and how often each occurs (context/planning/relevance.py).
     terms: tuple[str, ...] = ()
     term_counts: tuple[int, ...] = ()
 
@@ -281,7 +281,7 @@ class CapacityProfile:
     model_digest: str = ""
     provenance: JsonObject = field(default_factory=dict)
     # the stable prefix (system + tools) as the provider counted it, for the prefix with this
-    # digest and this many chars (spec §6; `context/prefix.py`); 0 samples: not measured yet
+    # digest and this many chars (spec §6; `context/capacity/prefix.py`); 0 samples: not measured yet
     prefix_tokens: Ewma = Ewma(0.0)
     prefix_chars: int = 0
     prefix_digest: str = ""

@@ -5,7 +5,7 @@ protocols and `open_provider(kind, client, host, api_key=...)`. The registry map
 kind to a factory, so nothing else in the app ever asks which provider it holds. Kinds:
 `ollama` (native), `openai-compatible` (llama.cpp server, LM Studio, vLLM …), and the hosted
 `openai`, `anthropic`, `openrouter`, which take an API key (from the keyring, by the caller:
-`runtime/providers.py`).
+`runtime/providers/entries.py`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ a cache means the profile of any past request can be rebuilt from the chain alon
     horizon          ← lowered (confidence 0.6) when a request above 0.8 × horizon failed an
                        explicit instruction; then a re-probe is due
     prefix_tokens    ← a `prefix_measured` count, then EWMA of receipts whose messages are
-                       small beside the prefix (`context/prefix.py`)
+                       small beside the prefix (`context/capacity/prefix.py`)
 
 Feedback never widens: only a probe can raise a horizon or a window.
 """

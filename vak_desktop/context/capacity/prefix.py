@@ -8,7 +8,7 @@ usage-only request (`max_tokens: 1`), and the provider's count becomes `prefix_t
 request also warms the runner's prefix cache, so the turn after it pays nothing extra.
 
 The measurement is an Activity (`prefix_measured`) folded over the profile like every other
-feedback record (`context/feedback.py`), keyed by the prefix digest it measured: a different
+feedback record (`context/capacity/feedback.py`), keyed by the prefix digest it measured: a different
 system prompt or tool set is a different prefix and is measured again.
 
 Calibration afterwards. A receipt counts the prefix and the messages together; the messages'

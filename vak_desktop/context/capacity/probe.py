@@ -3,7 +3,7 @@ verdicts, and the CapacityProfile and Activity a finished search yields (spec §
 
 Why pure: the search is what decides a model's budget for a day, so it must be testable without
 a server (noise, overflow, a model that follows nowhere) and replayable from what it recorded.
-`runtime/probe.py` sends the requests; this module only says which to send next and what the
+`runtime/capacity/probe.py` sends the requests; this module only says which to send next and what the
 answers mean.
 
 The search, in filler turns of `ProbeHistory` (every size is a prefix of one conversation):

@@ -14,7 +14,7 @@ the cache rung and the prefill measurement need.
 
 Small models (measured: Qwen2.5-Coder 0.5B and 1.5B Instruct) answer a tool instruction with
 the call written in the message text and no `tool_calls`. The probe reads those with the same
-recogniser a turn uses (`context/text_calls.py`), so it measures the model and not our parser.
+recogniser a turn uses (`context/evidence/text_calls.py`), so it measures the model and not our parser.
 """
 
 from __future__ import annotations

@@ -200,7 +200,7 @@ def values_text(value: Any) -> str:
 
 def seeks_live_data(directive: str) -> bool:
     """The directive asks for a value as it stands now: its reading has the live-data domain
-    (temporal deixis in a fact-seeking request, nothing local beside it: `context/reading.py`)
+    (temporal deixis in a fact-seeking request, nothing local beside it: `context/planning/reading.py`)
     and it does not decline live data ("no live data", "from memory")."""
     return not _NO_LIVE.search(directive) and LIVE in read_directive(directive).domains
 

@@ -1,6 +1,6 @@
 """Measuring the stable prefix: the one usage-only request per profile (spec §6).
 
-Why it exists: `context/prefix.py` says what the measurement means and how the planner uses
+Why it exists: `context/capacity/prefix.py` says what the measurement means and how the planner uses
 it; this module sends it. Before a turn is planned, `PrefixMeter.ensure` asks whether the
 profile the turn will plan with has a count for this exact prefix (system prompt + tool
 schemas, by digest); if not, it sends the prefix alone with `max_tokens: 1` (Ollama's

@@ -1,6 +1,6 @@
 """The capacity probe ladder, run against a provider (spec §1): the async half of the probe.
 
-Why it exists: `context/probe.py` decides which rung comes next and what the answers mean; this
+Why it exists: `context/capacity/probe.py` decides which rung comes next and what the answers mean; this
 module sends the requests, through the `ChatProvider` and `ModelInspector` protocols only, and
 times them. It is used in the foreground by `vak probe` and in the background by the
 `ProbeScheduler`; it never touches a session: its result is a `ProbeRecord` (the profile and

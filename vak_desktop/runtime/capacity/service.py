@@ -4,7 +4,7 @@
 baselines — the profile recorded in the session's chain, the in-process cache a background
 probe filled, the profile store `vak probe` and the background probe write — or the
 metadata-only profile when none exists, and folds over it every receipt and feedback Activity
-the session recorded after it (`context/feedback.py`). It never runs the ladder.
+the session recorded after it (`context/capacity/feedback.py`). It never runs the ladder.
 
 `CapacityService` is what a `TurnRunner` holds: that read, the ledger catching up with a probe
 finished since the session last bound the model, and the hooks by which a turn tells the
@@ -110,7 +110,7 @@ def capacity_profile_for(
 
 
 class ProbeSchedulerLike(Protocol):
-    """What `CapacityService` needs of a scheduler (`runtime/scheduler.py` implements it)."""
+    """What `CapacityService` needs of a scheduler (`runtime/capacity/scheduler.py` implements it)."""
 
     cache: ProfileCache
 

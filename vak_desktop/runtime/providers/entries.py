@@ -1,7 +1,7 @@
 """Opening the provider a settings entry names, its API key taken from the keyring.
 
 A `[[providers]]` entry in the settings says which kind of provider it is and where; its key is
-in the system keyring under the entry's name (`runtime/secrets.py`). This is the one place the
+in the system keyring under the entry's name (`runtime/providers/secrets.py`). This is the one place the
 two meet: the key goes from the keyring straight into the adapter, which puts it only in
 request headers. Nothing here logs or returns the key.
 

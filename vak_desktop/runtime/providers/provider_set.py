@@ -11,7 +11,7 @@ A provider that cannot be used is kept in the set with the reason (no API key, u
 key refused, the engine failed), so the picker can say so without hiding the others; listing
 asks every provider at once and one slow or failing provider delays or breaks no other.
 
-A slot may also be *on demand*: the embedded engine (`runtime/embedded.py`) is started only
+A slot may also be *on demand*: the embedded engine (`runtime/providers/embedded.py`) is started only
 when its model is picked or a turn needs it (`EngineSource`), and stopped with the set.
 """
 

@@ -3,7 +3,7 @@
 Why it exists: the turn loop (`turn.py`) decides *when* to recover — an over-length refusal or
 a silent truncation re-plans and retries the step once, a failed explicit instruction tightens
 the horizon — and this module says *what* is written: one Activity per event, carrying the
-provider and model it is about and the sizes `context/feedback.py` folds into the profile
+provider and model it is about and the sizes `context/capacity/feedback.py` folds into the profile
 (`verified_window`, the provider's own count, the request's chars). A truncated answer the turn
 throws away is kept here, in the Activity, verbatim: nothing that streamed is lost.
 """

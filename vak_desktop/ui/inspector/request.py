@@ -1,5 +1,5 @@
 """The Request panel: the exact request a step sent — system, tools, messages — rebuilt from the
-ledger (`runtime/replay.py`), with the stable prefix and the tail marked and the prefix digest.
+ledger (`runtime/inspection/replay.py`), with the stable prefix and the tail marked and the prefix digest.
 
 The rebuild is checked against the step's Receipt (prefix digest, characters, message count),
 and the panel says plainly whether it matches, so what it shows is never a guess passed off as

@@ -2,7 +2,7 @@
 
 `Inspection` is the one service those views receive. It never plans a request of its own
 choosing and never talks HTTP: a past turn's plan is the one its first Receipt recorded, the
-request a step sent is rebuilt by `runtime/replay.py` from that plan, and the only fresh plan is
+request a step sent is rebuilt by `runtime/inspection/replay.py` from that plan, and the only fresh plan is
 `runtime/inspection.preview_next` — the same call `vak plan` makes — for a session that has no
 receipt yet. It re-reads when the chat service says something changed (a session opened, a
 step finished, a model bound) and tells the views through `changed`.

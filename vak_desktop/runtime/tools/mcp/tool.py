@@ -7,7 +7,7 @@ names it, and kept for the next call.
 
 The description sits in the stable prefix, so it is written once, when the tool is made, from
 the tools each admitted server showed the last time it ran (read from the ledger, see
-`runtime/mcp/observed.py`). Starting a server mid-session records what it offers but does not
+`runtime/tools/mcp/observed.py`). Starting a server mid-session records what it offers but does not
 change the description; the next process names the new tools.
 """
 
