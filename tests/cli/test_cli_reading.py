@@ -1,0 +1,71 @@
+"""The reading of a directive in every shipped language, seen from outside: `vak request
+--directive … --json` shows the tools the directive loads and the reading that chose them
+(`tests/cli/reading_table.py` holds the table). Domains, live data and card types must be
+set by the rows that set them and by no other row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.reading_table import ALL_CARDS, ORIENTING, TABLE
+from tests.cli.test_cli import vak
+from vak_desktop.runtime.lexicons import lexicons
+
+CORE = {"recall", "find_tools", "read", "glob", "grep", "session_search"}  # always loaded
+CARD_TOOL = {t: f"emit_{t}_card" for t in ALL_CARDS} | {"research": "emit_research_synthesis_card"}
+
+
+def _session(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[str, Path]:
+    source = tmp_path / "conversation.json"
+    source.write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "user", "content": "Hi."},
+                    {"role": "assistant", "content": "Hello! How can I help?"},
+                ]
+            }
+        )
+    )
+    code, out, _ = vak(capsys, "import", str(source), "--json")
+    assert code == 0
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"declared_window": 32768, "output_reserve": 512}))
+    return str(json.loads(out)["session"]), profile
+
+
+def test_every_shipped_language_has_a_table() -> None:
+    assert {lex.language for lex in lexicons().languages} == set(TABLE)
+
+
+@pytest.mark.parametrize("language", sorted(TABLE))
+def test_the_directive_loads_the_tools_its_reading_asks_for(
+    language: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    session, profile = _session(capsys, tmp_path)
+    wrong = []
+    for directive, domains, cards in TABLE[language]:
+        code, out, err = vak(
+            capsys, "request", session, "--profile", str(profile), "--directive", directive
+        )
+        assert code == 0, err
+        request = json.loads(out)
+        assert request["messages"][-1]["content"].endswith(directive)
+        loaded = {t["name"] for t in request["tools"]}
+        reading = request["reading"]
+        got = ORIENTING if reading["orienting"] else set(reading["domains"])
+        expected_tools = CORE | {CARD_TOOL[c] for c in cards}
+        if got != domains or set(reading["cards"]) != cards or loaded != expected_tools:
+            wrong.append(f"{directive!r}: read {got} {reading['cards']}, loaded {sorted(loaded)}")
+        assert language in reading["languages"], (directive, reading["languages"])
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_two_requests_of_the_issue() -> None:
+    """The issue's two examples are rows of the table: a card request loads every card tool,
+    the German current-price question sets live data and reads as a metric card."""
+    assert ("Show the copper price as a card", ORIENTING, ALL_CARDS) in TABLE["en"]
+    assert ("Wie hoch ist der Kupferpreis gerade?", {"live"}, {"metric"}) in TABLE["de"]
