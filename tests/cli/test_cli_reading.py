@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.cli.reading_table import ALL_CARDS, ORIENTING, TABLE
-from tests.cli.test_cli import vak
+from tests.cli.test_cli import lines, open_ledger, vak
+from tests.doubles.fixtures import TOOL_MODEL, double_fixture  # noqa: F401
+from tests.doubles.ollama_server import OllamaDouble, Reply
+from vak_desktop.context.payloads import TurnCard
 from vak_desktop.runtime.lexicons import lexicons
 
 CORE = {"recall", "find_tools", "read", "glob", "grep", "session_search"}  # always loaded
@@ -69,3 +72,36 @@ def test_the_two_requests_of_the_issue() -> None:
     the German current-price question sets live data and reads as a metric card."""
     assert ("Show the copper price as a card", ORIENTING, ALL_CARDS) in TABLE["en"]
     assert ("Wie hoch ist der Kupferpreis gerade?", {"live"}, {"metric"}) in TABLE["de"]
+
+
+def test_a_closed_turn_keeps_its_reading_and_a_later_turn_finds_it_by_it(
+    double: OllamaDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Spec §10 `reading`: the TurnCard written at close holds the directive's reading (with
+    the digest of the lexicons that read it) and its terms are among the card's index terms."""
+    double.enqueue(Reply(text="Hier ist die Tabelle: Merkur, Venus, Erde."))
+    code, out, err = vak(
+        capsys,
+        "chat",
+        TOOL_MODEL,
+        "Eine Tabelle der Planeten bitte",
+        "--json",
+        "--host",
+        double.url,
+    )
+    assert code == 0, err
+    session = lines(out)[-1]["session"]
+    store = open_ledger(tmp_path)
+    [card] = [e.payload for e in store.chain_to_root(session) if isinstance(e.payload, TurnCard)]
+    store.close()
+    assert card.reading == {
+        "domains": ["files", "memory"],
+        "cards": ["table"],
+        "orienting": True,
+        "everything": False,
+        "languages": ["de"],
+        "lexicons": lexicons().digest,
+    }
+    assert (
+        "card:table" in card.terms and "domain:files" not in card.terms
+    )  # the floor is no subject

@@ -73,14 +73,8 @@ class Reading:
     def terms(self) -> tuple[str, ...]:
         """What the reading adds to a relevance query (§4) and to a TurnCard's index terms:
         its domains and card types as `domain:x` / `card:x`, which no word of a text can be, so
-        a German request for a current price finds an English turn that read the same. An
-        orienting reading adds nothing: the floor is no subject."""
-        if self.orienting or self.everything:
-            return ()
-        return tuple(
-            [f"domain:{d}" for d in sorted(self.domains)]
-            + [f"card:{c}" for c in sorted(self.cards)]
-        )
+        a German request for a current price finds an English turn that read the same."""
+        return terms_of(self.to_json())
 
     def to_json(self) -> JsonObject:
         return {
@@ -96,10 +90,13 @@ EVERYTHING = Reading(domains=frozenset(), everything=True)
 
 
 def terms_of(reading: JsonObject) -> tuple[str, ...]:
-    """The relevance terms of a reading stored as JSON (a TurnCard's `reading`)."""
-    if not reading or reading.get("orienting") or reading.get("everything"):
+    """The relevance terms of a reading as JSON (`Reading.to_json`, a TurnCard's `reading`).
+    An orienting reading's domains are the floor, no subject, so they add nothing (its card
+    types do); the everything-reading adds nothing."""
+    if not reading or reading.get("everything"):
         return ()
-    domains, cards = reading.get("domains", []), reading.get("cards", [])
+    domains = [] if reading.get("orienting") else reading.get("domains", [])
+    cards = reading.get("cards", [])
     assert isinstance(domains, list) and isinstance(cards, list)
     return tuple([f"domain:{d}" for d in domains] + [f"card:{c}" for c in cards])
 
