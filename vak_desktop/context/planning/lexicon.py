@@ -91,32 +91,43 @@ class Text:
 
 @dataclass(frozen=True)
 class _Element:
-    """One word position of a cue: alternatives, each (mode, text); mode is one of
-    "=" (whole word), "^" (stem), "$" (tail), "~" (part)."""
+    """One word position of a cue: its alternatives by form, so a word is tested with one
+    `in`, one `startswith` and one `endswith` over tuples (C loops, not Python ones)."""
 
-    alternatives: tuple[tuple[str, str], ...]
+    whole: frozenset[str] = frozenset()
+    stems: tuple[str, ...] = ()
+    tails: tuple[str, ...] = ()
+    inner: tuple[str, ...] = ()
 
     def matches(self, parts: frozenset[str]) -> bool:
-        for mode, text in self.alternatives:
-            for word in parts:
-                if (
-                    (mode == "=" and word == text)
-                    or (mode == "^" and word.startswith(text))
-                    or (mode == "$" and word.endswith(text))
-                    or (mode == "~" and text in word)
-                ):
-                    return True
+        if not self.whole.isdisjoint(parts):
+            return True
+        if not (self.stems or self.tails or self.inner):
+            return False  # most elements are whole words: one set test, no loop
+        for word in parts:
+            if (
+                word.startswith(self.stems)
+                or word.endswith(self.tails)
+                or any(text in word for text in self.inner)
+            ):
+                return True
         return False
 
 
 def _element(written: str) -> _Element:
-    alternatives = []
+    whole, stems, tails, inner = set(), [], [], []
     for alternative in written.split("|"):
         head, tail = alternative.startswith("*"), alternative.endswith("*")
         text = alternative.strip("*")
-        mode = "~" if head and tail else "$" if head else "^" if tail else "="
-        alternatives.append((mode, text))
-    return _Element(tuple(alternatives))
+        if head and tail:
+            inner.append(text)
+        elif head:
+            tails.append(text)
+        elif tail:
+            stems.append(text)
+        else:
+            whole.add(text)
+    return _Element(frozenset(whole), tuple(stems), tuple(tails), tuple(inner))
 
 
 @dataclass(frozen=True)
@@ -125,9 +136,10 @@ class Cues:
     phrases and CJK substrings."""
 
     words: frozenset[str] = frozenset()
-    patterns: tuple[_Element, ...] = ()
+    patterns: tuple[_Element, ...] = ()  # one-word cues with a `*` or `|`, one element each
     phrases: tuple[tuple[_Element, ...], ...] = ()
     substrings: tuple[str, ...] = ()
+    any_pattern: _Element = _Element()  # every pattern's forms in one element
 
     @classmethod
     def of(cls, written: Iterable[str]) -> Cues:
@@ -141,12 +153,24 @@ class Cues:
                 patterns.append(_element(cue))
             else:
                 words.add(cue)
-        return cls(frozenset(words), tuple(patterns), tuple(phrases), tuple(substrings))
+        merged = _Element(
+            frozenset(),
+            tuple(s for p in patterns for s in p.stems),
+            tuple(t for p in patterns for t in p.tails),
+            tuple(x for p in patterns for x in p.inner),
+        )
+        return cls(
+            frozenset(words | {w for p in patterns for w in p.whole}),
+            tuple(patterns),
+            tuple(phrases),
+            tuple(substrings),
+            merged,
+        )
 
     def at(self, text: Text, i: int) -> bool:
         """Whether word `i` of `text` is a one-word cue of this set."""
         parts = text.parts[i]
-        return not self.words.isdisjoint(parts) or any(p.matches(parts) for p in self.patterns)
+        return not self.words.isdisjoint(parts) or self.any_pattern.matches(parts)
 
     def positions(self, text: Text) -> list[int]:
         return [i for i in range(len(text.words)) if self.at(text, i)]
@@ -155,16 +179,19 @@ class Cues:
         """Whether a multi-word phrase or a CJK cue of this set occurs in `text`."""
         if any(s in text.lowered for s in self.substrings):
             return True
+        parts = text.parts
         for phrase in self.phrases:
-            n = len(phrase)
-            for start in range(len(text.words) - n + 1):
-                if all(e.matches(text.parts[start + k]) for k, e in enumerate(phrase)):
+            first, rest = phrase[0], phrase[1:]
+            for start in range(len(parts) - len(rest)):
+                if first.matches(parts[start]) and all(
+                    e.matches(parts[start + 1 + k]) for k, e in enumerate(rest)
+                ):
                     return True
         return False
 
     def hit(self, text: Text) -> bool:
         """Whether any cue of this set occurs in `text`."""
-        return bool(self.positions(text)) or self.phrase_hit(text)
+        return any(self.at(text, i) for i in range(len(text.words))) or self.phrase_hit(text)
 
     def count(self, text: Text) -> int:
         """How many distinct cues of this set occur in `text` (words, patterns, substrings)."""
