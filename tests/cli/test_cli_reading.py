@@ -12,9 +12,12 @@ import pytest
 
 from tests.cli.reading_table import ALL_CARDS, ORIENTING, TABLE
 from tests.cli.test_cli import lines, open_ledger, vak
+from tests.context.sessions import profile
 from tests.doubles.fixtures import TOOL_MODEL, double_fixture  # noqa: F401
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from vak_desktop.context.payloads import TurnCard
+from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
+from vak_desktop.runtime.inspection.preview import preview_next
 from vak_desktop.runtime.lexicons import lexicons
 
 CORE = {"recall", "find_tools", "read", "glob", "grep", "session_search"}  # always loaded
@@ -105,3 +108,36 @@ def test_a_closed_turn_keeps_its_reading_and_a_later_turn_finds_it_by_it(
     assert (
         "card:table" in card.terms and "domain:files" not in card.terms
     )  # the floor is no subject
+
+
+def test_the_planner_ranks_an_earlier_turn_by_the_reading_across_languages(
+    double: OllamaDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Spec §4: relevance = BM25(directive + reading terms). A German current-price question
+    shares no word with the English one two turns back; the reading's terms make that turn the
+    most relevant, above the newer turns that recency alone would favour."""
+    session = ""
+    for directive, answer in [
+        ("What is the current price of copper?", "I cannot access live data right now."),
+        ("Refactor the parser module please", "Done."),
+        ("Summarise this paragraph for me", "Done."),
+    ]:
+        double.enqueue(Reply(text=answer))
+        argv = ["chat", TOOL_MODEL, directive, "--json", "--host", double.url]
+        code, out, err = vak(capsys, *argv, *(["--session", session] if session else []))
+        assert code == 0, err
+        session = lines(out)[-1]["session"]
+    store = open_ledger(tmp_path)
+    try:
+        preview = preview_next(
+            store,
+            session,
+            profile(100_000),
+            directive="Wie hoch ist der Kupferpreis gerade?",
+            system=DEFAULT_SYSTEM_PROMPT,
+            tools=default_tools(None, store),
+        )
+    finally:
+        store.close()
+    values = [turn.value for turn in preview.plan.turns]
+    assert values[0] == 1.0 and values[0] > values[1]  # recency alone would give it 1/3
