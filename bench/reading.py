@@ -2,9 +2,9 @@
 
     python bench/reading.py [--repeats 30]
 
-Same run, same machine: the directives of the reading table (`tests/cli/reading_table.py`,
-16 per shipped language) are read by `read_directive(text, lexicons())` and, for the English
-rows, by the baseline (`bench/baseline_reading.py`, the in-code reading before lexicons). Also
+Same run, same machine: the directives of the reading table (`tests/cli/reading_table.py`, 16
+or more per shipped language) are read by `read_directive(text, lexicons())` and, for the
+English rows, by the baseline (`bench/baseline_reading.py`, the in-code reading before lexicons). Also
 timed: loading the lexicons once (read + validate against the schema + parse), importing the
 lexicon modules in a fresh interpreter, and — for the record — importing the CJK segmenters
 the decision weighed (jieba, tinysegmenter) when a Python that has them is given

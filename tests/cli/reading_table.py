@@ -2,7 +2,7 @@
 domain, live data and each card type. Each row states the exact reading (domains, or ORIENTING
 for the floor) and the exact card types, so every row is also a must-not for everything else.
 
-Rows per language: live data (a current price) and its local look-alike, files, memory, web,
+Rows per language: live data (a current price) and its local look-alikes, files, memory, web,
 each card type named in the language, "a card" of no type (every type), "that card" (none), a
 greeting (the floor).
 """
@@ -36,6 +36,8 @@ TABLE: dict[str, list[Row]] = {
         ("Wie hoch ist der Kupferpreis gerade?", {"live"}, {"metric"}),
         ("Was ist das aktuelle Verzeichnis?", {"files"}, set()),
         ("Ist 4 eine gerade Zahl?", ORIENTING, set()),
+        ("Was kostet Benzin heute?", {"live"}, {"metric"}),
+        ("Und jetzt fass das zusammen", ORIENTING, set()),
         ("Öffne die Konfigurationsdatei im Repository", {"files"}, set()),
         ("Was haben wir vorhin über das Budget besprochen?", {"memory"}, set()),
         ("Such im Internet nach Testberichten für diesen Wasserkocher", {"web"}, set()),
@@ -108,6 +110,7 @@ TABLE: dict[str, list[Row]] = {
         ("Qual è il prezzo attuale del rame?", {"live"}, {"metric"}),
         ("Qual è la directory attuale?", {"files"}, set()),
         ("Che ora è adesso?", ORIENTING, set()),
+        ("Qual è l'ora attuale?", ORIENTING, set()),
         ("Apri il file di configurazione del repository", {"files"}, set()),
         ("Cosa abbiamo discusso l'ultima volta sul budget?", {"memory"}, set()),
         ("Cerca online recensioni di questo bollitore", {"web"}, set()),
