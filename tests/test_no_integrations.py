@@ -1,96 +1,64 @@
-"""No first-class integrations (spec §9): production code never names a configured MCP server
-or a topic that once steered behaviour during development.
-
-The banned words are the MCP server names of the operator settings fixture
-(`tests/fixtures/operator_settings.toml`, read by the real settings loader) plus "weather" and
-"noida". Every Python module under `vak_desktop/` is read with `tokenize`: identifiers and
-string literals count, comments and docstrings do not. Any other file shipped in the package
-(resources such as card definitions) counts whole. A match is case-insensitive and also found
-inside a longer word (`weather_card`), with a server's `-` read as `_`, ` ` or nothing.
+"""No first-class integrations (spec §9): production code and shipped data — the reading
+lexicons included — never name a configured MCP server or a topic that once steered behaviour
+during development. The audit is the one `vak eval` runs (`runtime/evaluation/integrations.py`);
+here its banned words are the MCP server names of the operator settings fixture
+(`tests/fixtures/operator_settings.toml`, read by the real settings loader) plus its topics.
 """
 
 from __future__ import annotations
 
-import ast
-import io
-import tokenize
-from collections.abc import Iterator
+import json
 from pathlib import Path
 
 import pytest
 
+from vak_desktop.runtime.evaluation.checks import no_integrations
+from vak_desktop.runtime.evaluation.integrations import (
+    TOPICS,
+    audit,
+    banned_words,
+    shipped_texts,
+    violations,
+)
+from vak_desktop.runtime.lexicons import lexicon_files
 from vak_desktop.runtime.settings import load_settings
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "vak_desktop"
 FIXTURE = Path(__file__).parent / "fixtures" / "operator_settings.toml"
-TOPICS = ("weather", "noida")
-_CODE_TOKENS = {tokenize.NAME, tokenize.STRING} | {
-    getattr(tokenize, name) for name in ("FSTRING_MIDDLE",) if hasattr(tokenize, name)
-}
+PACKAGE = Path(__file__).resolve().parents[1] / "vak_desktop"
 
 
-def banned_words() -> set[str]:
+def fixture_servers() -> list[str]:
     names = [server.name for server in load_settings(FIXTURE).mcp_servers]
     assert names, f"{FIXTURE} configures no MCP servers"
-    words = set(TOPICS)
-    for name in names:
-        lowered = name.lower()
-        words |= {lowered, lowered.replace("-", "_"), lowered.replace("-", " ")}
-        words.add(lowered.replace("-", ""))
-    return words
-
-
-def docstring_starts(tree: ast.AST) -> set[tuple[int, int]]:
-    """Where each docstring (module, class, function) starts: (line, column)."""
-    starts = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if (
-                body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
-                starts.add((body[0].lineno, body[0].col_offset))
-    return starts
-
-
-def code_words(source: str) -> Iterator[tuple[int, str]]:
-    """(line, text) of each identifier and string literal that is not a docstring."""
-    skip = docstring_starts(ast.parse(source))
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type in _CODE_TOKENS and token.start not in skip:
-            yield token.start[0], token.string
-
-
-def violations(path: Path, banned: set[str], root: Path = ROOT) -> list[str]:
-    text = path.read_text(encoding="utf-8")
-    pieces = code_words(text) if path.suffix == ".py" else enumerate(text.splitlines(), 1)
-    found = []
-    for line, piece in pieces:
-        lowered = piece.lower()
-        hits = sorted(word for word in banned if word in lowered)
-        if hits:
-            found.append(f"{path.relative_to(root)}:{line}: {', '.join(hits)} in {piece[:80]!r}")
-    return found
-
-
-def production_files() -> list[Path]:
-    return sorted(
-        p
-        for p in PACKAGE.rglob("*")
-        if p.is_file()
-        and "__pycache__" not in p.parts
-        and p.suffix not in {".pyc", ".png", ".ico", ".svg", ".icns"}
-    )
+    return names
 
 
 def test_production_code_names_no_configured_server_and_no_fixture_topic() -> None:
-    banned = banned_words()
-    found = [v for path in production_files() for v in violations(path, banned)]
+    found, modules, files = audit(fixture_servers())
     assert not found, "first-class integrations in production code:\n" + "\n".join(found)
+    assert modules == len([p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts]) - 1
+    assert files >= len(lexicon_files()) + 2  # the lexicons, the card library, a chat template
+
+
+def test_every_lexicon_file_is_audited() -> None:
+    audited = {label for label, _ in shipped_texts()}
+    for name, _ in lexicon_files():
+        assert f"resources/lexicons/{name}" in audited
+
+
+def test_a_topic_word_in_a_lexicon_is_caught() -> None:
+    name, data = lexicon_files()[0]
+    document = json.loads(data)
+    document["domains"]["web"].append("noida")
+    planted = json.dumps(document, ensure_ascii=False, indent=1)
+    assert violations(f"lexicons/{name}", planted, banned_words(fixture_servers()), python=False)
+
+
+def test_the_eval_check_passes_and_fails_on_what_it_finds() -> None:
+    check = no_integrations(fixture_servers())
+    assert check.ok and "lexicons included" in check.detail
+    failing = no_integrations(["zeitstrahl"])  # a server named like a German lexicon cue
+    assert not failing.ok and "resources/lexicons/de.json" in failing.detail
 
 
 @pytest.mark.parametrize(
@@ -106,9 +74,7 @@ def test_production_code_names_no_configured_server_and_no_fixture_topic() -> No
         ('def f():\n    """Noida, in a docstring."""\n    return 2\n', False),
     ],
 )
-def test_the_scan_reads_code_and_skips_comments_and_docstrings(
-    tmp_path: Path, source: str, caught: bool
-) -> None:
-    module = tmp_path / "planted.py"
-    module.write_text(source)
-    assert bool(violations(module, banned_words(), root=tmp_path)) is caught
+def test_the_scan_reads_code_and_skips_comments_and_docstrings(source: str, caught: bool) -> None:
+    banned = banned_words(fixture_servers())
+    assert set(TOPICS) <= banned
+    assert bool(violations("planted.py", source, banned, python=True)) is caught

@@ -15,6 +15,6 @@ from importlib.resources.abc import Traversable
 def shipped(path: str) -> Traversable:
     """The shipped file or folder at `path` (slash-separated, e.g. "chat_templates/x.jinja")."""
     node = resources.files("vak_desktop") / "resources"
-    for part in path.split("/"):
+    for part in filter(None, path.split("/")):  # "" is the resources folder itself
         node = node / part
     return node

@@ -18,7 +18,14 @@ from tests.doubles.ollama_server import OllamaDouble, Reply
 from vak_desktop.context.payloads import Activity
 from vak_desktop.runtime.evaluation.fixture import FIXTURE_TURNS
 
-OFFLINE = ["ledger_verify", "no_cut", "no_split", "plan_within_horizon", "uniqueness"]
+OFFLINE = [
+    "ledger_verify",
+    "no_cut",
+    "no_split",
+    "plan_within_horizon",
+    "uniqueness",
+    "no_integrations",
+]
 MODEL = ["probe_harness", "two_model_replay", "cache_test"]
 CARD = {"title": "Compiler release", "value": "incremental linking", "source": "example.org"}
 
@@ -78,7 +85,7 @@ def test_eval_passes_on_a_real_ledger_and_skips_the_model_checks(
         }
     code, out, _ = vak(capsys, "eval")
     assert code == 0 and "✓ no_cut:" in out and "– cache_test: skipped" in out
-    assert out.rstrip().endswith("5 passed, 0 failed, 3 skipped")
+    assert out.rstrip().endswith("6 passed, 0 failed, 3 skipped")
 
 
 def test_a_tampered_ledger_fails_ledger_verify_and_exits_1(

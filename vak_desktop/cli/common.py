@@ -15,7 +15,7 @@ from vak_desktop.providers import ChatProvider, ModelNotFound, Unreachable
 from vak_desktop.runtime import ModelBinding, ToolRegistry, bind_model, default_tools
 from vak_desktop.runtime.providers.entries import ProviderSetupError, open_named
 from vak_desktop.runtime.providers.secrets import SecretStoreError
-from vak_desktop.runtime.settings import SettingsError, load_settings, settings_path
+from vak_desktop.runtime.settings import Settings, SettingsError, load_settings, settings_path
 
 T = TypeVar("T")
 
@@ -38,13 +38,18 @@ def open_ledger(args: argparse.Namespace) -> Ledger:
     return Ledger.open(data_dir(args.data_dir) / LEDGER_FILENAME)
 
 
+def settings_for(args: argparse.Namespace) -> Settings:
+    """The settings in the data directory (a bad file is a clear one-line error)."""
+    try:
+        return load_settings(settings_path(args.data_dir))
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+
+
 def tools_for(args: argparse.Namespace, ledger: Ledger) -> ToolRegistry:
     """The tools a turn has: the core ones, the workspace folders, MCP servers and skills of
     the settings in the data directory."""
-    try:
-        settings = load_settings(settings_path(args.data_dir))
-    except SettingsError as exc:
-        raise CliError(str(exc)) from None
+    settings = settings_for(args)
     return default_tools(settings, ledger, data_directory=data_dir(args.data_dir))
 
 

@@ -11,7 +11,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from vak_desktop.cli.common import bind, emit, open_ledger, tools_for, with_provider
+from vak_desktop.cli.common import (
+    bind,
+    emit,
+    open_ledger,
+    settings_for,
+    tools_for,
+    with_provider,
+)
 from vak_desktop.providers import ChatProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT
 from vak_desktop.runtime.evaluation.checks import (
@@ -36,8 +43,9 @@ def add_command(sub: Any, common: list[argparse.ArgumentParser]) -> None:
 async def cmd_eval(args: argparse.Namespace) -> int:
     ledger = open_ledger(args)
     registry = tools_for(args, ledger)
+    servers = [server.name for server in settings_for(args).mcp_servers]
     try:
-        checks = offline_checks(ledger, registry, DEFAULT_SYSTEM_PROMPT)
+        checks = offline_checks(ledger, registry, DEFAULT_SYSTEM_PROMPT, servers)
         if args.model:
 
             async def work(provider: ChatProvider) -> list[Check]:

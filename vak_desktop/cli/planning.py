@@ -102,6 +102,8 @@ def cmd_request(args: argparse.Namespace) -> int:
             "prefix_digest": request.prefix_digest,
             "cache_breakpoints": list(request.cache_breakpoints),
             "num_ctx": preview.num_ctx,
+            # what the directive read as: the domains and card types that chose the tools
+            "reading": preview.reading.to_json() if preview.reading else None,
         }
     )
     return 0

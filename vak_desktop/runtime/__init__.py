@@ -3,7 +3,8 @@
 Rooms, top to bottom (a contract in pyproject.toml keeps the order): `evaluation`;
 `providers` and `inspection`; `turn`; `capacity` and `tools`; `sessions`; and the modules every
 room shares: `presentations` (card entries and their state), `events` (what a turn tells its
-observers) and `settings`. This module re-exports what the CLI and the window use most.
+observers), `settings` and `lexicons` (the shipped reading lexicons, loaded once). This
+module re-exports what the CLI and the window use most.
 """
 
 from pathlib import Path

@@ -43,6 +43,7 @@ from vak_desktop.context.presentations.digest import canonical_payload, payload_
 from vak_desktop.context.presentations.library import CardDefinition, CardLibrary, find_fences
 from vak_desktop.ledger import Entry, Ledger, UnknownEntry
 from vak_desktop.runtime.events import CardShown
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.shipped import shipped
 
 VERDICTS = ("up", "down", "clear")
@@ -119,7 +120,7 @@ def gate(
     seen = observed(turn, observes)
     directive = turn.directive.text
     if not seen:
-        return freshness_nudge(directive) if seeks_live_data(directive) else ""
+        return freshness_nudge(directive) if seeks_live_data(directive, lexicons()) else ""
     if topic_mismatch(payload, directive, (b.content for b in seen)):
         return topic_nudge(definition.title_of(payload), directive)
     return ""

@@ -18,6 +18,7 @@ from vak_desktop.context.planning.drift import (
 )
 from vak_desktop.context.planning.planner import Fidelity
 from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.lexicons import lexicons
 
 CLOCK = TailContext(utc="2026-11-30T10:00:00Z", local="2026-11-30 11:00 (Monday)", timezone="CET")
 
@@ -33,7 +34,7 @@ CLOCK = TailContext(utc="2026-11-30T10:00:00Z", local="2026-11-30 11:00 (Monday)
     ],
 )
 def test_temporal_deixis_in_a_fact_seeking_request_is_live_data(directive: str) -> None:
-    assert seeks_live_data(directive)
+    assert seeks_live_data(directive, lexicons())
 
 
 @pytest.mark.parametrize(
@@ -50,12 +51,14 @@ def test_temporal_deixis_in_a_fact_seeking_request_is_live_data(directive: str) 
     ],
 )
 def test_local_timely_own_state_or_declined_requests_are_not_live_data(directive: str) -> None:
-    assert not seeks_live_data(directive)
+    assert not seeks_live_data(directive, lexicons())
 
 
 def test_an_answer_that_says_it_has_no_current_value_is_accepted() -> None:
-    assert admits_no_live_value("I cannot access live data, so I don't know today's price.")
-    assert not admits_no_live_value("Copper costs 9,300 USD per tonne.")
+    assert admits_no_live_value(
+        "I cannot access live data, so I don't know today's price.", lexicons()
+    )
+    assert not admits_no_live_value("Copper costs 9,300 USD per tonne.", lexicons())
 
 
 def test_topic_mismatch_compares_card_values_with_directive_and_evidence() -> None:

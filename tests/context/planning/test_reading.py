@@ -13,6 +13,9 @@ from vak_desktop.context.planning.reading import (
     WEB,
     read_directive,
 )
+from vak_desktop.runtime.lexicons import lexicons
+
+LEX = lexicons()
 
 
 @pytest.mark.parametrize(
@@ -30,7 +33,7 @@ from vak_desktop.context.planning.reading import (
     ],
 )
 def test_cues_set_the_domains(text: str, domains: set[str]) -> None:
-    reading = read_directive(text)
+    reading = read_directive(text, LEX)
     assert reading.domains == domains and not reading.orienting
 
 
@@ -48,25 +51,25 @@ def test_cues_set_the_domains(text: str, domains: set[str]) -> None:
     ],
 )
 def test_temporal_deixis_beside_something_local_is_not_live_data(text: str) -> None:
-    assert LIVE not in read_directive(text).domains
+    assert LIVE not in read_directive(text, LEX).domains
 
 
 @pytest.mark.parametrize("text", ["hello", "26.2 miles in km", "e.g. this", "50 km/h"])
 def test_no_cue_gives_the_orientation_floor(text: str) -> None:
-    reading = read_directive(text)
+    reading = read_directive(text, LEX)
     assert reading.orienting and reading.domains == ORIENTATION
 
 
 def test_card_types_come_from_their_own_words() -> None:
-    assert read_directive("plot a chart of rainfall").cards == {"chart"}
-    assert read_directive("make a checklist and a timeline").cards == {"checklist", "timeline"}
-    assert read_directive("who is the author of this library").cards == {"entity"}
-    assert read_directive("what is the current exchange rate of the yen?").cards == {"metric"}
-    assert read_directive("latest news about AI").cards == set()  # live, but not one value
+    assert read_directive("plot a chart of rainfall", LEX).cards == {"chart"}
+    assert read_directive("make a checklist and a timeline", LEX).cards == {"checklist", "timeline"}
+    assert read_directive("who is the author of this library", LEX).cards == {"entity"}
+    assert read_directive("what is the current exchange rate of the yen?", LEX).cards == {"metric"}
+    assert read_directive("latest news about AI", LEX).cards == set()  # live, but not one value
 
 
 def test_a_card_tool_is_read_by_its_type() -> None:
-    reading = read_directive("compare sources in a research synthesis")
+    reading = read_directive("compare sources in a research synthesis", LEX)
     assert reading.reads_as_card("emit_research_synthesis_card")
     assert not reading.reads_as_card("emit_chart_card")
     assert EVERYTHING.reads_as_card("emit_chart_card") and EVERYTHING.meets(frozenset({"x"}))
@@ -74,10 +77,11 @@ def test_a_card_tool_is_read_by_its_type() -> None:
 
 def test_the_reading_is_a_function_of_the_text() -> None:
     text = "Plot the latest copper price from prices.csv"  # beside a file: local, not live
-    assert read_directive(text) == read_directive(text)
-    assert read_directive(text).to_json() == {
+    assert read_directive(text, LEX) == read_directive(text, LEX)
+    assert read_directive(text, LEX).to_json() == {
         "domains": [FILES],
         "cards": ["chart"],
         "orienting": False,
         "everything": False,
+        "languages": ["en"],
     }

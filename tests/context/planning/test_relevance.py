@@ -114,3 +114,34 @@ def test_a_card_stores_its_index_terms_and_its_results_digests() -> None:
         ),
     )
     assert card.answered == Answer((), "It is 9,000 a tonne.")
+
+
+def test_a_run_of_cjk_characters_is_indexed_by_its_bigrams() -> None:
+    assert words("现在铜价是多少") == ["现在", "在铜", "铜价", "价是", "是多", "多少"]
+    assert words("recallツール and Kupfer") == ["recall", "ツー", "ール", "and", "kupfer"]
+    assert set(words("铜价")) <= set(words("现在铜价是多少"))  # a shared term across requests
+
+
+def test_the_reading_terms_find_a_turn_in_another_language() -> None:
+    """A German current-price request shares no word with an English turn that read as live
+    data and a metric card; the reading's terms (spec §4) find it anyway."""
+    from vak_desktop.context.planning.reading import read_directive
+    from vak_desktop.runtime.lexicons import lexicons
+
+    lex = lexicons()
+
+    def card(turn_id: str, asked: str) -> TurnCard:
+        written = TurnCard(turn_id, asked, reading=read_directive(asked, lex).to_json())
+        terms, counts = index_terms(written)
+        return TurnCard(turn_id, asked, reading=written.reading, terms=terms, term_counts=counts)
+
+    cards = [
+        card("1", "What is the current price of copper?"),
+        card("2", "Refactor the parser module"),
+        card("3", "Summarise this paragraph for me"),
+    ]
+    directive = "Wie hoch ist der Kupferpreis gerade?"
+    assert relevance(directive, cards) == [0.0, 0.0, 0.0]  # no word in common
+    reading = read_directive(directive, lex)
+    assert reading.terms == ("domain:live", "card:metric")
+    assert relevance(directive, cards, reading.terms) == [1.0, 0.0, 0.0]

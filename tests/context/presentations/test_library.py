@@ -15,7 +15,6 @@ from vak_desktop.context.presentations.library import (
     find_fences,
     narration_text,
     projected_text,
-    required_card,
     tool_name,
 )
 from vak_desktop.runtime.presentations import card_library
@@ -140,12 +139,3 @@ def test_a_fence_repeating_a_card_already_written_is_dropped_from_the_projection
     twice = "A.\n\n" + _fence(card) + "\nB.\n\n" + _fence(card) + "\nC."
     assert projected_text(twice, set()).count("```vak") == 1  # the second copy is the duplicate
     assert narration_text(twice) == "A.\n\nB.\n\nC."
-
-
-def test_a_required_card_is_an_imperative_naming_a_card_type() -> None:
-    assert required_card("Show the copper price as a metric card.", TYPES) == "metric"
-    assert required_card("please emit a research.synthesis card on this", TYPES) == (
-        "research.synthesis"
-    )
-    assert required_card("What is a table card?", TYPES) is None
-    assert required_card("show me the prices", TYPES) is None

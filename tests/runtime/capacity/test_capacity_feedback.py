@@ -13,7 +13,6 @@ from vak_desktop.context.capacity.feedback import (
     CONTEXT_OVERFLOW,
     INSTRUCTION_FAILED,
     fold_feedback,
-    unmet_tool_instruction,
 )
 from vak_desktop.context.capacity.profile import metadata_profile
 from vak_desktop.context.payloads import (
@@ -197,13 +196,3 @@ async def test_the_same_failure_far_below_the_horizon_says_nothing_about_size(
 ) -> None:
     profile, reprobes = await _instructed_turn(ledger, horizon=50_000)
     assert profile.instruction_horizon.tokens == 50_000 and not reprobes
-
-
-def test_only_an_explicit_imperative_naming_an_offered_tool_is_an_instruction() -> None:
-    offered = ["recall", "read"]
-    assert unmet_tool_instruction("Call the `recall` tool now.", offered, []) == "recall"
-    assert unmet_tool_instruction("please use recall tool", offered, []) == "recall"
-    assert unmet_tool_instruction("invoke the tool recall", offered, []) == "recall"
-    assert unmet_tool_instruction("Call the `recall` tool now.", offered, ["recall"]) is None
-    assert unmet_tool_instruction("What does recall mean?", offered, []) is None
-    assert unmet_tool_instruction("Call the `search` tool.", offered, []) is None

@@ -29,6 +29,7 @@ from vak_desktop.runtime import (
     default_tools,
 )
 from vak_desktop.runtime.events import TurnFinished
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.settings import Settings
 from vak_desktop.runtime.tools import ToolContext, ToolOutput, catalogue_text, tool_surface
 from vak_desktop.runtime.tools.find_tools import match_tools
@@ -234,9 +235,9 @@ async def test_find_tools_with_nothing_matching_lists_what_there_is(
 
 
 def test_the_reading_is_deterministic_and_orients_when_unsure() -> None:
-    assert read_directive("hello there").orienting
-    assert read_directive("open src/main.py").domains == {"files"}
-    assert read_directive("show a timeline of the project").cards == {"timeline"}
+    assert read_directive("hello there", lexicons()).orienting
+    assert read_directive("open src/main.py", lexicons()).domains == {"files"}
+    assert read_directive("show a timeline of the project", lexicons()).cards == {"timeline"}
 
 
 async def test_find_tools_through_the_ollama_double_loads_the_tool_on_the_wire(

@@ -24,8 +24,7 @@ Feedback never widens: only a probe can raise a horizon or a window.
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from vak_desktop.context.capacity.prefix import PREFIX_MEASURED
 from vak_desktop.context.capacity.prefix import adopt_measurement as adopt_prefix_measurement
@@ -147,26 +146,3 @@ def _refused_ratio(profile: CapacityProfile, measured: float) -> CapacityProfile
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-# -- the instruction-failure hook ------------------------------------------------------------
-
-_IMPERATIVE = r"(?:call|use|run|invoke)\s+(?:the\s+)?(?:tool\s+)?"
-
-
-def unmet_tool_instruction(
-    directive: str, available: Sequence[str], called: Iterable[str]
-) -> str | None:
-    """The tool a directive explicitly told the model to call and the turn never called, or
-    None. Explicit means an imperative naming the tool: "call the `recall` tool", "use
-    `recall`", "invoke the tool recall". A tool merely mentioned is not an instruction."""
-    done = set(called)
-    for name in available:
-        if name in done or name not in directive:
-            continue
-        quoted = rf"`{re.escape(name)}`"
-        bare = rf"(?<![\w.`]){re.escape(name)}(?![\w`])"
-        pattern = rf"\b{_IMPERATIVE}(?:{quoted}|{bare}\s+tool\b|(?<=tool\s){bare})"
-        if re.search(pattern, directive, re.IGNORECASE):
-            return name
-    return None

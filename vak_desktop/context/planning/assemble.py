@@ -201,6 +201,7 @@ def plan_request(
     system: str,
     tools: Sequence[ToolSpec],
     tail_context: TailContext,
+    reading_terms: Sequence[str] = (),
 ) -> tuple[Plan, str]:
     """Plan the next request and build its tail. The thread depends on the plan and the plan on
     the tail's size, so the two are settled together: the tail is budgeted at the largest size
@@ -212,7 +213,7 @@ def plan_request(
     prefix_chars = len(system) + sum(t.chars() for t in tools)
     prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
     reserve = current_turn_reserve(history, current, ratio)
-    ranked = candidates(history, ratio, current.directive.text if current else "")
+    ranked = candidates(history, ratio, current.directive.text if current else "", reading_terms)
     tail = render_tail(tail_context, [])
     tail_tokens = 0
     while True:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from vak_desktop.context.payloads import TurnCard
+from vak_desktop.context.planning.lexicon import Lexicons, Text
 from vak_desktop.context.planning.reading import LIVE, read_directive
 from vak_desktop.context.planning.turn_cards import leading_sentence, narration_of
 
@@ -149,21 +150,6 @@ _STOP = frozenset(
         "moment",
     ]
 )
-_NO_LIVE = re.compile(
-    r"\b(no live data|without (searching|looking it up|looking|live data|a search|browsing)|"
-    r"don'?t (search|look it up|browse)|from (memory|what you know)|offline)\b",
-    re.IGNORECASE,
-)
-# An answer that says plainly it has no current value is an accepted answer, not a stale one.
-_ADMITS_NO_LIVE = re.compile(
-    r"\b(no (live|current|real-time) (data|value|figure|information)|"
-    r"(cannot|can't|can not|unable to|could not|couldn't) (access|retrieve|get|fetch|check) "
-    r"(the )?(live|current|real-time|latest)|"
-    r"(do not|don't) have (access to )?(live|current|real-time|up-to-date))",
-    re.IGNORECASE,
-)
-
-
 # A directive about the conversation itself ("summarise our chat so far") continues it.
 _ABOUT_CONVERSATION = re.compile(
     r"\b(so far|chat|conversation|discussion|we (discussed|talked)|you (said|told))\b", re.I
@@ -198,15 +184,18 @@ def values_text(value: Any) -> str:
 # -- live data ----------------------------------------------------------------------------------
 
 
-def seeks_live_data(directive: str) -> bool:
+def seeks_live_data(directive: str, lexicons: Lexicons) -> bool:
     """The directive asks for a value as it stands now: its reading has the live-data domain
-    (temporal deixis in a fact-seeking request, nothing local beside it: `context/planning/reading.py`)
-    and it does not decline live data ("no live data", "from memory")."""
-    return not _NO_LIVE.search(directive) and LIVE in read_directive(directive).domains
+    (temporal deixis in a fact-seeking request, nothing local beside it, live data not declined
+    — "no live data", "from memory": `context/planning/reading.py`)."""
+    return LIVE in read_directive(directive, lexicons).domains
 
 
-def admits_no_live_value(text: str) -> bool:
-    return _ADMITS_NO_LIVE.search(text) is not None
+def admits_no_live_value(text: str, lexicons: Lexicons) -> bool:
+    """An answer that says plainly it has no current value (in any shipped language): an
+    accepted answer, not a stale one."""
+    seen = Text.of(text)
+    return any(lex.admitted.hit(seen) for lex in lexicons.identify(seen))
 
 
 def freshness_nudge(directive: str) -> str:

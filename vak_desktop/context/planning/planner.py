@@ -3,7 +3,7 @@
     budget = horizon − prefix_tokens − tail_tokens − output_reserve − current_turn_reserve
     value(turn) = max(recency, relevance, anaphora)
         recency   = 1 / (1 + age in closed turns)            newest closed turn = 1.0
-        relevance = BM25(directive) / best score                best match = 1.0
+        relevance = BM25(directive + reading terms) / best score   best match = 1.0
         anaphora  = 1.0 for the preceding turn when the directive refers back
 
 Turns go in as cards newest → oldest while they fit (in half the budget when not every card
@@ -150,11 +150,14 @@ class Candidates:
     paused: tuple[str, ...] = ()  # turn ids of the subject the directive moved away from
 
 
-def candidates(history: Sequence[Turn], ratio: float, directive: str) -> Candidates:
-    """Price and value every turn of `history` (the turns before the current one)."""
+def candidates(
+    history: Sequence[Turn], ratio: float, directive: str, reading_terms: Sequence[str] = ()
+) -> Candidates:
+    """Price and value every turn of `history` (the turns before the current one);
+    `reading_terms` are the directive's reading's terms (`Reading.terms`, spec §4)."""
     live = tuple(t for t in history if not t.behind_reset)
     cards = tuple(card_of(t, ratio) for t in live)
-    rel = relevance(directive, cards)
+    rel = relevance(directive, cards, reading_terms)
     back = refers_back(directive)
     # directive drift (§7): the turns of the subject the user left are paused — their recency
     # weighs less, so the new subject's turns rank first; nothing is cut

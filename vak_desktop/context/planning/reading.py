@@ -2,13 +2,21 @@
 
 The tool surface loads a tool when the reading meets the domains the tool serves, so the reading
 has to be cheap, deterministic and the same every time the ledger is replayed: it is a set of
-word cues over the directive's text, never a model call. When no cue fires the reading is
-*orienting* — the explicit floor that loads the file and memory tools — rather than a guess.
+word cues over the directive's text, never a model call. The cues are data, one lexicon per
+language (`lexicon.py`); a directive is read in the languages its function words say it is
+written in (every shipped language when they say nothing), and the readings in those languages
+are joined. When no cue fires the reading is *orienting* — the explicit floor that loads the
+file and memory tools — rather than a guess.
 
-Live data (§7) is temporal deixis ("current", "right now", "today", "latest", "live") in a
+Live data (§7) is temporal deixis ("current", "right now", "gerade", "сейчас", "现在") in a
 request that seeks a fact, and not beside something local: "the current price of copper" is
 live, "the current directory", "refactor the current parser" and "what time is it now" are not;
-"live" counts only as the adjective, never as the verb ("we live in the city").
+a deixis word counts only in its temporal sense, never as the verb ("we live in the city").
+
+A request for a card of a named type ("as a table", "als Diagramm") reads as that card; a
+request for "a card" of no named type ("as a card", "als Karte") reads as every card type
+(which one it wants is not read, so none is guessed), while "that card" refers back to one
+already shown and loads none; a live request for one quantity reads as a metric card.
 """
 
 from __future__ import annotations
@@ -17,12 +25,7 @@ import re
 from dataclasses import dataclass
 
 from vak_desktop.context.payloads import JsonObject
-
-
-def _set(words: str) -> frozenset[str]:
-    """A set of words written as one space-separated string."""
-    return frozenset(words.split())
-
+from vak_desktop.context.planning.lexicon import Lexicon, Lexicons, Text, has_cjk
 
 FILES = "files"  # the user's folders: reading, listing, searching files
 MEMORY = "memory"  # earlier conversations and earlier turns
@@ -32,54 +35,17 @@ ORIENTATION = frozenset({FILES, MEMORY})  # what an uncertain reading loads
 
 CARD_TYPES = ("chart", "checklist", "entity", "metric", "research", "table", "timeline")
 
-_WORD = re.compile(r"[\w'-]+")
+# Language-neutral structure, not word cues: a file name with a known extension, or a path
+# (./x, ../x, ~/x, /x, or a/b/c), and a URL.
 _EXTENSIONS = (
     "py|md|txt|json|toml|yaml|yml|rs|js|ts|tsx|jsx|c|h|cpp|hpp|go|java|kt|swift|rb|php|cs|"
     "html|css|scss|sh|ini|cfg|conf|csv|tsv|log|xml|sql|pdf|docx?|xlsx?|ipynb|lock|env"
 )
-# a file name with a known extension, or a path: ./x, ../x, ~/x, /x, or a/b/c
 _FILE_NAME = re.compile(rf"\w[\w-]*\.(?:{_EXTENSIONS})\b|(?:^|\s)(?:\.{{1,2}}/|~/|/)\w|\w+/\w+/\w")
-
-_FILE_WORDS = _set(
-    "file files folder folders directory directories dir path paths repo repository codebase "
-    "code source sources script scripts readme grep glob workspace module modules function "
-    "functions class classes line lines document documents pdf csv log logs config"
-)
-_MEMORY_WORDS = _set(
-    "earlier previous previously remember remembered recall yesterday conversation "
-    "conversations chat chats discussed mentioned"
-)
-_WEB_WORDS = _set("web online internet website websites url news search")
-_DEIXIS = _set("current currently now today tonight latest live present")
-_DEIXIS_PHRASES = ("right now", "at the moment", "this week", "as of now", "up to date")
-_FACT_SEEKING = _set(
-    "what whats what's how which who when where is are does do did price rate score value "
-    "tell show find check give get look fetch"
-)
-# Beside one of these, "current" / "now" is about the user's machine or the conversation.
-_LOCAL = _set(
-    "directory folder file files branch repo repository time date clock you your yourself "
-    "parser code function class module session conversation chat model project line "
-    "working cwd path workspace"
-)
-_QUANTITY = _set(
-    "price prices rate rates score scores temperature cost costs value level count total "
-    "percent percentage exchange population balance"
-)
-_LIVE_VERB_BEFORE = _set("i we you they he she who people to")
-# "And now?", "OK now summarise it": `now` opening a request is a step in the conversation.
-_DISCOURSE_BEFORE = _set("and so ok okay then but well right alright")
-_FILLER = _set("and so ok okay then but well right alright what how about the a an it this that")
-_LIVE_VERB_AFTER = _set("in at with on here there near by together")
-_CARD_CUES = {
-    "chart": _set("chart charts graph graphs plot plots visualise visualize"),
-    "checklist": _set("checklist checklists todo to-do"),
-    "entity": _set("profile entity who's"),
-    "metric": _set("metric metrics kpi kpis"),
-    "research": _set("research sources citations cite synthesis literature"),
-    "table": _set("table tables tabulate spreadsheet columns"),
-    "timeline": _set("timeline timelines chronology chronological milestones"),
-}
+_URL = re.compile(r"https?://|www\.")
+_MIN_SUBJECT = 3  # a word shorter than this is no subject to seek a fact about ("ok", "so")
+_MIN_CJK_SUBJECT = 2  # characters of CJK text left once deixis and filler are taken out
+_NOT_LETTER = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True)
@@ -90,6 +56,7 @@ class Reading:
     cards: frozenset[str] = frozenset()
     orienting: bool = False  # no cue fired: `domains` is the orientation floor
     everything: bool = False  # every domain (a surface that does not slice tools)
+    languages: tuple[str, ...] = ()  # the lexicons the directive was read in
 
     def meets(self, serves: frozenset[str]) -> bool:
         """Whether a tool serving `serves` is wanted by this reading."""
@@ -102,70 +69,122 @@ class Reading:
         kind = tool_name.removeprefix("emit_").removesuffix("_card")
         return any(kind == card or kind.startswith(card + "_") for card in self.cards)
 
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """What the reading adds to a relevance query (§4) and to a TurnCard's index terms:
+        its domains and card types as `domain:x` / `card:x`, which no word of a text can be, so
+        a German request for a current price finds an English turn that read the same."""
+        return terms_of(self.to_json())
+
     def to_json(self) -> JsonObject:
         return {
             "domains": sorted(self.domains),
             "cards": sorted(self.cards),
             "orienting": self.orienting,
             "everything": self.everything,
+            "languages": list(self.languages),
         }
 
 
 EVERYTHING = Reading(domains=frozenset(), everything=True)
 
 
-def read_directive(text: str) -> Reading:
-    """The reading of a directive's text, by its word cues alone (deterministic)."""
-    lowered = text.lower()
-    tokens = _WORD.findall(lowered)
-    present = set(tokens)
+def terms_of(reading: JsonObject) -> tuple[str, ...]:
+    """The relevance terms of a reading as JSON (`Reading.to_json`, a TurnCard's `reading`).
+    An orienting reading's domains are the floor, no subject, so they add nothing (its card
+    types do); the everything-reading adds nothing."""
+    if not reading or reading.get("everything"):
+        return ()
+    domains = [] if reading.get("orienting") else reading.get("domains", [])
+    cards = reading.get("cards", [])
+    assert isinstance(domains, list) and isinstance(cards, list)
+    return tuple([f"domain:{d}" for d in domains] + [f"card:{c}" for c in cards])
+
+
+def read_directive(text: str, lexicons: Lexicons) -> Reading:
+    """The reading of a directive's text, by the cues of `lexicons` alone (deterministic)."""
+    seen = Text.of(text)
+    languages = lexicons.identify(seen)
+    local_file = _FILE_NAME.search(seen.lowered) is not None
     domains: set[str] = set()
-    if present & _FILE_WORDS or _FILE_NAME.search(lowered):
+    cards: set[str] = set()
+    if local_file:
         domains.add(FILES)
-    if present & _MEMORY_WORDS or any(p in lowered for p in ("last time", "you said", "we said")):
-        domains.add(MEMORY)
-    if present & _WEB_WORDS or "look up" in lowered or "http" in lowered:
+    if _URL.search(seen.lowered):
         domains.add(WEB)
-    if _is_live(tokens, lowered) and not _FILE_NAME.search(lowered):  # a file is local
-        domains.add(LIVE)
-    cards = {kind for kind, cues in _CARD_CUES.items() if present & cues}
-    if "who is" in lowered:
-        cards.add("entity")
-    if LIVE in domains and (present & _QUANTITY or "how much" in lowered):
-        cards.add("metric")  # one value as it stands now is a metric card's whole job
+    for lexicon in languages:
+        found = {d for d, cues in lexicon.domains.items() if cues.hit(seen)}
+        if not local_file and _is_live(seen, lexicon):  # a file is local
+            found.add(LIVE)
+        domains |= found
+        cards |= _cards(seen, lexicon, live=LIVE in found)
+    codes = tuple(lex.language for lex in languages)
     if not domains:
-        return Reading(ORIENTATION, frozenset(cards), orienting=True)
-    return Reading(frozenset(domains), frozenset(cards))
+        return Reading(ORIENTATION, frozenset(cards), orienting=True, languages=codes)
+    return Reading(frozenset(domains), frozenset(cards), languages=codes)
 
 
-def _is_live(tokens: list[str], lowered: str) -> bool:
+def _cards(seen: Text, lexicon: Lexicon, *, live: bool) -> set[str]:
+    named = {kind for kind, cues in lexicon.card_types.items() if cues.hit(seen)}
+    if not named and lexicon.card_any.hit(seen):
+        return set(CARD_TYPES)  # "a card", no type named: every type, none guessed
+    if live and lexicon.quantity.hit(seen):
+        named.add("metric")  # one value as it stands now is a metric card's whole job
+    return named
+
+
+def _is_live(seen: Text, lexicon: Lexicon) -> bool:
     """Temporal deixis in a fact-seeking request, not beside anything local (§7)."""
     deixis = [
         i
-        for i, word in enumerate(tokens)
-        if word in _DEIXIS and not _verb_live(tokens, i) and not _discourse_now(tokens, i)
+        for i in lexicon.deixis.positions(seen)
+        if not _other_sense(seen, lexicon, i) and not _discourse_step(seen, lexicon, i)
     ]
-    if not deixis and not any(phrase in lowered for phrase in _DEIXIS_PHRASES):
+    if not deixis and not lexicon.deixis.phrase_hit(seen):
         return False
-    if not [t for t in tokens if t not in _DEIXIS and t not in _FILLER and len(t) > 2]:
-        return False  # no subject to seek a fact about ("and now?", "what now?")
-    if not (set(tokens) & _FACT_SEEKING or lowered.rstrip().endswith("?")):
+    if lexicon.local.hit(seen) or lexicon.declined.hit(seen):
         return False
-    return not set(tokens) & _LOCAL
+    if not _has_subject(seen, lexicon):
+        return False  # no subject to seek a fact about ("and now?", "what now?", "那现在呢？")
+    return lexicon.fact_seeking.hit(seen) or seen.lowered.rstrip().endswith("?")
 
 
-def _discourse_now(tokens: list[str], i: int) -> bool:
+def _has_subject(seen: Text, lexicon: Lexicon) -> bool:
+    """A word that is neither deixis nor filler: what the fact is about. CJK text has no
+    words to count, so what is left of it once every deixis and filler cue is taken out is."""
+    for i, word in enumerate(seen.words):
+        if lexicon.deixis.at(seen, i) or lexicon.filler.at(seen, i):
+            continue
+        if not has_cjk(word):
+            if len(word) >= _MIN_SUBJECT:
+                return True
+            continue
+        rest = _NOT_LETTER.sub("", lexicon.filler.strip(lexicon.deixis.strip(word)))
+        if len(rest) >= _MIN_CJK_SUBJECT:
+            return True
+    return False
+
+
+def _discourse_step(seen: Text, lexicon: Lexicon, i: int) -> bool:
     """`now` opening the request, alone or after "and", "so", "ok" …: a turn of the
     conversation, not a point in time."""
-    if tokens[i] != "now":
+    if not lexicon.discourse_deixis.at(seen, i):
         return False
-    return all(t in _DISCOURSE_BEFORE for t in tokens[:i])
+    return all(lexicon.discourse_openers.at(seen, k) for k in range(i))
 
 
-def _verb_live(tokens: list[str], i: int) -> bool:
-    """`live` used as the verb ("we live in …"), which says nothing about time."""
-    if tokens[i] != "live":
-        return False
-    before = tokens[i - 1] if i > 0 else ""
-    after = tokens[i + 1] if i + 1 < len(tokens) else ""
-    return before in _LIVE_VERB_BEFORE or after in _LIVE_VERB_AFTER
+def _other_sense(seen: Text, lexicon: Lexicon, i: int) -> bool:
+    """A deixis word in a sense that says nothing about time ("we live in …", "un'ora"): the
+    word before or after it, or an elided part joined to it, gives it that sense."""
+    for part in seen.parts[i]:
+        sense = lexicon.senses.get(part)
+        if sense is None:
+            continue
+        joined = Text.of(seen.words[i].removesuffix(part), normalised=True)
+        if (
+            (i > 0 and sense.before.at(seen, i - 1))
+            or (i + 1 < len(seen.words) and sense.after.at(seen, i + 1))
+            or any(sense.before.at(joined, k) for k in range(len(joined.words)))
+        ):
+            return True
+    return False

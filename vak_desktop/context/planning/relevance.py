@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from vak_desktop.context.payloads import TurnCard
+from vak_desktop.context.planning.lexicon import has_cjk, split_words
+from vak_desktop.context.planning.reading import terms_of
 
 K1, B, EPSILON = 1.5, 0.75, 0.25  # rank_bm25's BM25Okapi defaults
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -29,7 +31,20 @@ _EMPTY: Terms = (("∅",), (1,))  # a card with no words still counts as a one-w
 
 
 def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    """Lower-cased words; a run of Chinese or Japanese characters (which has no spaces) as its
+    character bigrams, so "铜价是多少" and "现在铜价" share the term "铜价"."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        lowered = word.lower()
+        if not has_cjk(lowered):
+            out.append(lowered)
+            continue
+        for piece in split_words(lowered):
+            if not has_cjk(piece) or len(piece) == 1:
+                out.append(piece)
+            else:
+                out.extend(piece[i : i + 2] for i in range(len(piece) - 1))
+    return out
 
 
 def index_text(card: TurnCard) -> str:
@@ -41,8 +56,9 @@ def index_text(card: TurnCard) -> str:
 
 
 def index_terms(card: TurnCard) -> Terms:
-    """The card's index terms in first-appearance order and how often each occurs."""
-    counts = Counter(words(index_text(card)))
+    """The card's index terms in first-appearance order and how often each occurs: the words
+    of its index text, then its reading's terms (`domain:live`, `card:metric`)."""
+    counts = Counter([*words(index_text(card)), *terms_of(card.reading)])
     return tuple(counts), tuple(counts.values())
 
 
@@ -100,9 +116,12 @@ def bm25_scores(
     return scores
 
 
-def relevance(directive: str, cards: Sequence[TurnCard]) -> list[float]:
-    """BM25 of each card against the directive, scaled so the best match is 1.0."""
-    query = words(directive)
+def relevance(
+    directive: str, cards: Sequence[TurnCard], reading_terms: Sequence[str] = ()
+) -> list[float]:
+    """BM25 of each card against the directive and its reading's terms (spec §4: "BM25(directive
+    + reading terms)"), scaled so the best match is 1.0."""
+    query = [*words(directive), *reading_terms]
     if not query or not cards:
         return [0.0] * len(cards)
     scores = bm25_scores(query, [card_terms(c) for c in cards])

@@ -24,6 +24,7 @@ from vak_desktop.context.payloads import (
     Answer,
     AssistantStep,
     EvidenceBody,
+    JsonObject,
     Presentation,
     PresentationRef,
     ToolCall,
@@ -113,9 +114,15 @@ def _calls(turn: Turn) -> list[ToolCall]:
 
 
 def build_turn_card(
-    turn: Turn, outcome: str, tokens_per_char: float, card_digests: dict[str, str] | None = None
+    turn: Turn,
+    outcome: str,
+    tokens_per_char: float,
+    card_digests: dict[str, str] | None = None,
+    *,
+    reading: JsonObject | None = None,
 ) -> TurnCard:
-    """The TurnCard of a closed turn. Deterministic: the same turn gives the same card."""
+    """The TurnCard of a closed turn. Deterministic: the same turn gives the same card.
+    `reading` is the directive's reading (`reading.py`), kept whole and indexed by its terms."""
     results = _results_by_call(turn)
     did = []
     digests: dict[str, str] = {}
@@ -155,6 +162,7 @@ def build_turn_card(
         did=tuple(did),
         answered=Answer(presentations, narration_of(narration_text(turn.answer))),
         outcome=outcome,
+        reading=dict(reading or {}),
     )
     full_chars = sum(m.chars() for m in full_record(turn, digests))
     card_chars = len(render_card(card, turn.number))

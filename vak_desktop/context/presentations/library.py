@@ -249,21 +249,6 @@ def narration_text(text: str) -> str:
     return without_fences(text, [f for f in find_fences(text) if f.payload is not None])
 
 
-def required_card(directive: str, types: Iterable[str]) -> str | None:
-    """The card type a directive explicitly asks for ("show it as a table card", "emit a
-    metric card"), or None. A card type merely mentioned without a verb of showing is not an
-    instruction."""
-    names = "|".join(re.escape(t) for t in sorted(types, key=len, reverse=True))
-    if not names:
-        return None
-    pattern = (
-        r"\b(emit|show|give|present|display|put|render|make|answer|reply|respond|use)\b"
-        rf"[^.!?\n]{{0,60}}?\b({names})\s+card\b"
-    )
-    found = re.search(pattern, directive, re.IGNORECASE)
-    return found.group(2).lower() if found else None
-
-
 def fence_guide(library: CardLibrary) -> str:
     """What a model that cannot call tools is told about cards: write them as ```vak fences.
     Part of its system prompt (stable across turns: it depends on the library alone)."""

@@ -3,6 +3,8 @@
 Checks that need no model always run:
 
 - `ledger_verify`: every entry hash and chain link recomputes (`Ledger.verify`);
+- `no_integrations` (spec §9): no production module or shipped file — the reading lexicons
+  included — names an MCP server of the user's settings or a fixture topic (`integrations.py`);
 - `no_cut`, `no_split`, `plan_within_horizon`, `uniqueness`: for every session, the next
   request is planned under the session's current profile, as `vak plan` does (the newest of
   the profiles its chain records and the profile store holds for the model of its last
@@ -38,12 +40,14 @@ from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import ModelDetails
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.service import capacity_profile_for
+from vak_desktop.runtime.evaluation.integrations import audit
 from vak_desktop.runtime.inspection.preview import PENDING_TURN, preview_next
 from vak_desktop.runtime.tools import ToolRegistry
 
 SKIPPED = "skipped: needs --model"
 SESSION_INVARIANTS = (NO_CUT, NO_SPLIT, WITHIN_HORIZON, UNIQUENESS)
 MODEL_CHECKS = ("probe_harness", "two_model_replay", "cache_test")
+NO_INTEGRATIONS = "no_integrations"
 _SHOWN_FINDINGS = 5  # findings quoted in a failed check's detail; the count says the rest
 
 
@@ -165,14 +169,31 @@ def session_checks(reports: Sequence[SessionReport]) -> list[Check]:
     return checks
 
 
-def offline_checks(ledger: Ledger, tools: ToolRegistry, system: str) -> list[Check]:
-    """Every check that needs no model, over the whole ledger."""
+def no_integrations(server_names: Sequence[str]) -> Check:
+    """Spec §9 over the installed program: its modules and every shipped file."""
+    found, modules, files = audit(server_names)
+    read = f"{modules:,} modules and {files:,} shipped files (lexicons included)"
+    if modules == 0:
+        read += "; no module sources in this build, so shipped files only"
+    if not found:
+        return Check(NO_INTEGRATIONS, True, f"{read} name no configured server and no topic")
+    quoted = "; ".join(found[:_SHOWN_FINDINGS])
+    more = len(found) - _SHOWN_FINDINGS
+    return Check(NO_INTEGRATIONS, False, f"{len(found)} findings in {read}: {quoted}" + (
+        f" (and {more} more)" if more > 0 else ""))  # fmt: skip
+
+
+def offline_checks(
+    ledger: Ledger, tools: ToolRegistry, system: str, servers: Sequence[str] = ()
+) -> list[Check]:
+    """Every check that needs no model, over the whole ledger; `servers` are the MCP server
+    names of the user's settings (the no-integrations audit's banned words)."""
     now = utc_now()
     reports = [
         check_session(ledger, info.id, tools, system, now)
         for info in ledger.sessions(include_archived=True)
     ]
-    return [ledger_verify(ledger), *session_checks(reports)]
+    return [ledger_verify(ledger), *session_checks(reports), no_integrations(servers)]
 
 
 def all_ok(checks: Sequence[Check]) -> bool:

@@ -9,6 +9,7 @@ from vak_desktop.context.capacity.profile import choose_num_ctx, estimate_tokens
 from vak_desktop.context.payloads import CapacityProfile, Directive
 from vak_desktop.context.planning.assemble import AssembledRequest, assemble
 from vak_desktop.context.planning.planner import Plan
+from vak_desktop.context.planning.reading import Reading
 from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
@@ -25,6 +26,7 @@ class Preview:
     request: AssembledRequest
     request_tokens: int
     num_ctx: int
+    reading: Reading | None = None  # the directive's reading, when the surface was built here
 
 
 def preview_next(
@@ -39,9 +41,10 @@ def preview_next(
     """Plan and assemble the session's next request as if `directive` were sent now. Given the
     runtime's registry, the request carries what a turn would: the stable system text with its
     catalogue and the tools the directive's reading loads; given specs, exactly those."""
+    reading = None
     if isinstance(tools, ToolRegistry):
         surface = tool_surface(tools, system, directive)
-        system, tools = surface.system, surface.tools
+        system, tools, reading = surface.system, surface.tools, surface.reading
     index = build_turn_index(ledger.chain_to_root(session))
     pending = Turn(PENDING_TURN, len(index.turns), Directive(text=directive), ())
     index = TurnIndex((*index.turns, pending), index.packets, index.reset)
@@ -63,4 +66,4 @@ def preview_next(
     num_ctx = profile.num_ctx  # a measured profile's one window, unless this request outgrows it
     if needed > num_ctx:
         num_ctx = choose_num_ctx(needed, profile.declared_window, num_ctx)
-    return Preview(projection.plan, request, tokens, num_ctx)
+    return Preview(projection.plan, request, tokens, num_ctx, reading)

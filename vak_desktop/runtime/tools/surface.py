@@ -22,6 +22,7 @@ from vak_desktop.context.payloads import Activity, ToolCall
 from vak_desktop.context.planning.reading import Reading, read_directive
 from vak_desktop.context.planning.turn_cards import is_card_tool, leading_sentence
 from vak_desktop.context.request import ToolSpec
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.tools.find_tools import FIND_TOOLS, promoted_by
 from vak_desktop.runtime.tools.registry import ToolRegistry, ToolTraits
 
@@ -119,7 +120,7 @@ def tool_surface(
 ) -> ToolSurface:
     """The surface of a turn whose directive is `directive` (read here unless `reading` is
     given): the stable system text and the tools loaded at its first step, in admitted order."""
-    reading = reading if reading is not None else read_directive(directive)
+    reading = reading if reading is not None else read_directive(directive, lexicons())
     prefix = tuple(
         spec for spec in registry.specs() if loads(spec, registry.traits(spec.name), reading)
     )

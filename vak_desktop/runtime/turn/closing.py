@@ -8,10 +8,20 @@ a killed process left open is closed by the next turn of its session: its card, 
 from __future__ import annotations
 
 from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
-from vak_desktop.context.payloads import Activity, Usage
+from vak_desktop.context.payloads import Activity, JsonObject, Usage
+from vak_desktop.context.planning.reading import read_directive
 from vak_desktop.context.planning.turn_cards import build_turn_card
-from vak_desktop.context.planning.turns import TURN_CLOSED, TURN_INTERRUPTED, split_turns
+from vak_desktop.context.planning.turns import TURN_CLOSED, TURN_INTERRUPTED, Turn, split_turns
 from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.lexicons import lexicons
+
+
+def reading_of(turn: Turn) -> JsonObject:
+    """The reading of the turn's directive, as its TurnCard keeps it (spec §10 `reading`):
+    domains, card types, languages, and the digest of the lexicons that read it, so the
+    reading is reproducible from the ledger after a lexicon changes."""
+    read = lexicons()
+    return {**read_directive(turn.directive.text, read).to_json(), "lexicons": read.digest}
 
 
 def close_turn(
@@ -19,7 +29,7 @@ def close_turn(
 ) -> None:
     """Write the session's last turn's TurnCard, then the closing mark."""
     turn = split_turns(ledger.chain_to_root(session))[-1]
-    ledger.append(session, build_turn_card(turn, outcome, ratio))
+    ledger.append(session, build_turn_card(turn, outcome, ratio, reading=reading_of(turn)))
     ledger.append(session, closed(outcome, usage, error))
 
 
@@ -30,7 +40,8 @@ def close_interrupted(ledger: Ledger, session: str) -> str | None:
     if not turns or turns[-1].closed:
         return None
     last = turns[-1]
-    ledger.append(session, build_turn_card(last, "interrupted", FALLBACK_TOKENS_PER_CHAR))
+    card = build_turn_card(last, "interrupted", FALLBACK_TOKENS_PER_CHAR, reading=reading_of(last))
+    ledger.append(session, card)
     ledger.append(
         session,
         Activity(

@@ -18,6 +18,7 @@ from vak_desktop.context.capacity.profile import tokens_per_char
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.planner import Plan
+from vak_desktop.context.planning.reading import read_directive
 from vak_desktop.context.planning.turn_cards import turn_numbers
 from vak_desktop.context.planning.turns import TurnIndex, build_turn_index
 from vak_desktop.context.request import ChatRequest, ToolSpec
@@ -28,6 +29,7 @@ from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.service import CapacityService
 from vak_desktop.runtime.events import Notice, TurnEvent
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.turn.summariser import write_packet
 
 
@@ -67,8 +69,15 @@ def plan_turn(
 ) -> Projection:
     """Plan the next request of a session; `pending` when its last turn is the one running."""
     current = index.turns[-1] if pending and index.turns else None
+    terms = read_directive(current.directive.text, lexicons()).terms if current else ()
     plan, tail = plan_request(
-        index, profile, current, system=system, tools=tools, tail_context=tail_context
+        index,
+        profile,
+        current,
+        system=system,
+        tools=tools,
+        tail_context=tail_context,
+        reading_terms=terms,
     )
     return Projection(profile, plan, tail)
 

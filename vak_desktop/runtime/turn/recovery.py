@@ -19,15 +19,16 @@ from vak_desktop.context.capacity.feedback import (
     SILENT_TRUNCATION,
     overflow_window,
     silently_truncated,
-    unmet_tool_instruction,
 )
 from vak_desktop.context.capacity.profile import estimate_tokens
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.context.payloads import Activity, CapacityProfile, ToolCall
-from vak_desktop.context.presentations.library import required_card, tool_name
+from vak_desktop.context.planning.instructions import required_card, unmet_tool_instruction
+from vak_desktop.context.presentations.library import tool_name
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.providers.base import Done
 from vak_desktop.providers.errors import ContextOverflow
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.presentations import card_library
 
 # A classifier of explicit-instruction failures: (directive, tools offered, tools called) →
@@ -40,7 +41,7 @@ def required_tool_check(
     directive: str, offered: Sequence[str], called: Sequence[str]
 ) -> str | None:
     """The directive told the model to call a tool it was offered, and the turn never did."""
-    tool = unmet_tool_instruction(directive, offered, called)
+    tool = unmet_tool_instruction(directive, offered, called, lexicons())
     return f"call the `{tool}` tool" if tool else None
 
 
@@ -49,7 +50,7 @@ def required_card_check(
 ) -> str | None:
     """The directive asked for a card type whose emit tool was offered, and the turn wrote no
     card of that type (by tool call or by fence: the runner lists both in `called`)."""
-    kind = required_card(directive, card_library().types())
+    kind = required_card(directive, card_library().types(), lexicons())
     if kind is None or tool_name(kind) not in offered or tool_name(kind) in called:
         return None
     return f"emit a {kind} card (`{tool_name(kind)}`)"

@@ -50,6 +50,7 @@ from vak_desktop.context.planning.turn_cards import card_of, is_card_tool
 from vak_desktop.context.planning.turns import Turn, split_turns
 from vak_desktop.context.presentations.library import CardLibrary
 from vak_desktop.ledger import Entry, Ledger
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.presentations import (
     FenceOutcome,
     Observes,
@@ -164,9 +165,9 @@ class TurnRules:
         directive = turn.directive.text
         if (
             not carded
-            and seeks_live_data(directive)
+            and seeks_live_data(directive, lexicons())
             and not observed(turn, self.observes)
-            and not admits_no_live_value(text)
+            and not admits_no_live_value(text, lexicons())
         ):
             return self._strike(chain, turn, FRESHNESS_CHECK, freshness_nudge(directive))
         earlier = split_turns(chain)[:-1]

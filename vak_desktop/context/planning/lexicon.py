@@ -1,0 +1,307 @@
+"""Lexicons: the cue words a directive's reading is made of, one per language, as plain data.
+
+Why it exists: which tools a turn loads, whether the live-data gate fires, which card a request
+reads as and whether the model failed an explicit instruction all rest on word cues (spec §5,
+§7). Written in code they were English only; here they are values parsed from the shipped
+`lexicons/<lang>.json` files (schema: `lexicons/schema.json`). The runtime loads the files once
+(`runtime/lexicons.py`) and hands the parsed `Lexicons` in, the way the card library is handed
+in: this module reads no file.
+
+A cue is written in one of these forms (matched on the NFKC-normalised, case-folded text):
+
+    word        a whole word                     "price"
+    stem*       a word starting with the stem    "teraz*", "aktuell*"  (inflections)
+    *tail       a word ending with the tail      "*preis"              (compound heads)
+    *part*      a word containing the part       "*temperatur*"
+    two words   consecutive words, each element one of the forms above, and an element may
+                list alternatives with `|`        "right now", "no live|current data|value"
+    現在         a cue in Chinese or Japanese script is found anywhere in the text: these
+                scripts have no spaces, so a cue is matched as the character n-gram it is
+
+Words are runs of letters, digits, `'`, `’` and `-`; a word also matches through its parts
+("l'heure" matches "heure", "Metrik-Karte" matches "karte"). A run of CJK characters is kept
+apart from Latin letters beside it ("recallツール" is "recall" and "ツール").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import blake3
+
+_WORD = re.compile(r"[\w'’-]+", re.UNICODE)
+_PARTS = re.compile(r"['’-]")
+# Han, Hiragana, Katakana (incl. the prolonged-sound mark), CJK punctuation-free ranges
+_CJK = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_SENTENCE = re.compile(r"[.!?]+(?=\s|$)|[。！？\n]+")  # "research.synthesis" is one sentence
+
+
+def normalise(text: str) -> str:
+    """The form every cue and every text is matched in: NFKC (full-width forms folded), then
+    case-folded ("ß" → "ss", "Ｓｈｏｗ" → "show")."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def split_words(text: str) -> list[str]:
+    """The words of normalised text, CJK runs kept apart from the letters beside them."""
+    out: list[str] = []
+    for match in _WORD.findall(text):
+        if not has_cjk(match):
+            out.append(match)
+            continue
+        position = 0
+        for run in _CJK.finditer(match):
+            if run.start() > position:
+                out.append(match[position : run.start()])
+            out.append(run.group())
+            position = run.end()
+        if position < len(match):
+            out.append(match[position:])
+    return [w for w in out if w.strip("'’-")]
+
+
+def sentences(text: str) -> list[str]:
+    """Normalised text split at sentence ends (Latin and CJK punctuation, line breaks)."""
+    return [s for s in _SENTENCE.split(text) if s.strip()]
+
+
+@dataclass(frozen=True)
+class Text:
+    """A directive (or a sentence of one) ready for cue matching."""
+
+    lowered: str
+    words: tuple[str, ...]
+    parts: tuple[frozenset[str], ...]  # per word: itself and its pieces split at ' ’ -
+
+    @classmethod
+    def of(cls, text: str, *, normalised: bool = False) -> Text:
+        lowered = text if normalised else normalise(text)
+        words = tuple(split_words(lowered))
+        parts = tuple(frozenset({w, *(p for p in _PARTS.split(w) if p)}) for w in words)
+        return cls(lowered, words, parts)
+
+
+@dataclass(frozen=True)
+class _Element:
+    """One word position of a cue: its alternatives by form, so a word is tested with one
+    `in`, one `startswith` and one `endswith` over tuples (C loops, not Python ones)."""
+
+    whole: frozenset[str] = frozenset()
+    stems: tuple[str, ...] = ()
+    tails: tuple[str, ...] = ()
+    inner: tuple[str, ...] = ()
+
+    def matches(self, parts: frozenset[str]) -> bool:
+        if not self.whole.isdisjoint(parts):
+            return True
+        if not (self.stems or self.tails or self.inner):
+            return False  # most elements are whole words: one set test, no loop
+        for word in parts:
+            if (
+                word.startswith(self.stems)
+                or word.endswith(self.tails)
+                or any(text in word for text in self.inner)
+            ):
+                return True
+        return False
+
+
+def _element(written: str) -> _Element:
+    whole, stems, tails, inner = set(), [], [], []
+    for alternative in written.split("|"):
+        head, tail = alternative.startswith("*"), alternative.endswith("*")
+        text = alternative.strip("*")
+        if head and tail:
+            inner.append(text)
+        elif head:
+            tails.append(text)
+        elif tail:
+            stems.append(text)
+        else:
+            whole.add(text)
+    return _Element(frozenset(whole), tuple(stems), tuple(tails), tuple(inner))
+
+
+@dataclass(frozen=True)
+class Cues:
+    """A compiled cue set: whole words (a set lookup), single-element patterns, multi-word
+    phrases and CJK substrings."""
+
+    words: frozenset[str] = frozenset()
+    patterns: tuple[_Element, ...] = ()  # one-word cues with a `*` or `|`, one element each
+    phrases: tuple[tuple[_Element, ...], ...] = ()
+    substrings: tuple[str, ...] = ()
+    any_pattern: _Element = _Element()  # every pattern's forms in one element
+
+    @classmethod
+    def of(cls, written: Iterable[str]) -> Cues:
+        words, patterns, phrases, substrings = set(), [], [], []
+        for cue in (normalise(c).strip() for c in written):
+            if has_cjk(cue):
+                substrings.append(cue)
+            elif " " in cue:
+                phrases.append(tuple(_element(e) for e in cue.split()))
+            elif "*" in cue or "|" in cue:
+                patterns.append(_element(cue))
+            else:
+                words.add(cue)
+        merged = _Element(
+            frozenset(),
+            tuple(s for p in patterns for s in p.stems),
+            tuple(t for p in patterns for t in p.tails),
+            tuple(x for p in patterns for x in p.inner),
+        )
+        return cls(
+            frozenset(words | {w for p in patterns for w in p.whole}),
+            tuple(patterns),
+            tuple(phrases),
+            tuple(substrings),
+            merged,
+        )
+
+    def at(self, text: Text, i: int) -> bool:
+        """Whether word `i` of `text` is a one-word cue of this set."""
+        parts = text.parts[i]
+        return not self.words.isdisjoint(parts) or self.any_pattern.matches(parts)
+
+    def positions(self, text: Text) -> list[int]:
+        return [i for i in range(len(text.words)) if self.at(text, i)]
+
+    def phrase_hit(self, text: Text) -> bool:
+        """Whether a multi-word phrase or a CJK cue of this set occurs in `text`."""
+        if any(s in text.lowered for s in self.substrings):
+            return True
+        parts = text.parts
+        for phrase in self.phrases:
+            first, rest = phrase[0], phrase[1:]
+            for start in range(len(parts) - len(rest)):
+                if first.matches(parts[start]) and all(
+                    e.matches(parts[start + 1 + k]) for k, e in enumerate(rest)
+                ):
+                    return True
+        return False
+
+    def hit(self, text: Text) -> bool:
+        """Whether any cue of this set occurs in `text`."""
+        return any(self.at(text, i) for i in range(len(text.words))) or self.phrase_hit(text)
+
+    def count(self, text: Text) -> int:
+        """How many distinct cues of this set occur in `text` (words, patterns, substrings)."""
+        present = set().union(*text.parts) if text.parts else set()
+        found = len(self.words & present)
+        found += sum(1 for p in self.patterns if any(p.matches(parts) for parts in text.parts))
+        return found + sum(1 for s in self.substrings if s in text.lowered)
+
+    def strip(self, lowered: str) -> str:
+        """`lowered` with every CJK cue of this set taken out (what is left is the subject)."""
+        for s in sorted(self.substrings, key=len, reverse=True):
+            lowered = lowered.replace(s, " ")
+        return lowered
+
+
+@dataclass(frozen=True)
+class Sense:
+    """A deixis word that is not temporal beside these words ("we live in", "eine gerade
+    Linie")."""
+
+    before: Cues = Cues()
+    after: Cues = Cues()
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """One language's cue sets (see `lexicons/schema.json` for what each one is for)."""
+
+    language: str
+    name: str
+    function_words: Cues
+    domains: Mapping[str, Cues]
+    deixis: Cues
+    senses: Mapping[str, Sense]
+    discourse_deixis: Cues
+    discourse_openers: Cues
+    fact_seeking: Cues
+    local: Cues
+    filler: Cues
+    quantity: Cues
+    declined: Cues
+    admitted: Cues
+    card_words: Cues
+    card_any: Cues
+    card_types: Mapping[str, Cues]
+    show_verbs: Cues
+    call_verbs: Cues
+    tool_words: Cues
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> Lexicon:
+        """A lexicon from its JSON document (already validated against the schema)."""
+        live, cards, said = document["live"], document["cards"], document["instructions"]
+        return cls(
+            language=document["language"],
+            name=document["name"],
+            function_words=Cues.of(document["function_words"]),
+            domains={k: Cues.of(v) for k, v in document["domains"].items()},
+            deixis=Cues.of(live["deixis"]),
+            senses={
+                normalise(word): Sense(Cues.of(s.get("before", ())), Cues.of(s.get("after", ())))
+                for word, s in live.get("senses", {}).items()
+            },
+            discourse_deixis=Cues.of(live["discourse"]["deixis"]),
+            discourse_openers=Cues.of(live["discourse"]["openers"]),
+            fact_seeking=Cues.of(live["fact_seeking"]),
+            local=Cues.of(live["local"]),
+            filler=Cues.of(live["filler"]),
+            quantity=Cues.of(live["quantity"]),
+            declined=Cues.of(live["declined"]),
+            admitted=Cues.of(live["admitted"]),
+            card_words=Cues.of(cards["card"]),
+            card_any=Cues.of(cards["any"]),
+            card_types={k: Cues.of(v) for k, v in cards["types"].items()},
+            show_verbs=Cues.of(said["show"]),
+            call_verbs=Cues.of(said["call"]),
+            tool_words=Cues.of(said["tool"]),
+        )
+
+
+@dataclass(frozen=True)
+class Lexicons:
+    """Every shipped lexicon, in language order, and the digest of the files they came from
+    (part of the prefix digest's inputs: the lexicons decide which tools the prefix loads)."""
+
+    languages: tuple[Lexicon, ...]
+    digest: str = ""
+    _by_code: Mapping[str, Lexicon] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_json(cls, documents: Sequence[Mapping[str, Any]], digest: str = "") -> Lexicons:
+        parsed = tuple(Lexicon.from_json(d) for d in documents)
+        return cls(parsed, digest, {lex.language: lex for lex in parsed})
+
+    def language(self, code: str) -> Lexicon:
+        return self._by_code[code]
+
+    def identify(self, text: Text) -> tuple[Lexicon, ...]:
+        """The languages `text` is written in: those whose function words it uses most. A text
+        with no function word of any language ("Kupferpreis jetzt?") is read in every one."""
+        counts = [(lex.function_words.count(text), lex) for lex in self.languages]
+        best = max((c for c, _ in counts), default=0)
+        if best == 0:
+            return self.languages
+        return tuple(lex for c, lex in counts if c == best)
+
+
+def files_digest(contents: Sequence[tuple[str, bytes]]) -> str:
+    """blake3 over the lexicon files (name and bytes), in name order."""
+    hasher = blake3.blake3()
+    for name, data in sorted(contents):
+        hasher.update(name.encode("utf-8") + b"\0" + data + b"\0")
+    return "b3:" + hasher.hexdigest()
