@@ -93,7 +93,6 @@ async def project_turn(
         chain = ledger.chain_to_root(session)
         index = build_turn_index(chain)
         profile = capacity.profile_for(binding, chain, utc_now())
-        binding.adopt(profile)
         projection = plan_turn(
             index, profile, system=system, tools=tools, tail_context=tail_context, pending=True
         )
