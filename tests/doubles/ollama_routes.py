@@ -72,6 +72,7 @@ class OllamaRoutes:
         self.requests: list[tuple[str, str, Any]] = []  # (method, path, parsed JSON or None)
         self.models: dict[str, Model] = {}
         self.loads: list[Load] = []  # every model load, with its reason (see `reloads`)
+        self.user_agents: list[str] = []  # the User-Agent header of every request
         self.pullable: dict[str, dict[str, Any]] = {}
         self._loaded: dict[str, Loaded] = {}
         self._queue: deque[Reply] = deque()

@@ -40,6 +40,7 @@ from vak_desktop.providers.base import (
     VersionReporter,
     is_local,
 )
+from vak_desktop.providers.client import USER_AGENT, app_headers, http_client
 from vak_desktop.providers.errors import (
     BadResponse,
     ContextOverflow,
@@ -156,12 +157,15 @@ __all__ = [
     "ServerError",
     "StreamEvent",
     "StreamNotice",
+    "USER_AGENT",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallEvent",
     "Unreachable",
     "VersionReporter",
+    "app_headers",
     "default_host",
+    "http_client",
     "is_local",
     "known_providers",
     "open_provider",

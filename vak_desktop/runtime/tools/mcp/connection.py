@@ -16,16 +16,17 @@ is fine but this call did not produce a result: a timeout, an unknown tool, bad 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from typing import IO, Any
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CONNECTION_CLOSED,
@@ -35,11 +36,12 @@ from mcp.types import (
     PaginatedRequestParams,
 )
 
+from vak_desktop.providers.client import app_headers, app_version
 from vak_desktop.runtime.settings import McpServer
 
 log = logging.getLogger(__name__)
 
-CLIENT_INFO = Implementation(name="vak-desktop", version="0.1.0")
+CLIENT_INFO = Implementation(name="vak-desktop", version=app_version())
 STDERR_TAIL = 600  # characters of a stdio server's stderr quoted when it fails
 CLOSE_WAIT = 10.0  # the SDK bounds its own stdio shutdown at about 6 s (close stdin, TERM, KILL)
 
@@ -202,7 +204,7 @@ class McpConnection:
     def _transport(self) -> AbstractAsyncContextManager[Any]:
         server = self.server
         if server.url:
-            return streamable_http_client(server.url)
+            return _http_transport(server.url)
         # kept open for the connection's life (its tail explains a failure); closed in aclose()
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         parameters = StdioServerParameters(
@@ -258,6 +260,17 @@ async def _list_all(session: ClientSession) -> tuple[RemoteTool, ...]:
         cursor = page.next_cursor
         if not cursor:
             return tuple(tools)
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(url: str) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport on a client that sends the app's User-Agent (the SDK
+    builds its own httpx2 client otherwise; a client passed in is ours to close)."""
+    async with (
+        create_mcp_http_client(headers=app_headers()) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
 
 
 def _leaves(exc: BaseException) -> Iterator[BaseException]:
