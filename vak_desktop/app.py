@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-import httpx
 from PySide6.QtWidgets import QApplication
 
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir

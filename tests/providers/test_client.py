@@ -23,7 +23,7 @@ HELLO = (Message("user", "hello"),)
 
 def test_the_user_agent_names_the_app_and_its_installed_version() -> None:
     assert metadata.version("vak-desktop") in USER_AGENT
-    assert USER_AGENT == f"vak-desktop/{metadata.version('vak-desktop')}"
+    assert f"vak-desktop/{metadata.version('vak-desktop')}" == USER_AGENT
 
 
 async def test_hosted_requests_carry_the_app_user_agent() -> None:

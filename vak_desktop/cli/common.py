@@ -8,8 +8,6 @@ import json
 import sys
 from typing import Any, NoReturn, TypeVar
 
-import httpx
-
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.providers import ChatProvider, ModelNotFound, Unreachable, http_client
 from vak_desktop.runtime import ModelBinding, ToolRegistry, bind_model, default_tools

@@ -127,6 +127,7 @@ def open_provider(
 __all__ = [
     "HOSTED_KINDS",
     "NO_RETRY",
+    "USER_AGENT",
     "AnthropicProvider",
     "BadResponse",
     "ChatProvider",
@@ -157,7 +158,6 @@ __all__ = [
     "ServerError",
     "StreamEvent",
     "StreamNotice",
-    "USER_AGENT",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallEvent",
