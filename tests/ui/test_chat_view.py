@@ -231,5 +231,7 @@ async def test_the_thinking_toggle_reaches_the_request(
         assert double.chat_bodies()[-1]["think"] is False
 
         await _ready(harness, "llama3.2:latest")
-        assert composer.think_button.isHidden()
+        # shown, but disabled and saying why: a switch with no effect does not just vanish
+        assert not composer.think_button.isHidden() and not composer.think_button.isEnabled()
+        assert "no effect" in composer.think_button.toolTip()
         assert harness.service.think is None  # a model that cannot think is not asked to

@@ -40,6 +40,17 @@ class Directive:
 
 
 @dataclass(frozen=True)
+class SignedThinking:
+    """A thinking block as a provider signed it (Anthropic): the text and its signature, or a
+    redacted block's opaque `redacted` data. Within a turn's tool loop it goes back verbatim:
+    the API checks the signature when tools are used with extended thinking."""
+
+    thinking: str = ""
+    signature: str = ""
+    redacted: str = ""
+
+
+@dataclass(frozen=True)
 class AssistantStep:
     """One model completion inside a turn: its prose, its thinking, the tools it called."""
 
@@ -50,6 +61,7 @@ class AssistantStep:
     model: str = ""
     done_reason: str = ""
     interrupted: bool = False  # the stream stopped before the model finished
+    signed_thinking: tuple[SignedThinking, ...] = ()  # sent back within the turn (Anthropic)
 
 
 @dataclass(frozen=True)

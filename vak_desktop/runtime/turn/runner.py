@@ -217,6 +217,7 @@ class TurnRunner:
                         tool_calls=tuple(out.calls),
                         model=done.model or binding.model,
                         done_reason=done.done_reason,
+                        signed_thinking=tuple(out.signed_thinking),
                     ),
                 )
                 receipt = step_receipt(binding, out.request, done, projection, step, state.surface)
