@@ -30,7 +30,8 @@ BOM = b"\xef\xbb\xbf"
 @dataclass(frozen=True)
 class ServerSentEvent:
     """One dispatched event: its data as raw bytes (lines joined with LF), its type ("message"
-    unless named), the last event id, and the line of the body its first field was on."""
+    unless named), the last event id, and the line of the body its `event` or first `data`
+    field was on."""
 
     data: bytes
     event: str = "message"
