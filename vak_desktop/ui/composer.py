@@ -187,7 +187,9 @@ class Composer(QWidget):
         self.think_button.setVisible(bound)
         self.think_button.setEnabled(thinking)
         self.think_button.setToolTip(
-            THINK_TIP if thinking else "Think has no effect here: this model, as its provider "
+            THINK_TIP
+            if thinking
+            else "Think has no effect here: this model, as its provider "
             "describes it, has no thinking switch"
         )
         if not vision:

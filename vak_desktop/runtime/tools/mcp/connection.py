@@ -21,7 +21,6 @@ import logging
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import dataclass
 from typing import IO, Any
 
 from mcp import ClientSession
@@ -39,6 +38,7 @@ from mcp.types import (
 
 from vak_desktop.providers.client import app_headers, app_version
 from vak_desktop.runtime.settings import McpServer
+from vak_desktop.runtime.tools.mcp.errors import McpCallFailed, McpUnavailable, RemoteTool
 
 log = logging.getLogger(__name__)
 
@@ -48,23 +48,6 @@ CLOSE_WAIT = 10.0  # the SDK bounds its own stdio shutdown at about 6 s (close s
 
 
 _closing: set[asyncio.Task[None]] = set()  # owners cancelled without waiting, kept until done
-
-
-class McpUnavailable(Exception):
-    """The server could not be started or reached, or it went away; the message says which."""
-
-
-class McpCallFailed(Exception):
-    """The server is up, but this call produced no result (timeout, unknown tool, bad input)."""
-
-
-@dataclass(frozen=True)
-class RemoteTool:
-    """A tool as the server listed it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
 
 
 class McpConnection:

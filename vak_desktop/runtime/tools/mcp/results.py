@@ -9,20 +9,12 @@ The whole text is stored as evidence; a long one reaches the model through the u
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.types import (
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    TextResourceContents,
-)
+from vak_desktop.runtime.tools.mcp.errors import RemoteTool
 
-from vak_desktop.runtime.tools.mcp.connection import RemoteTool
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
 
 
 def result_text(result: CallToolResult) -> str:
@@ -33,6 +25,16 @@ def result_text(result: CallToolResult) -> str:
 
 
 def _block(block: Any) -> str:
+    from mcp.types import (  # a result exists, so the SDK is loaded already
+        AudioContent,
+        BlobResourceContents,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        TextResourceContents,
+    )
+
     if isinstance(block, TextContent):
         return block.text
     if isinstance(block, ImageContent | AudioContent):

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.settings import McpServer
-from vak_desktop.runtime.tools.mcp.connection import McpCallFailed, McpConnection, McpUnavailable
+from vak_desktop.runtime.tools.mcp.errors import McpCallFailed, McpUnavailable
 from vak_desktop.runtime.tools.mcp.observed import last_observed, observation
 from vak_desktop.runtime.tools.mcp.pool import START_TIMEOUT, McpPool, UnknownServer
 from vak_desktop.runtime.tools.mcp.results import result_text, tool_listing
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
+
+if TYPE_CHECKING:
+    from vak_desktop.runtime.tools.mcp.connection import McpConnection
 
 log = logging.getLogger(__name__)
 
