@@ -65,6 +65,16 @@ class AssistantStep:
 
 
 @dataclass(frozen=True)
+class EvidenceBlob:
+    """Binary content a tool returned (an MCP image, audio or blob resource), kept whole:
+    its media type, its bytes as base64, and the resource URI when it had one."""
+
+    mime: str
+    data_base64: str
+    uri: str = ""
+
+
+@dataclass(frozen=True)
 class EvidenceBody:
     """The whole result a tool returned, stored once; `recall` reads it back."""
 
@@ -74,6 +84,7 @@ class EvidenceBody:
     content: str
     chars: int
     is_error: bool = False
+    blobs: tuple[EvidenceBlob, ...] = ()  # binary parts, kept as they came (the text names them)
 
 
 @dataclass(frozen=True)

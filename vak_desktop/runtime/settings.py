@@ -51,6 +51,10 @@ class McpServer:
     url: str = ""
     env: dict[str, str] = field(default_factory=dict)
     enabled: bool = True
+    # seconds a call may go without an answer or a progress report, and the most that progress
+    # reports may stretch one call to (`timeout`, `progress_ceiling` in the file)
+    call_timeout: float = 120.0
+    progress_ceiling: float = 3600.0
 
     @property
     def transport(self) -> str:
@@ -203,7 +207,13 @@ def _mcp_server(entry: dict[str, Any]) -> McpServer:
     if bool(command) == bool(url):
         raise ValueError(f"MCP server {name!r} needs exactly one of `command` or `url`")
     env = {str(k): str(v) for k, v in dict(entry.get("env", {})).items()}
-    return McpServer(name, command, url, env, bool(entry.get("enabled", True)))
+    timeout = float(entry.get("timeout", McpServer.call_timeout))
+    ceiling = float(entry.get("progress_ceiling", McpServer.progress_ceiling))
+    if timeout <= 0 or ceiling < timeout:
+        raise ValueError(
+            f"MCP server {name!r}: timeout must be above 0 and progress_ceiling at least timeout"
+        )
+    return McpServer(name, command, url, env, bool(entry.get("enabled", True)), timeout, ceiling)
 
 
 def _provider(entry: dict[str, Any]) -> HostedProvider:
@@ -238,7 +248,9 @@ def render_settings(settings: Settings, existing: str | None = None) -> str:
     _put_mapping(doc, "model_keep_alive", dict(sorted(s.model_keep_alive.items())))
     _put(doc, "embedded", "model", s.embedded_model, "", drop_when_default=True)
     servers = [_server_fields(server) for server in s.mcp_servers]
-    _put_entries(doc, "mcp_servers", servers, defaults={"enabled": True})
+    server_defaults: dict[str, Any] = {"enabled": True, "timeout": McpServer.call_timeout}
+    server_defaults["progress_ceiling"] = McpServer.progress_ceiling
+    _put_entries(doc, "mcp_servers", servers, defaults=server_defaults)
     _put_entries(doc, "providers", [_provider_fields(p) for p in s.providers])
     return doc.as_string()
 
@@ -248,6 +260,8 @@ def _server_fields(server: McpServer) -> dict[str, Any]:
     fields |= {"url": server.url} if server.url else {"command": list(server.command)}
     fields["enabled"] = server.enabled
     fields["env"] = dict(sorted(server.env.items())) if server.env else None
+    fields["timeout"] = server.call_timeout
+    fields["progress_ceiling"] = server.progress_ceiling
     return fields
 
 

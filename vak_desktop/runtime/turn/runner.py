@@ -237,6 +237,8 @@ class TurnRunner:
                 if out.calls:
                     async for event in run_tool_calls(self.tools, ledger, session, out.calls):
                         yield event
+                        if isinstance(event, Notice):  # a tool's progress while it runs
+                            continue
                         card = acked_card(ledger, event.name, event.preview, event.is_error)
                         if card is not None:
                             yield card
