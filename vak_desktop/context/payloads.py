@@ -99,6 +99,7 @@ class ToolResult:
     chars: int  # size of the whole result
     is_error: bool = False
     windowed: bool = False
+    images: tuple[str, ...] = ()  # base64 images the result held, for a model that can see
 
 
 @dataclass(frozen=True)

@@ -106,13 +106,11 @@ def message_blocks(message: Message) -> list[Block]:
     """The content blocks one message becomes (none for an empty one: the API refuses empty
     text blocks)."""
     if message.role == "tool":
-        return [
-            {
-                "type": "tool_result",
-                "tool_use_id": message.tool_call_id,
-                "content": message.content,
-            }
-        ]
+        content: str | list[Block] = message.content
+        if message.images:  # a tool's images, for a model that sees (the runtime decides)
+            content = [{"type": "text", "text": message.content}]
+            content += [image_block(i) for i in message.images]
+        return [{"type": "tool_result", "tool_use_id": message.tool_call_id, "content": content}]
     blocks: list[Block] = [image_block(i) for i in message.images]
     if message.role == "assistant":  # thinking first, as the model wrote it
         blocks += [thinking_block(t) for t in message.signed_thinking]

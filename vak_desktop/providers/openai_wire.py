@@ -113,7 +113,7 @@ def function_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
 
 def render_message(message: Message) -> dict[str, Any]:
     content: Any = message.content
-    if message.images:
+    if message.images and message.role != "tool":  # a tool message carries text only
         parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
         parts += [{"type": "image_url", "image_url": {"url": image_url(i)}} for i in message.images]
         content = parts

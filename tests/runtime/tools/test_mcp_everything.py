@@ -1,7 +1,7 @@
 """The `mcp` tool against MCP's own reference server, `@modelcontextprotocol/server-everything`
 from npm (code no one here wrote): progress is requested and shown, progress keeps a long call
-alive past its timeout up to the user's ceiling, an image is kept as evidence, and tools that
-only run as tasks are not offered.
+alive past its timeout up to the user's ceiling, an image is kept as evidence and handed to a
+model that can see (only to one), and tools that only run as tasks are not offered.
 
 `.ci/run` installs node's package into `~/.cache/vak-desktop/npm` (pinned; `VAK_NPM_DIR` moves
 it). Without node or the package the tests skip and say so. The server's
@@ -17,10 +17,15 @@ import os
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
+from tests.doubles.ollama_model import Reply
+from tests.doubles.ollama_server import OllamaDouble
 from vak_desktop.context.payloads import EvidenceBody, ToolCall
 from vak_desktop.ledger import Ledger
+from vak_desktop.providers import OllamaProvider
+from vak_desktop.runtime import TurnRunner, bind_model
 from vak_desktop.runtime.events import Notice, ToolResultReady
 from vak_desktop.runtime.settings import McpServer
 from vak_desktop.runtime.tools import ToolContext, ToolRegistry, run_tool_calls
@@ -165,3 +170,31 @@ def test_a_tool_that_requires_tasks_is_listed_apart_and_not_offered() -> None:
     text = tool_listing("s", tools)
     assert "offers 2 tools" in text and "## echo" in text and "## maybe" in text
     assert "## research" not in text and "research run only as MCP tasks" in text
+
+
+@pytest.mark.parametrize(("model", "sees"), [("llava", True), ("llama3.2", False)])
+async def test_a_tool_image_reaches_a_model_that_sees_and_no_other(
+    ledger: Ledger, model: str, sees: bool
+) -> None:
+    capabilities = ("completion", "tools", "vision") if sees else ("completion", "tools")
+    with OllamaDouble() as double:
+        double.add_model(model, capabilities=capabilities)
+        call = {"server": "everything", "tool": "get-tiny-image"}
+        double.enqueue(Reply(tool_calls=[("mcp", call)]), Reply(text="A tiny picture."))
+        tool = McpTool([everything()], ledger, start_timeout=60)
+        try:
+            async with httpx.AsyncClient() as http:
+                provider = OllamaProvider(http, double.url)
+                binding = await bind_model(provider, model)
+                runner = TurnRunner(ledger, provider, ToolRegistry([tool]))
+                session = ledger.create_session().id
+                async for _ in runner.run(session, "Show me the tiny image.", binding):
+                    pass
+        finally:
+            await tool.aclose()
+        second = double.chat_bodies()[-1]["messages"]
+        answer = next(m for m in second if m["role"] == "tool")
+        if sees:
+            assert base64.b64decode(answer["images"][0]).startswith(b"\x89PNG")
+        else:
+            assert "images" not in answer

@@ -176,6 +176,7 @@ def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
                     content=payload.content,
                     tool_call_id=payload.tool_call_id,
                     tool_name=payload.tool_name,
+                    images=payload.images,
                 )
             )
         elif isinstance(payload, Nudge):

@@ -211,6 +211,7 @@ async def run_tool_calls(
                 chars=len(output.content),
                 is_error=output.is_error,
                 windowed=carried.windowed,
+                images=tuple(b.data_base64 for b in output.blobs if b.mime.startswith("image/")),
             ),
         )
         yield ToolResultReady(
