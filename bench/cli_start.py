@@ -61,8 +61,8 @@ def main() -> None:
         vak = [sys.executable, "-m", "vak_desktop.cli"]
         baseline = timed([sys.executable, "-c", "import httpx"], env, args.runs)
         rows = {
-            "vak --help": vak + ["--help"],
-            "vak chat (to its first request)": vak + ["chat", "m", "hi"],
+            "vak --help": [*vak, "--help"],
+            "vak chat (to its first request)": [*vak, "chat", "m", "hi"],
         }
         print(f"python -c 'import httpx'   {baseline * 1000:7.0f} ms  (baseline, same run)")
         for name, argv in rows.items():

@@ -175,19 +175,21 @@ async def run_tool_calls(
     running = asyncio.ensure_future(
         registry.run_all(calls, ToolContext(ledger, session, progress=reports.put_nowait))
     )
+    report: asyncio.Future[str] | None = None
     try:
         while not running.done():
             report = asyncio.ensure_future(reports.get())
             await asyncio.wait({running, report}, return_when=asyncio.FIRST_COMPLETED)
             if report.done():
                 yield Notice(report.result())
-            else:
-                report.cancel()
+            report.cancel()
         while not reports.empty():
             yield Notice(reports.get_nowait())
         outputs = running.result()
     finally:
-        running.cancel()
+        running.cancel()  # the turn stopped while its calls ran: they stop with it
+        if report is not None:
+            report.cancel()
     for call, output in zip(calls, outputs, strict=True):
         body = ledger.append(
             session,
