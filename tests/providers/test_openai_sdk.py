@@ -111,3 +111,19 @@ async def test_a_tool_call_cut_at_the_length_limit_is_a_notice_with_its_partial_
     assert [n.kind for n in notices] == ["tool_call_cut"]
     assert notices[0].raw.decode() == partial and "`read`" in notices[0].message
     assert not any(isinstance(e, ToolCallEvent) for e in out)
+
+
+QWEN3_TEMPLATE = "{%- if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>{%- endif %}"
+
+
+async def test_a_llama_cpp_template_with_a_thinking_switch_makes_think_apply(
+    http: httpx.AsyncClient,
+) -> None:
+    with OpenAIDouble(models=("qwen3",), props_n_ctx=8192, chat_template=QWEN3_TEMPLATE) as server:
+        details = await OpenAICompatibleProvider(http, server.url).show("qwen3")
+    assert "thinking" in details.capabilities  # so the window's Think switch applies
+    with OpenAIDouble(
+        models=("qwen2.5",), props_n_ctx=8192, chat_template="{{ messages }}"
+    ) as plain:
+        details = await OpenAICompatibleProvider(http, plain.url).show("qwen2.5")
+    assert "thinking" not in details.capabilities  # the switch says it has no effect
