@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/planner.py
 	$(BIN)/python bench/probe.py
+	$(BIN)/python bench/cli_start.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/ui_start.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/ui_stream.py
 

@@ -18,11 +18,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-import httpx
 from PySide6.QtWidgets import QApplication
 
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
-from vak_desktop.providers import default_host, open_provider
+from vak_desktop.providers import default_host, http_client, open_provider
 from vak_desktop.runtime import default_tools
 from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
@@ -68,7 +67,7 @@ async def run_window(
     settings = settings or SettingsController(settings_path(args.data_dir))
     ledger = Ledger.open(data_dir(args.data_dir) / LEDGER_FILENAME)
     try:
-        async with httpx.AsyncClient() as client:
+        async with http_client() as client:
             # --host, then OLLAMA_HOST, then the settings file
             host = args.host or os.environ.get("OLLAMA_HOST") or settings.settings.ollama_host
             provider = open_provider(PROVIDER, client, host or default_host(PROVIDER))

@@ -85,7 +85,7 @@ def thinking_block(index: int, text: str, size: int = 6) -> list[Event]:
         {"type": "thinking_delta", "thinking": p} for p in pieces(text, size)
     ]
     deltas.append({"type": "signature_delta", "signature": "EqQBCgIYAhIM"})
-    return block(index, {"type": "thinking", "thinking": ""}, deltas)
+    return block(index, {"type": "thinking", "thinking": "", "signature": ""}, deltas)
 
 
 def tool_block(index: int, call_id: str, name: str, arguments: str, parts: int = 3) -> list[Event]:

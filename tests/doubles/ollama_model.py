@@ -183,6 +183,29 @@ def settle_prompt(
     return kept, tokens, cut
 
 
+@dataclass(frozen=True)
+class Load:
+    """One time the double loaded a model into memory, and why, as Ollama's scheduler decides:
+    "cold" (not in memory: first use, after unloading or expiry, or evicted by another model)
+    or a reload of a loaded runner whose options differ ("num_ctx", "shift")."""
+
+    model: str
+    num_ctx: int
+    reason: str
+    previous_num_ctx: int = 0
+
+
+def load_reason(state: Loaded | None, *, num_ctx: int, shift: bool) -> str | None:
+    """Why this request loads the model (None: the loaded runner serves it as it is)."""
+    if state is None or state.expires_at <= datetime.now(UTC):
+        return "cold"
+    if state.num_ctx != num_ctx:
+        return "num_ctx"
+    if state.shift != shift:
+        return "shift"
+    return None
+
+
 def warm(
     state: Loaded | None,
     kept: list[Any],
@@ -196,12 +219,7 @@ def warm(
 ) -> tuple[bool, int, Loaded | None]:
     """The prefix cache: (whether the model loads afresh, prompt tokens shared with its previous
     prompt, its state after this request — None when keep_alive 0 unloads it)."""
-    reload = (
-        state is None
-        or state.expires_at <= datetime.now(UTC)
-        or state.num_ctx != num_ctx
-        or state.shift != shift
-    )
+    reload = load_reason(state, num_ctx=num_ctx, shift=shift) is not None
     canon, tools_key = [json.dumps(m, sort_keys=True) for m in kept], json.dumps(tools)
     shared = 0
     if state is not None and not reload and not cut and state.tools_key == tools_key:

@@ -19,6 +19,7 @@ from typing import Any
 
 from tests.doubles.ollama_model import (
     Answer,
+    Load,
     Loaded,
     Model,
     Reject,
@@ -30,6 +31,7 @@ from tests.doubles.ollama_model import (
     generate,
     json_answer,
     keep_alive_seconds,
+    load_reason,
     prompt_tokens,
     rfc3339,
     settle_prompt,
@@ -69,6 +71,8 @@ class OllamaRoutes:
         self.pull_delay_per_line = pull_delay_per_line
         self.requests: list[tuple[str, str, Any]] = []  # (method, path, parsed JSON or None)
         self.models: dict[str, Model] = {}
+        self.loads: list[Load] = []  # every model load, with its reason (see `reloads`)
+        self.user_agents: list[str] = []  # the User-Agent header of every request
         self.pullable: dict[str, dict[str, Any]] = {}
         self._loaded: dict[str, Loaded] = {}
         self._queue: deque[Reply] = deque()
@@ -125,6 +129,12 @@ class OllamaRoutes:
     def chat_bodies(self) -> list[dict[str, Any]]:
         """The JSON bodies of every /api/chat request so far."""
         return [b for _, p, b in self.requests if p == "/api/chat" and isinstance(b, dict)]
+
+    def reloads(self, reason: str = "num_ctx") -> list[Load]:
+        """The loads of a model already in memory caused by `reason` ("num_ctx", "shift"), or
+        "cold" for loads of a model not in memory."""
+        with self._lock:
+            return [load for load in self.loads if load.reason == reason]
 
     def prompt_tokens(self, messages: list[dict[str, Any]], tools: list[Any] | None = None) -> int:
         """The prompt size the double reports for these messages and tools (see ollama_model)."""
@@ -255,8 +265,13 @@ class OllamaRoutes:
             num_keep=options.get("num_keep", 4),
             chars_per_token=self.chars_per_token,
         )
+        held = self._loaded.get(model.name)
+        reason = load_reason(held, num_ctx=num_ctx, shift=shift)
+        if reason is not None:
+            before = held.num_ctx if held is not None and reason != "cold" else 0
+            self.loads.append(Load(model.name, num_ctx, reason, before))
         reload, cached, state = warm(
-            self._loaded.get(model.name),
+            held,
             kept,
             tools,
             num_ctx=num_ctx,

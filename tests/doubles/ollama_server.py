@@ -213,6 +213,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        self.server.double.user_agents.append(self.headers.get("User-Agent") or "")
         answer = self.server.double.dispatch(self.command, self.path, raw)
         try:
             if answer.lines is None:

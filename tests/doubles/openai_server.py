@@ -231,8 +231,10 @@ class OpenAIDouble(ScriptedServer):
         windows: dict[str, int] | None = None,
         window_field: str = "context_length",
         props_n_ctx: int | None = None,
+        chat_template: str = "",
     ) -> None:
         super().__init__(port=port, api_key=api_key)
+        self.chat_template = chat_template  # what llama.cpp's `/props` says the template is
         self.models = list(models)
         self.default_text = default_text
         self.windows = dict(windows or {})
@@ -266,7 +268,10 @@ class OpenAIDouble(ScriptedServer):
             return Fail(200, self.entry(model))
         if (method, path) == ("GET", "/props") and self.props_n_ctx is not None:
             settings = {"n_ctx": self.props_n_ctx, "params": {"n_predict": -1}}
-            return Fail(200, {"default_generation_settings": settings, "total_slots": 1})
+            props = {"default_generation_settings": settings, "total_slots": 1}
+            return Fail(
+                200, props | ({"chat_template": self.chat_template} if self.chat_template else {})
+            )
         if (method, path) != ("POST", "/v1/chat/completions"):
             return Fail(404, _error(f"no route {method} {path}", "not_found_error", None))
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):

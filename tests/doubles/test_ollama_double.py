@@ -346,3 +346,15 @@ def post_lines(web: httpx.Client, double: OllamaDouble, body: dict[str, Any]) ->
     with web.stream("POST", double.url + "/api/pull", json=body) as response:
         assert response.status_code == 200
         return [line for line in response.iter_lines() if line]
+
+
+def test_the_reload_counter_counts_a_cold_load_and_each_num_ctx_change(
+    web: httpx.Client, double: OllamaDouble
+) -> None:
+    for num_ctx in (8_192, 8_192, 16_384, 16_384, 8_192):
+        chat(web, double, messages=[msg("user", 40)], options={"num_ctx": num_ctx})
+    assert [r.reason for r in double.loads] == ["cold", "num_ctx", "num_ctx"]
+    assert [(r.previous_num_ctx, r.num_ctx) for r in double.reloads()] == [
+        (8_192, 16_384),
+        (16_384, 8_192),
+    ]

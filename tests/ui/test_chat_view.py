@@ -192,7 +192,7 @@ async def test_an_image_goes_with_the_directive_to_a_vision_model(
         assert composer.attach_button.isHidden()  # llama3.2 cannot see
         await _ready(harness, "llava:latest")
         assert not composer.attach_button.isHidden()
-        assert composer.think_button.isHidden()  # nor can llava think
+        assert not composer.think_button.isEnabled()  # nor can llava think
         problems = composer.attach_images([_png(tmp_path / "dot.png"), tmp_path / "missing.png"])
         assert len(problems) == 1 and "missing.png" in problems[0]
         assert "dot.png" in composer.attachments.text()
@@ -231,5 +231,7 @@ async def test_the_thinking_toggle_reaches_the_request(
         assert double.chat_bodies()[-1]["think"] is False
 
         await _ready(harness, "llama3.2:latest")
-        assert composer.think_button.isHidden()
+        # shown, but disabled and saying why: a switch with no effect does not just vanish
+        assert not composer.think_button.isHidden() and not composer.think_button.isEnabled()
+        assert "no effect" in composer.think_button.toolTip()
         assert harness.service.think is None  # a model that cannot think is not asked to

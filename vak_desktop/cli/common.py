@@ -8,10 +8,8 @@ import json
 import sys
 from typing import Any, NoReturn, TypeVar
 
-import httpx
-
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
-from vak_desktop.providers import ChatProvider, ModelNotFound, Unreachable
+from vak_desktop.providers import ChatProvider, ModelNotFound, Unreachable, http_client
 from vak_desktop.runtime import ModelBinding, ToolRegistry, bind_model, default_tools
 from vak_desktop.runtime.providers.entries import ProviderSetupError, open_named
 from vak_desktop.runtime.providers.secrets import SecretStoreError
@@ -64,7 +62,7 @@ async def with_provider(args: argparse.Namespace, work: Any) -> Any:
         settings = load_settings(settings_path(args.data_dir))
     except SettingsError as exc:
         raise CliError(str(exc)) from None
-    async with httpx.AsyncClient() as client:
+    async with http_client() as client:
         try:
             provider = open_named(args.provider, client, settings, host=args.host)
         except (ProviderSetupError, SecretStoreError) as exc:

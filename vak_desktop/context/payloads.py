@@ -40,6 +40,17 @@ class Directive:
 
 
 @dataclass(frozen=True)
+class SignedThinking:
+    """A thinking block as a provider signed it (Anthropic): the text and its signature, or a
+    redacted block's opaque `redacted` data. Within a turn's tool loop it goes back verbatim:
+    the API checks the signature when tools are used with extended thinking."""
+
+    thinking: str = ""
+    signature: str = ""
+    redacted: str = ""
+
+
+@dataclass(frozen=True)
 class AssistantStep:
     """One model completion inside a turn: its prose, its thinking, the tools it called."""
 
@@ -50,6 +61,17 @@ class AssistantStep:
     model: str = ""
     done_reason: str = ""
     interrupted: bool = False  # the stream stopped before the model finished
+    signed_thinking: tuple[SignedThinking, ...] = ()  # sent back within the turn (Anthropic)
+
+
+@dataclass(frozen=True)
+class EvidenceBlob:
+    """Binary content a tool returned (an MCP image, audio or blob resource), kept whole:
+    its media type, its bytes as base64, and the resource URI when it had one."""
+
+    mime: str
+    data_base64: str
+    uri: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,6 +84,7 @@ class EvidenceBody:
     content: str
     chars: int
     is_error: bool = False
+    blobs: tuple[EvidenceBlob, ...] = ()  # binary parts, kept as they came (the text names them)
 
 
 @dataclass(frozen=True)
@@ -76,6 +99,7 @@ class ToolResult:
     chars: int  # size of the whole result
     is_error: bool = False
     windowed: bool = False
+    images: tuple[str, ...] = ()  # base64 images the result held, for a model that can see
 
 
 @dataclass(frozen=True)

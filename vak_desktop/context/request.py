@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vak_desktop.context.payloads import JsonObject, ToolCall
+from vak_desktop.context.payloads import JsonObject, SignedThinking, ToolCall
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str = ""  # role "tool": the call this answers
     tool_name: str = ""  # role "tool": the tool that produced it
+    signed_thinking: tuple[SignedThinking, ...] = ()  # assistant: as signed, within a turn
 
     def chars(self) -> int:
         """Characters this message puts on the wire, counted the same way for every provider."""

@@ -36,10 +36,12 @@ from vak_desktop.providers.base import (
     StreamNotice,
     TextDelta,
     ThinkingDelta,
+    ThinkingSigned,
     ToolCallEvent,
     VersionReporter,
     is_local,
 )
+from vak_desktop.providers.client import USER_AGENT, app_headers, http_client
 from vak_desktop.providers.errors import (
     BadResponse,
     ContextOverflow,
@@ -126,6 +128,7 @@ def open_provider(
 __all__ = [
     "HOSTED_KINDS",
     "NO_RETRY",
+    "USER_AGENT",
     "AnthropicProvider",
     "BadResponse",
     "ChatProvider",
@@ -158,10 +161,13 @@ __all__ = [
     "StreamNotice",
     "TextDelta",
     "ThinkingDelta",
+    "ThinkingSigned",
     "ToolCallEvent",
     "Unreachable",
     "VersionReporter",
+    "app_headers",
     "default_host",
+    "http_client",
     "is_local",
     "known_providers",
     "open_provider",

@@ -23,9 +23,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vak_desktop.context.payloads import ToolCall, Usage
+from vak_desktop.context.payloads import SignedThinking, ToolCall, Usage
 from vak_desktop.context.request import ChatRequest, Message
-from vak_desktop.providers.base import StreamEvent, TextDelta, ThinkingDelta, ToolCallEvent
+from vak_desktop.providers.base import (
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingSigned,
+    ToolCallEvent,
+    cut_tool_call,
+)
 from vak_desktop.providers.errors import (
     BadResponse,
     ContextOverflow,
@@ -84,8 +91,8 @@ def render(request: ChatRequest) -> dict[str, Any]:
         budget = max(MIN_THINKING_BUDGET, max_tokens // 2)
         max_tokens = max(max_tokens, budget + MIN_THINKING_BUDGET)
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-    elif request.temperature is not None:  # thinking only runs at the default temperature
-        body["temperature"] = request.temperature
+    elif request.temperature is not None and accepts_sampling(request.model):
+        body["temperature"] = request.temperature  # thinking only runs at the default
     body["max_tokens"] = max_tokens
     for index in cache_points(request.cache_breakpoints, len(request.messages)):
         if index in last_block:
@@ -99,14 +106,14 @@ def message_blocks(message: Message) -> list[Block]:
     """The content blocks one message becomes (none for an empty one: the API refuses empty
     text blocks)."""
     if message.role == "tool":
-        return [
-            {
-                "type": "tool_result",
-                "tool_use_id": message.tool_call_id,
-                "content": message.content,
-            }
-        ]
+        content: str | list[Block] = message.content
+        if message.images:  # a tool's images, for a model that sees (the runtime decides)
+            content = [{"type": "text", "text": message.content}]
+            content += [image_block(i) for i in message.images]
+        return [{"type": "tool_result", "tool_use_id": message.tool_call_id, "content": content}]
     blocks: list[Block] = [image_block(i) for i in message.images]
+    if message.role == "assistant":  # thinking first, as the model wrote it
+        blocks += [thinking_block(t) for t in message.signed_thinking]
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     if message.role == "assistant":
@@ -115,6 +122,29 @@ def message_blocks(message: Message) -> list[Block]:
             for c in message.tool_calls
         ]
     return blocks
+
+
+def thinking_block(block: SignedThinking) -> Block:
+    if block.redacted:
+        return {"type": "redacted_thinking", "data": block.redacted}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+
+
+# Claude models that refuse temperature/top_p/top_k on every request ("`temperature` is
+# deprecated for this model"): Opus from 4.7, Sonnet and Haiku from 5, and the families that
+# never took them. A version cutoff rather than a list, so a newer model is covered on day one.
+_SAMPLING_CUTOFF = {"opus": (4, 7), "sonnet": (5, 0), "haiku": (5, 0), "fable": (0, 0)}
+_SAMPLING_CUTOFF["mythos"] = (0, 0)
+_CLAUDE_VERSION = re.compile(r"claude-([a-z]+)-(\d+)(?:-(\d{1,2})(?!\d))?")
+
+
+def accepts_sampling(model: str) -> bool:
+    """Whether `model` takes sampling parameters (temperature) at all."""
+    match = _CLAUDE_VERSION.search(model)
+    if match is None or match[1] not in _SAMPLING_CUTOFF:
+        return True  # older ids ("claude-3-5-sonnet-…") and other names take them
+    version = (int(match[2]), int(match[3] or 0))
+    return version < _SAMPLING_CUTOFF[match[1]]
 
 
 def image_block(image: str) -> Block:
@@ -175,6 +205,8 @@ class _Block:
     id: str = ""
     name: str = ""
     parts: list[str] = field(default_factory=list)
+    signature: str = ""
+    data: str = ""  # a redacted_thinking block's opaque payload
 
 
 @dataclass
@@ -186,6 +218,7 @@ class StreamState:
     stop_reason: str = ""
     finished: bool = False
     blocks: dict[int, _Block] = field(default_factory=dict)
+    unparsed: list[tuple[_Block, BadResponse]] = field(default_factory=list)  # see stop
 
     def feed(self, event: dict[str, Any], number: int, raw: bytes) -> list[StreamEvent]:
         kind = event.get("type")
@@ -201,8 +234,14 @@ class StreamState:
                 raise BadResponse("content_block_start without a block", number, raw)
             index = _index(event, number, raw)
             opened = self.blocks[index] = _Block(
-                str(block.get("type")), str(block.get("id") or ""), str(block.get("name") or "")
+                str(block.get("type")),
+                str(block.get("id") or ""),
+                str(block.get("name") or ""),
+                signature=str(block.get("signature") or ""),
+                data=str(block.get("data") or ""),
             )
+            if opened.kind == "thinking" and block.get("thinking"):
+                opened.parts.append(str(block["thinking"]))
             if isinstance(block.get("input"), dict) and block["input"]:  # sent whole
                 opened.parts.append(json.dumps(block["input"]))
             return _opening_text(block)
@@ -210,8 +249,16 @@ class StreamState:
             return self._delta(_index(event, number, raw), event.get("delta"), number, raw)
         elif kind == "content_block_stop":
             block = self.blocks.get(_index(event, number, raw))
+            if block is not None and block.kind == "thinking":
+                signed = SignedThinking("".join(block.parts), block.signature)
+                return [ThinkingSigned(signed)]
+            if block is not None and block.kind == "redacted_thinking":
+                return [ThinkingSigned(SignedThinking(redacted=block.data))]
             if block is not None and block.kind == "tool_use":
-                return [ToolCallEvent(_tool_call(block))]
+                try:
+                    return [ToolCallEvent(_tool_call(block))]
+                except BadResponse as exc:  # cut by max_tokens? message_delta says (below)
+                    self.unparsed.append((block, exc))
         elif kind == "message_delta":
             delta = event.get("delta") or {}
             if isinstance(delta, dict) and delta.get("stop_reason"):
@@ -219,6 +266,7 @@ class StreamState:
             self.usage = usage_of(event.get("usage"), self.usage)
         elif kind == "message_stop":
             self.finished = True
+            return self._unparsed_calls()
         elif kind == "error":
             raise stream_error(*error_of(event))
         return []  # ping, and event types added after this was written
@@ -230,13 +278,25 @@ class StreamState:
         if kind == "text_delta" and delta.get("text"):
             return [TextDelta(str(delta["text"]))]
         if kind == "thinking_delta" and delta.get("thinking"):
+            if (block := self.blocks.get(index)) is not None:
+                block.parts.append(str(delta["thinking"]))
             return [ThinkingDelta(str(delta["thinking"]))]
+        if kind == "signature_delta" and (block := self.blocks.get(index)) is not None:
+            block.signature += str(delta.get("signature") or "")
+            return []
         if kind == "input_json_delta":
             block = self.blocks.get(index)
             if block is None:
                 raise BadResponse(f"input for block {index}, which never started", number, raw)
             block.parts.append(str(delta.get("partial_json") or ""))
         return []
+
+    def _unparsed_calls(self) -> list[StreamEvent]:
+        """Tool calls whose input did not parse: at `max_tokens` the output limit cut them
+        (a notice keeping the partial input); any other stop makes them a BadResponse."""
+        if self.unparsed and self.stop_reason != "max_tokens":
+            raise self.unparsed[0][1]
+        return [cut_tool_call(block.name, "".join(block.parts)) for block, _ in self.unparsed]
 
     def done_reason(self) -> str:
         return STOP_REASONS.get(self.stop_reason, self.stop_reason)

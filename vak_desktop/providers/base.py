@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from vak_desktop.context.payloads import Timings, ToolCall, Usage
+from vak_desktop.context.payloads import SignedThinking, Timings, ToolCall, Usage
 from vak_desktop.context.request import ChatRequest
 
 
@@ -26,16 +26,37 @@ class ThinkingDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingSigned:
+    """A thinking block closed with its signature (or redacted): its text already streamed as
+    `ThinkingDelta`s; the block is kept so the turn can send it back."""
+
+    block: SignedThinking
+
+
+@dataclass(frozen=True)
 class ToolCallEvent:
     call: ToolCall
 
 
 @dataclass(frozen=True)
 class StreamNotice:
-    """Something the adapter repaired in the stream (e.g. invalid UTF-8), with the raw bytes."""
+    """Something the adapter repaired or could not use in the stream, with the raw bytes: invalid
+    UTF-8 (`kind` "repaired"), or a tool call the output limit cut off ("tool_call_cut")."""
 
     message: str
     raw: bytes = b""
+    kind: str = "repaired"
+
+
+def cut_tool_call(name: str, partial: str) -> StreamNotice:
+    """The notice for a tool call whose arguments the output limit (max_tokens) cut off: it is
+    not run, and its partial arguments are kept as they arrived."""
+    return StreamNotice(
+        f"the model reached its output limit (max_tokens) in the middle of a call to "
+        f"`{name or 'a tool'}`; the call was not run; its partial arguments are kept",
+        partial.encode("utf-8"),
+        kind="tool_call_cut",
+    )
 
 
 @dataclass(frozen=True)
@@ -48,7 +69,7 @@ class Done:
     model: str = ""
 
 
-StreamEvent = TextDelta | ThinkingDelta | ToolCallEvent | StreamNotice | Done
+StreamEvent = TextDelta | ThinkingDelta | ThinkingSigned | ToolCallEvent | StreamNotice | Done
 
 
 @dataclass(frozen=True)

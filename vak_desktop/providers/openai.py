@@ -37,6 +37,15 @@ KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
 )
 
 
+# The reasoning models: they take `reasoning_effort` and refuse `temperature`.
+REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def reasons(model: str) -> bool:
+    """Whether `model` is one of OpenAI's reasoning models."""
+    return model.startswith(REASONING_PREFIXES) and not model.startswith("gpt-5-chat")
+
+
 def known_window(model: str) -> int | None:
     """The catalogue's window for `model`, or None when no family matches."""
     return next((w for prefix, w in KNOWN_WINDOWS if model.startswith(prefix)), None)
@@ -57,6 +66,16 @@ class OpenAIProvider(OpenAICompatibleProvider):
     def cache_hints(self, request: ChatRequest, body: dict[str, Any]) -> dict[str, Any]:
         return {"prompt_cache_key": request.session_key} if request.session_key else {}
 
+    def accepts_sampling(self, model: str) -> bool:
+        return not reasons(model)
+
+    def think_fields(self, model: str, think: bool) -> dict[str, Any]:
+        """`reasoning_effort` on a reasoning model ("low" is the least every one of them
+        accepts; gpt-5's "minimal" is refused by the o-series); nothing on the others."""
+        if not reasons(model):
+            return {}
+        return {"reasoning_effort": "high" if think else "low"}
+
     async def show(self, model: str) -> ModelDetails:
         # `vak models` asks about every listed model: the fresh list answers, not one GET each
         entry = self._listed(model) or await self._get_json(f"/v1/models/{model}", model)
@@ -64,5 +83,7 @@ class OpenAIProvider(OpenAICompatibleProvider):
         return ModelDetails(
             name=model,
             declared_window=declared or known_window(model),
-            capabilities=("completion", "tools"),
+            capabilities=("completion", "tools", "thinking")
+            if reasons(model)
+            else ("completion", "tools"),
         )

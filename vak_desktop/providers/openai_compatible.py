@@ -34,6 +34,7 @@ from vak_desktop.providers.base import (
     ModelDetails,
     ModelSummary,
     StreamEvent,
+    StreamNotice,
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
@@ -105,10 +106,26 @@ class OpenAICompatibleProvider:
             body["tools"] = wire.function_tools(request.tools)
         if request.max_tokens is not None:
             body[self.token_limit_field] = request.max_tokens
-        if request.temperature is not None:
+        if request.temperature is not None and self.accepts_sampling(request.model):
             body["temperature"] = request.temperature
+        if request.think is not None:
+            body.update(self.think_fields(request.model, request.think))
         body.update(self.cache_hints(request, body))
         return body
+
+    def accepts_sampling(self, model: str) -> bool:
+        """Whether `model` takes `temperature` (OpenAI's reasoning models refuse it)."""
+        return True
+
+    def think_fields(self, model: str, think: bool) -> dict[str, Any]:
+        """The server's own thinking switch. llama.cpp (and vLLM) pass `chat_template_kwargs`
+        to the model's chat template, whose `enable_thinking` turns a Qwen3-style model's
+        thinking on or off; `reasoning_format: "deepseek"` has llama.cpp return the thinking
+        apart, as `reasoning_content`. A server without them ignores unknown fields."""
+        fields: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": think}}
+        if think:
+            fields["reasoning_format"] = "deepseek"
+        return fields
 
     def cache_hints(self, request: ChatRequest, body: dict[str, Any]) -> dict[str, Any]:
         """Fields that tell the provider where its cache is (none: a runner on this kind of
@@ -147,8 +164,11 @@ class OpenAICompatibleProvider:
                 async with contextlib.aclosing(wire.sse_data(response)) as events:
                     async for number, raw in events:
                         if raw.strip() == wire.DONE_MARKER:
-                            for call in calls.finish(self._next_call_id):
-                                yield ToolCallEvent(call)
+                            cut = finish == "length"
+                            for call in calls.finish(self._next_call_id, cut=cut):
+                                yield (
+                                    call if isinstance(call, StreamNotice) else ToolCallEvent(call)
+                                )
                             wall_ns = time.perf_counter_ns() - started
                             timings = Timings(
                                 prompt_eval_ns=timings.prompt_eval_ns,
@@ -205,7 +225,8 @@ class OpenAICompatibleProvider:
         server was started with (`/props`), which is what it will accept."""
         entries = await self._model_entries()
         entry = next((e for e in entries if e["id"] == model), None)
-        served = await self._server_window() if self.reads_props else None
+        props = await self._props() if self.reads_props else None
+        served = wire.server_window(props) if props is not None else None
         if entry is None and entries and served is None:
             names = ", ".join(str(e["id"]) for e in entries[:10])
             raise ModelNotFound(model, f"{self.host} serves {names}")
@@ -214,7 +235,7 @@ class OpenAICompatibleProvider:
             name=model,
             declared_window=served or declared,
             configured_num_ctx=served,
-            capabilities=self.capabilities_of(entry or {}),
+            capabilities=self.capabilities_of(entry or {}) + wire.template_abilities(props),
         )
 
     def capabilities_of(self, entry: dict[str, Any]) -> tuple[str, ...]:
@@ -241,14 +262,13 @@ class OpenAICompatibleProvider:
         self._entries = (entries, time.monotonic())
         return entries
 
-    async def _server_window(self) -> int | None:
+    async def _props(self) -> Any:
         try:
-            props = await self._get_json("/props")
+            return await self._get_json("/props")
         except (ServerError, RateLimited, Unreachable, KeyRefused):
             raise
         except ProviderError:
             return None  # not a llama.cpp server (a 404, a page that is not JSON …)
-        return wire.server_window(props)
 
     async def _get_json(self, path: str, model: str = "") -> Any:
         """GET `path` as JSON, retried like a stream (`model`: the one a 404 is about)."""

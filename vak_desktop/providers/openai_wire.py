@@ -19,8 +19,10 @@ import httpx
 
 from vak_desktop.context.payloads import ToolCall, Usage
 from vak_desktop.context.request import Message, ToolSpec
+from vak_desktop.providers.base import StreamNotice, cut_tool_call
 from vak_desktop.providers.errors import BadResponse, ContextOverflow
 from vak_desktop.providers.http_common import int_field, opt_int
+from vak_desktop.providers.sse import server_sent_events
 
 DEFAULT_HOST = "http://127.0.0.1:8080"  # llama.cpp server's default address
 DONE_MARKER = b"[DONE]"
@@ -111,7 +113,7 @@ def function_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
 
 def render_message(message: Message) -> dict[str, Any]:
     content: Any = message.content
-    if message.images:
+    if message.images and message.role != "tool":  # a tool message carries text only
         parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
         parts += [{"type": "image_url", "image_url": {"url": image_url(i)}} for i in message.images]
         content = parts
@@ -124,27 +126,12 @@ def render_message(message: Message) -> dict[str, Any]:
 
 
 async def sse_data(response: httpx.Response) -> AsyncGenerator[tuple[int, bytes], None]:
-    """The payload of each `data:` line of an event stream, as raw bytes, with its line number.
-
-    Comments (`: ...`), `event:`/`id:`/`retry:` fields and blank lines are skipped.
-    """
-    buffer, number = b"", 0
-
-    def payload(line: bytes) -> bytes | None:
-        if not line.startswith(b"data:"):
-            return None
-        data = line[len(b"data:") :]
-        return data[1:] if data.startswith(b" ") else data
-
-    async for piece in response.aiter_bytes():
-        buffer += piece
-        while (cut := buffer.find(b"\n")) >= 0:
-            line, buffer = buffer[:cut].rstrip(b"\r"), buffer[cut + 1 :]
-            number += 1
-            if (data := payload(line)) is not None and data.strip():
-                yield number, data
-    if (data := payload(buffer.rstrip(b"\r"))) is not None and data.strip():
-        yield number + 1, data
+    """The data of each event of an event stream (`providers/sse.py`: CR, LF or CRLF line
+    ends, multi-line data, comments, `retry`), as raw bytes, with the line it started on.
+    Events whose data is blank are skipped."""
+    async for event in server_sent_events(response.aiter_bytes()):
+        if event.data.strip():
+            yield event.line, event.data
 
 
 def usage_of(value: Any) -> Usage:
@@ -196,6 +183,13 @@ def server_window(props: Any) -> int | None:
     value = opt_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
     value = value or opt_int(props.get("n_ctx"))
     return value if value and value > 0 else None
+
+
+def template_abilities(props: Any) -> tuple[str, ...]:
+    """What a llama.cpp server's chat template (`/props` `chat_template`) lets a request
+    switch: "thinking" when the template reads `enable_thinking` (Qwen3 and its kin)."""
+    template = props.get("chat_template") if isinstance(props, dict) else None
+    return ("thinking",) if isinstance(template, str) and "enable_thinking" in template else ()
 
 
 def mark_cache_points(messages: list[dict[str, Any]], indexes: Sequence[int]) -> None:
@@ -264,19 +258,29 @@ class ToolCallAssembler:
             elif isinstance(arguments, dict):  # a server that sends them decoded
                 call.arguments.append(json.dumps(arguments))
 
-    def finish(self, make_id: Callable[[], str]) -> list[ToolCall]:
-        out: list[ToolCall] = []
+    def finish(
+        self, make_id: Callable[[], str], *, cut: bool = False
+    ) -> list[ToolCall | StreamNotice]:
+        """The calls; with `cut` (the stream stopped at its output limit) a call whose
+        arguments are not whole JSON becomes a `cut_tool_call` notice instead of an error."""
+        out: list[ToolCall | StreamNotice] = []
         for index in sorted(self.calls):
             call = self.calls[index]
-            if not call.name:
+            if not call.name and not cut:
                 raise BadResponse(f"tool call {index} arrived without a function name")
             text = "".join(call.arguments).strip() or "{}"
             try:
-                arguments = json.loads(text)
+                arguments = json.loads(text) if call.name else None
             except ValueError as exc:
+                if cut:
+                    out.append(cut_tool_call(call.name, "".join(call.arguments)))
+                    continue
                 raise BadResponse(
                     f"arguments of tool call {call.name!r} are not JSON ({exc}): {text[:120]!r}"
                 ) from None
+            if arguments is None:  # cut before its name arrived
+                out.append(cut_tool_call("", "".join(call.arguments)))
+                continue
             if not isinstance(arguments, dict):
                 raise BadResponse(f"arguments of tool call {call.name!r} are not a JSON object")
             out.append(ToolCall(id=call.id or make_id(), name=call.name, arguments=arguments))

@@ -41,6 +41,10 @@ class OpenRouterProvider(OpenAICompatibleProvider):
             return {}
         return {"session_id": request.session_key, "prompt_cache_key": request.session_key}
 
+    def think_fields(self, model: str, think: bool) -> dict[str, Any]:
+        """OpenRouter's one reasoning switch, which it maps to each upstream's own."""
+        return {"reasoning": {"enabled": think}}
+
     def capabilities_of(self, entry: dict[str, Any]) -> tuple[str, ...]:
         parameters = entry.get("supported_parameters") or []
         architecture = entry.get("architecture") or {}

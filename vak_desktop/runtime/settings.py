@@ -1,21 +1,31 @@
-"""The user's settings: one TOML file beside the ledger, read whole and written whole.
+"""The user's settings: one TOML file beside the ledger, read whole and edited in place.
 
 Nothing secret is ever in it: API keys live in the OS keyring (`runtime.secrets`), and a
 provider entry here names only where the provider is and which keyring entry holds its key.
 An unreadable or malformed file is an error naming the file and the line, never a silent reset
 to defaults that would lose the user's folders and servers on the next save.
+
+Saving edits the file the user may also have written by hand (through tomlkit): only the keys
+whose value changed are rewritten, so comments, key order, blank lines and keys or tables this
+version does not know survive byte-for-byte; MCP servers and providers are matched by name, so
+an entry's own comments and unknown keys survive too. A rendering that would not load back is
+refused before anything is written.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import tomlkit
+from tomlkit.items import AoT, Table
+from tomlkit.toml_document import TOMLDocument
 
 from vak_desktop.ledger.location import data_dir
 
@@ -41,6 +51,10 @@ class McpServer:
     url: str = ""
     env: dict[str, str] = field(default_factory=dict)
     enabled: bool = True
+    # seconds a call may go without an answer or a progress report, and the most that progress
+    # reports may stretch one call to (`timeout`, `progress_ceiling` in the file)
+    call_timeout: float = 120.0
+    progress_ceiling: float = 3600.0
 
     @property
     def transport(self) -> str:
@@ -119,11 +133,27 @@ def load_settings(path: Path | None = None) -> Settings:
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
-    """Write the settings whole (to a temporary file, then renamed over the old one)."""
+    """Write the settings into the file as it stands (to a temporary file, then renamed over the
+    old one), changing only what changed. SettingsError if the file there is not TOML (saving
+    would lose it) or the result would not load back."""
     path = path or settings_path()
+    try:
+        existing: str | None = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        existing = None
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: not UTF-8, so it was not overwritten: {exc}") from exc
+    try:
+        text = render_settings(settings, existing)
+    except tomlkit.exceptions.ParseError as exc:
+        raise SettingsError(f"{path}: not valid TOML, so it was not overwritten: {exc}") from exc
+    try:
+        _from_table(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, TypeError, ValueError) as exc:
+        raise SettingsError(f"{path}: these settings would not load back ({exc})") from exc
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(_to_toml(settings), encoding="utf-8")
+    tmp.write_bytes(text.encode("utf-8"))
     tmp.replace(path)
     return path
 
@@ -177,7 +207,13 @@ def _mcp_server(entry: dict[str, Any]) -> McpServer:
     if bool(command) == bool(url):
         raise ValueError(f"MCP server {name!r} needs exactly one of `command` or `url`")
     env = {str(k): str(v) for k, v in dict(entry.get("env", {})).items()}
-    return McpServer(name, command, url, env, bool(entry.get("enabled", True)))
+    timeout = float(entry.get("timeout", McpServer.call_timeout))
+    ceiling = float(entry.get("progress_ceiling", McpServer.progress_ceiling))
+    if timeout <= 0 or ceiling < timeout:
+        raise ValueError(
+            f"MCP server {name!r}: timeout must be above 0 and progress_ceiling at least timeout"
+        )
+    return McpServer(name, command, url, env, bool(entry.get("enabled", True)), timeout, ceiling)
 
 
 def _provider(entry: dict[str, Any]) -> HostedProvider:
@@ -190,46 +226,145 @@ def _provider(entry: dict[str, Any]) -> HostedProvider:
     return HostedProvider(name, kind, str(entry.get("base_url", "")))
 
 
-def _to_toml(s: Settings) -> str:
-    lines = [
-        "# Vak Desktop settings. API keys are not here: they are in the system keyring.",
-        "[general]",
-        f"ollama_host = {_str(s.ollama_host)}",
-        f"keep_alive = {_str(s.keep_alive)}",
-        f"theme = {_str(s.theme)}",
-        f"workspace = [{', '.join(_str(p) for p in s.workspace)}]",
-        "",
-        "[probe]",
-        f"idle = {_bool(s.probe_idle)}",
-        f"hosted = {_bool(s.probe_hosted)}",
-    ]
-    if s.model_keep_alive:
-        lines += ["", "[model_keep_alive]"]
-        lines += [f"{_str(k)} = {_str(v)}" for k, v in sorted(s.model_keep_alive.items())]
-    if s.embedded_model:
-        lines += ["", "[embedded]", f"model = {_str(s.embedded_model)}"]
-    for server in s.mcp_servers:
-        lines += ["", "[[mcp_servers]]", f"name = {_str(server.name)}"]
-        if server.url:
-            lines.append(f"url = {_str(server.url)}")
-        else:
-            lines.append(f"command = [{', '.join(_str(c) for c in server.command)}]")
-        lines.append(f"enabled = {_bool(server.enabled)}")
-        if server.env:
-            pairs = ", ".join(f"{_str(k)} = {_str(v)}" for k, v in sorted(server.env.items()))
-            lines.append(f"env = {{ {pairs} }}")
-    for provider in s.providers:
-        lines += ["", "[[providers]]", f"name = {_str(provider.name)}"]
-        lines.append(f"kind = {_str(provider.kind)}")
-        if provider.base_url:
-            lines.append(f"base_url = {_str(provider.base_url)}")
-    return "\n".join(lines) + "\n"
+_HEADER = "# Vak Desktop settings. API keys are not here: they are in the system keyring.\n"
 
 
-def _str(value: str) -> str:
-    """A TOML basic string (JSON's escapes are a subset TOML accepts)."""
-    return json.dumps(value, ensure_ascii=False)
+def render_settings(settings: Settings, existing: str | None = None) -> str:
+    """The settings file for `settings`: `existing` (the file's text) with only the changed
+    keys rewritten, or a fresh file naming every setting when there is none."""
+    fresh = existing is None
+    doc = tomlkit.parse(_HEADER if existing is None else existing)
+    s, default = settings, Settings()
+    general = {
+        "ollama_host": (s.ollama_host, default.ollama_host),
+        "keep_alive": (s.keep_alive, default.keep_alive),
+        "theme": (s.theme, default.theme),
+        "workspace": (list(s.workspace), []),
+    }
+    for key, (value, usual) in general.items():
+        _put(doc, "general", key, value, usual, force=fresh)
+    _put(doc, "probe", "idle", s.probe_idle, default.probe_idle, force=fresh)
+    _put(doc, "probe", "hosted", s.probe_hosted, default.probe_hosted, force=fresh)
+    _put_mapping(doc, "model_keep_alive", dict(sorted(s.model_keep_alive.items())))
+    _put(doc, "embedded", "model", s.embedded_model, "", drop_when_default=True)
+    servers = [_server_fields(server) for server in s.mcp_servers]
+    server_defaults: dict[str, Any] = {"enabled": True, "timeout": McpServer.call_timeout}
+    server_defaults["progress_ceiling"] = McpServer.progress_ceiling
+    _put_entries(doc, "mcp_servers", servers, defaults=server_defaults)
+    _put_entries(doc, "providers", [_provider_fields(p) for p in s.providers])
+    return doc.as_string()
 
 
-def _bool(value: bool) -> str:
-    return "true" if value else "false"
+def _server_fields(server: McpServer) -> dict[str, Any]:
+    fields: dict[str, Any] = {"name": server.name}
+    fields |= {"url": server.url} if server.url else {"command": list(server.command)}
+    fields["enabled"] = server.enabled
+    fields["env"] = dict(sorted(server.env.items())) if server.env else None
+    fields["timeout"] = server.call_timeout
+    fields["progress_ceiling"] = server.progress_ceiling
+    return fields
+
+
+def _provider_fields(provider: HostedProvider) -> dict[str, Any]:
+    return {"name": provider.name, "kind": provider.kind, "base_url": provider.base_url or None}
+
+
+def _plain(value: Any) -> Any:
+    return value.unwrap() if hasattr(value, "unwrap") else value
+
+
+def _section_of(doc: TOMLDocument, name: str) -> Table | None:
+    section = doc.get(name)
+    return section if isinstance(section, Table) else None
+
+
+def _put(
+    doc: TOMLDocument,
+    section: str,
+    key: str,
+    value: Any,
+    usual: Any,
+    *,
+    force: bool = False,
+    drop_when_default: bool = False,
+) -> None:
+    """Set `[section] key` if its value changed; a key the file lacks is added only when the
+    value is not the default (or `force`); `drop_when_default` removes it instead."""
+    table = _section_of(doc, section)
+    if table is not None and key in table:
+        if drop_when_default and value == usual:
+            del table[key]
+        elif _plain(table[key]) != value:
+            table[key] = value
+        return
+    if value == usual and not force:
+        return
+    if table is None:
+        table = tomlkit.table()
+        doc[section] = table
+    table[key] = value
+
+
+def _put_mapping(doc: TOMLDocument, section: str, values: Mapping[str, str]) -> None:
+    """`[section]` holds exactly `values`: changed keys rewritten, others kept as written."""
+    table = _section_of(doc, section)
+    if table is None:
+        if values:
+            doc[section] = tomlkit.table()
+            for key, value in values.items():
+                _put(doc, section, key, value, None)
+        return
+    for key in [k for k in table if k not in values]:
+        del table[key]
+    for key, value in values.items():
+        _put(doc, section, key, value, None)
+
+
+def _put_entries(
+    doc: TOMLDocument,
+    name: str,
+    entries: Sequence[Mapping[str, Any]],
+    defaults: Mapping[str, Any] | None = None,
+) -> None:
+    """`[[name]]` holds `entries`, matched to the file's by `name`: a kept entry is edited in
+    place (its comments and unknown keys stay; a key it lacks is added only when not at its
+    default), a new one is appended whole, a removed one dropped."""
+    defaults = defaults or {}
+    held = doc.get(name)
+    aot = held if isinstance(held, AoT) else None
+    wanted = {str(entry["name"]): entry for entry in entries}
+    if aot is not None:
+        for position in range(len(aot) - 1, -1, -1):
+            if str(_plain(aot[position].get("name", ""))) not in wanted:
+                del aot[position]
+    present = {str(_plain(t.get("name", ""))): t for t in aot or ()}
+    for entry_name, entry in wanted.items():
+        table = present.get(entry_name)
+        created = table is None
+        if table is None:
+            table = tomlkit.table()
+            if aot is None:
+                aot = tomlkit.aot()
+                doc[name] = aot
+            aot.append(table)
+            table = aot[-1]
+        for key, value in entry.items():
+            if value is None:
+                if key in table:
+                    del table[key]
+            elif key not in table and not created and defaults.get(key, None) == value:
+                continue
+            elif key not in table or _plain(table[key]) != value:
+                table[key] = _inline(value) if isinstance(value, dict) else value
+        if "url" in entry and "command" in table:
+            del table["command"]
+        if "command" in entry and "url" in table:
+            del table["url"]
+    if aot is not None and not entries:
+        del doc[name]
+
+
+def _inline(values: Mapping[str, str]) -> Any:
+    table = tomlkit.inline_table()
+    table.update(values)
+    return table

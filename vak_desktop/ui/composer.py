@@ -31,6 +31,8 @@ from vak_desktop.ui.glyphs import glyph
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 IMAGE_FILTER = "Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)"
 
+THINK_TIP = "Let the model think before it answers"
+
 
 class MessageInput(QPlainTextEdit):
     """Enter sends; Shift+Enter starts a new line."""
@@ -75,7 +77,7 @@ class Composer(QWidget):
         self.think_button.setText(glyph("💭 ", "") + "Think")
         self.think_button.setCheckable(True)
         self.think_button.setChecked(True)
-        self.think_button.setToolTip("Let the model think before it answers")
+        self.think_button.setToolTip(THINK_TIP)
         self.think_button.setAccessibleName("Thinking on or off")
         self.attachments = QLabel()
         self.attachments.setObjectName("attachments")
@@ -178,11 +180,21 @@ class Composer(QWidget):
 
     def _bound(self, _binding: ModelBinding | None) -> None:
         vision, thinking = self._can("vision"), self._can("thinking")
+        bound = bool(self._service.model)
         self.attach_button.setVisible(vision)
-        self.think_button.setVisible(thinking)
+        # Shown for every bound model, so that a switch with no effect says so instead of
+        # vanishing: disabled, with the reason, when the model has no thinking switch.
+        self.think_button.setVisible(bound)
+        self.think_button.setEnabled(thinking)
+        self.think_button.setToolTip(
+            THINK_TIP
+            if thinking
+            else "Think has no effect here: this model, as its provider "
+            "describes it, has no thinking switch"
+        )
         if not vision:
             self.remove_images()
-        self._extras.setVisible(vision or thinking or bool(self._images))
+        self._extras.setVisible(vision or bound or bool(self._images))
         self._think_toggled(self.think_button.isChecked())
         self._update()
 

@@ -152,6 +152,9 @@ class RecordingScheduler:
     def request_reprobe(self, key: ProfileKey) -> None:
         self.reprobes.append(key)
 
+    def probe_window(self, binding: ModelBinding) -> int:
+        return 8_192
+
     async def aclose(self) -> None:
         pass
 

@@ -367,7 +367,7 @@ def test_non_text_content_is_described_not_pasted() -> None:
         ]
     )
     assert result_text(result) == (
-        "two things:\n[image image/png, 8 bytes, not shown]\n"
+        "two things:\n[image image/png, 8 bytes, kept as evidence, not shown]\n"
         "[resource link file:///tmp/a.csv (a.csv) — the rows]\n[resource mem://note]\nhello"
     )
     structured = CallToolResult(content=[], structured_content={"ok": True})

@@ -164,6 +164,7 @@ def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
                         content=projected_text(payload.text, shown),
                         thinking=payload.thinking,
                         tool_calls=payload.tool_calls,
+                        signed_thinking=payload.signed_thinking,
                     )
                 )
                 pending.update((c.id, c.name) for c in payload.tool_calls)
@@ -175,6 +176,7 @@ def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
                     content=payload.content,
                     tool_call_id=payload.tool_call_id,
                     tool_name=payload.tool_name,
+                    images=payload.images,
                 )
             )
         elif isinstance(payload, Nudge):

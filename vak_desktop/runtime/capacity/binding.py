@@ -3,13 +3,15 @@
 Binding asks the provider once per model (`/api/show` on Ollama) for the trained window, so an
 unknown model or an unreachable server is reported before anything is written.
 
-`num_ctx` is one value per bound profile, kept stable between requests, because a changing
-`num_ctx` reloads an Ollama model and empties its prefix cache. A measured profile carries its
-own (a ladder size holding horizon + output reserve, never above the trained window) and the
-binding adopts it when the profile changes. A metadata-only profile has none: its horizon is the
-declared window, a claim rather than a measurement, so the window follows the requests instead
-(stepping up only) rather than allocating the whole trained window on a claim. Either way a
-single request larger than the window steps it up, never past the trained window.
+`num_ctx` is one value per bound model, chosen once from the profile and sent on every request
+for it — turns, the summariser, prefix measurement — because a changing `num_ctx` reloads an
+Ollama model and empties its prefix cache. A measured profile carries its own (a ladder size
+holding horizon + output reserve, never above the trained window). A metadata-only profile has
+none: the model then runs at the window its capacity probe will use (`probe_window`), so the
+background probe's rungs and the user's turns share one window and a first session reloads the
+model at most once, when the measured profile arrives and the binding adopts its window
+(docs/decisions/draft-one-num-ctx.md). A Modelfile `num_ctx` stands in for the probe window.
+Only a single request larger than the window steps it up, never past the trained window.
 """
 
 from __future__ import annotations
@@ -44,13 +46,16 @@ class ModelBinding:
     def capabilities(self) -> tuple[str, ...]:
         return self.details.capabilities if self.details else ()
 
-    def adopt(self, profile: CapacityProfile) -> int:
-        """Take the runner window of a (newly) measured profile; returns the window in force.
-        The same profile twice changes nothing, so requests keep one num_ctx."""
+    def adopt(self, profile: CapacityProfile, *, unmeasured: int = 0) -> int:
+        """Take the runner window of a (newly) measured profile, or `unmeasured` (the probe's
+        window) when the profile has none and the binding no window yet; returns the window in
+        force. The same profile twice changes nothing, so requests keep one num_ctx."""
         if profile.num_ctx > 0 and profile.num_ctx != self.profile_num_ctx:
             self.profile_num_ctx = profile.num_ctx
             window = self.declared_window
             self.num_ctx = min(profile.num_ctx, window) if window else profile.num_ctx
+        elif not self.num_ctx and unmeasured > 0:
+            self.num_ctx = choose_num_ctx(unmeasured, self.declared_window)
         self.output_reserve = profile.output_reserve or self.output_reserve
         return self.num_ctx
 

@@ -6,9 +6,10 @@ times them. It is used in the foreground by `vak probe` and in the background by
 `ProbeScheduler`; it never touches a session: its result is a `ProbeRecord` (the profile and
 the one Activity holding every rung, sample, verdict, timing and request count).
 
-One `num_ctx` serves as many rungs as it can: it only steps up during a probe, because a change
-reloads an Ollama model and empties its prefix cache. The probe may ask for windows larger
-than a turn would (it runs while the model is idle), never above the trained window.
+One `num_ctx` serves every rung: `probe_window` (the window the ladder's largest rung needs,
+never above the trained window), which is also the window an unmeasured model's turns use, so
+the probe and the turns between its runs never make Ollama reload the model. It steps up only
+when a refusal shows our own estimate chose too small a window.
 """
 
 from __future__ import annotations
@@ -49,6 +50,23 @@ from vak_desktop.providers.errors import ContextOverflow, ServerError
 # Room above our estimate of a sample when choosing its num_ctx: the estimate uses the ratio
 # of the previous rung, and the output tokens need space too.
 NUM_CTX_HEADROOM = 1.1
+
+
+def probe_window(
+    declared_window: int | None,
+    max_prompt_tokens: int | None = None,
+    sample_max_tokens: int = SAMPLE_MAX_TOKENS,
+) -> int:
+    """The one num_ctx the ladder runs at: its largest rung with headroom, within the window."""
+    if not declared_window:
+        return choose_num_ctx(0, None)
+    ceiling = probe_ceiling(declared_window, max_prompt_tokens)
+    return choose_num_ctx(int(ceiling * NUM_CTX_HEADROOM) + sample_max_tokens, declared_window)
+
+
+def ladder_within(num_ctx: int, sample_max_tokens: int = SAMPLE_MAX_TOKENS) -> int:
+    """The largest rung (in prompt tokens) a probe at `num_ctx` can send without stepping up."""
+    return max(1, int((num_ctx - sample_max_tokens) / NUM_CTX_HEADROOM))
 
 
 @dataclass(frozen=True)
@@ -127,10 +145,11 @@ async def run_probe(
     keep_alive: str | int | None = None,
     on_sample: Callable[[ProbeProgress], None] | None = None,
     clock: Callable[[], str] = utc_now,
+    num_ctx: int = 0,
 ) -> ProbeRecord:
-    """Run the whole ladder for `model` and return what it measured. Provider errors other
-    than an over-length refusal or a server failure at one size propagate; a cancelled probe
-    raises CancelledError and records nothing."""
+    """Run the whole ladder for `model` and return what it measured, every rung at `num_ctx`
+    (0: `probe_window`). Provider errors other than an over-length refusal or a server failure
+    at one size propagate; a cancelled probe raises CancelledError and records nothing."""
     if details is None and isinstance(provider, ModelInspector):
         details = await provider.show(model)
     base = metadata_profile(
@@ -146,7 +165,8 @@ async def run_probe(
     history = ProbeHistory(nonce or secrets.token_hex(4))
     search = HorizonSearch(history, probe_ceiling(declared, max_prompt_tokens))
     started = time.perf_counter_ns()
-    requests, num_ctx = 0, 0
+    requests = 0
+    num_ctx = num_ctx or probe_window(declared, max_prompt_tokens, sample_max_tokens)
     while (planned := search.next_rung()) is not None:
         phase, turns, target = planned
         estimate = search.estimate(turns) * NUM_CTX_HEADROOM + sample_max_tokens

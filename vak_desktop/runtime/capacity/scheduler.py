@@ -10,6 +10,11 @@ with it for the runner. The result goes to the process cache and the profile sto
 task finishes; a session's ledger catches up the next time it binds the model.
 
 Nothing here awaits on a turn's behalf: `maybe_start` and `cancel` return at once.
+
+The probe runs at the window the model's turns use, so that it never interleaves a different
+`num_ctx` with the user's turns on a loaded model (each change is an Ollama reload): an
+unmeasured binding's turns already run at `probe_window`, and a re-probe of a measured model
+runs at the binding's own window, its ladder capped to what that window holds.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import ChatProvider, ModelDigests, is_local
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
-from vak_desktop.runtime.capacity.probe import ProbeRecord, run_probe
+from vak_desktop.runtime.capacity.probe import ProbeRecord, ladder_within, probe_window, run_probe
 from vak_desktop.runtime.capacity.service import (
     CapacityService,
     ProfileCache,
@@ -115,6 +120,10 @@ class ProbeScheduler:
         """Probe `key` at the next opportunity even if its profile is fresh."""
         self._reprobe.add(key)
 
+    def probe_window(self, binding: ModelBinding) -> int:
+        """The window an unmeasured model's turns and its probe share (the ladder's top rung)."""
+        return probe_window(binding.declared_window, self.policy.max_prompt_tokens)
+
     def needs_probe(self, key: ProfileKey, digest: str) -> bool:
         if key in self._reprobe:
             return True
@@ -132,14 +141,18 @@ class ProbeScheduler:
                 return None
             self._reprobe.discard(key)
             self.probes_run += 1
+            num_ctx = binding.num_ctx or self.probe_window(binding)
+            ceiling = self.policy.max_prompt_tokens
+            ceiling = min(ceiling, ladder_within(num_ctx)) if ceiling else ladder_within(num_ctx)
             record = await self._probe(
                 self.provider,
                 binding.model,
                 details=binding.details,
                 digest=digest,
-                max_prompt_tokens=self.policy.max_prompt_tokens,
+                max_prompt_tokens=ceiling,
                 keep_alive=self.policy.keep_alive,
                 clock=self.clock,
+                num_ctx=num_ctx,
             )
         except ProviderError as exc:  # the next finished turn tries again
             self.last_error[key] = str(exc)

@@ -23,7 +23,7 @@ from vak_desktop.context.capacity.profile import metadata_profile
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.ledger import Entry, Ledger, ProfileStore, StoredProfile
 from vak_desktop.runtime.capacity.binding import ModelBinding
-from vak_desktop.runtime.capacity.probe import ProbeRecord
+from vak_desktop.runtime.capacity.probe import ProbeRecord, probe_window
 
 ProfileKey = tuple[str, str, str]  # (provider, model, quantisation)
 
@@ -120,6 +120,8 @@ class ProbeSchedulerLike(Protocol):
 
     def request_reprobe(self, key: ProfileKey) -> None: ...
 
+    def probe_window(self, binding: ModelBinding) -> int: ...
+
     async def aclose(self) -> None: ...
 
 
@@ -143,7 +145,15 @@ class CapacityService:
     def profile_for(
         self, binding: ModelBinding, chain: Sequence[Entry], now: str
     ) -> CapacityProfile:
-        return capacity_profile_for(binding, chain, now, cache=self.cache, store=self.store)
+        """The profile to plan with; the binding adopts its window (or, unmeasured, the probe's
+        window) here, so every request path that reads a profile sends the same num_ctx."""
+        profile = capacity_profile_for(binding, chain, now, cache=self.cache, store=self.store)
+        if self.scheduler is not None:
+            unmeasured = self.scheduler.probe_window(binding)
+        else:
+            unmeasured = probe_window(binding.declared_window)
+        binding.adopt(profile, unmeasured=unmeasured)
+        return profile
 
     def catch_up(self, session: str, binding: ModelBinding) -> bool:
         """Append to `session` a probe result newer than any profile its chain holds for the

@@ -35,6 +35,7 @@ from typing import Any
 
 import httpx
 
+from vak_desktop.providers.client import http_client
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
 from vak_desktop.shipped import shipped
 
@@ -226,7 +227,7 @@ async def _announced_address(engine: EmbeddedEngine, deadline: float) -> str:
 
 async def _until_healthy(engine: EmbeddedEngine, deadline: float) -> None:
     """Poll `/health` until the server says it is ready (llama.cpp answers 503 while loading)."""
-    async with httpx.AsyncClient() as client:
+    async with http_client() as client:
         while True:
             if not engine.running:
                 raise EmbeddedEngineError(

@@ -21,15 +21,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from vak_desktop.context.evidence.windows import carry
-from vak_desktop.context.payloads import EvidenceBody, ToolCall, ToolResult
+from vak_desktop.context.payloads import EvidenceBlob, EvidenceBody, ToolCall, ToolResult
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime.events import ToolResultReady
+from vak_desktop.runtime.events import Notice, ToolResultReady
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +41,16 @@ class ToolContext:
     # The schemas `find_tools` searches: admitted tools that are not always loaded. The
     # registry fills it in when it runs a step's calls.
     catalogue: tuple[ToolSpec, ...] = ()
+    # Where a long-running tool reports how far it is (MCP progress): one line the window and
+    # the CLI show as a notice while the call runs. None: nobody is listening.
+    progress: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
 class ToolOutput:
     content: str
     is_error: bool = False
+    blobs: tuple[EvidenceBlob, ...] = ()  # binary parts (MCP images …), stored as evidence
 
 
 class ToolFailure(Exception):
@@ -163,10 +167,29 @@ class ToolRegistry:
 
 async def run_tool_calls(
     registry: ToolRegistry, ledger: Ledger, session: str, calls: Sequence[ToolCall]
-) -> AsyncIterator[ToolResultReady]:
-    """Run a step's calls concurrently, then record each in call order: an EvidenceBody with the
-    whole result and a ToolResult with what the request carries (maybe a window of it)."""
-    outputs = await registry.run_all(calls, ToolContext(ledger, session))
+) -> AsyncIterator[ToolResultReady | Notice]:
+    """Run a step's calls concurrently (a `Notice` for each progress report while they run),
+    then record each in call order: an EvidenceBody with the whole result and a ToolResult
+    with what the request carries (maybe a window of it)."""
+    reports: asyncio.Queue[str] = asyncio.Queue()
+    running = asyncio.ensure_future(
+        registry.run_all(calls, ToolContext(ledger, session, progress=reports.put_nowait))
+    )
+    report: asyncio.Future[str] | None = None
+    try:
+        while not running.done():
+            report = asyncio.ensure_future(reports.get())
+            await asyncio.wait({running, report}, return_when=asyncio.FIRST_COMPLETED)
+            if report.done():
+                yield Notice(report.result())
+            report.cancel()
+        while not reports.empty():
+            yield Notice(reports.get_nowait())
+        outputs = running.result()
+    finally:
+        running.cancel()  # the turn stopped while its calls ran: they stop with it
+        if report is not None:
+            report.cancel()
     for call, output in zip(calls, outputs, strict=True):
         body = ledger.append(
             session,
@@ -176,6 +199,7 @@ async def run_tool_calls(
                 content=output.content,
                 chars=len(output.content),
                 is_error=output.is_error,
+                blobs=output.blobs,
             ),
         )
         carried = carry(output.content, body.id)
@@ -189,6 +213,7 @@ async def run_tool_calls(
                 chars=len(output.content),
                 is_error=output.is_error,
                 windowed=carried.windowed,
+                images=tuple(b.data_base64 for b in output.blobs if b.mime.startswith("image/")),
             ),
         )
         yield ToolResultReady(

@@ -59,7 +59,6 @@ async def compact_session(
     if not index.turns:
         return CompactionResult(None, "nothing to compact: the session has no turns")
     profile = capacity.profile_for(binding, chain, utc_now())
-    binding.adopt(profile)
     upcoming = Turn(NEXT_TURN, len(index.turns), Directive(text=""), ())
     ahead = TurnIndex((*index.turns, upcoming), index.packets, index.reset)
     projection = plan_turn(

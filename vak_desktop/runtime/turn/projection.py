@@ -102,7 +102,6 @@ async def project_turn(
         chain = ledger.chain_to_root(session)
         index = build_turn_index(chain)
         profile = capacity.profile_for(binding, chain, utc_now())
-        binding.adopt(profile)
         projection = plan_turn(
             index, profile, system=system, tools=tools, tail_context=tail_context, pending=True
         )
@@ -152,5 +151,13 @@ def step_request(
         session_key=session,
         cache_breakpoints=assembled.cache_breakpoints,
     )
+    if "vision" not in binding.capabilities:  # a tool's images go only to a model that sees
+        request = dataclasses.replace(
+            request,
+            messages=tuple(
+                dataclasses.replace(m, images=()) if m.role == "tool" and m.images else m
+                for m in request.messages
+            ),
+        )
     num_ctx = binding.num_ctx_for(request.chars(), projection.ratio)
     return dataclasses.replace(request, num_ctx=num_ctx)

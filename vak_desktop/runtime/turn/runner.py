@@ -217,6 +217,7 @@ class TurnRunner:
                         tool_calls=tuple(out.calls),
                         model=done.model or binding.model,
                         done_reason=done.done_reason,
+                        signed_thinking=tuple(out.signed_thinking),
                     ),
                 )
                 receipt = step_receipt(binding, out.request, done, projection, step, state.surface)
@@ -236,6 +237,8 @@ class TurnRunner:
                 if out.calls:
                     async for event in run_tool_calls(self.tools, ledger, session, out.calls):
                         yield event
+                        if isinstance(event, Notice):  # a tool's progress while it runs
+                            continue
                         card = acked_card(ledger, event.name, event.preview, event.is_error)
                         if card is not None:
                             yield card

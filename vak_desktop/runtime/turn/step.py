@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from vak_desktop.context.capacity.cache_watch import system_digest, tool_digests
-from vak_desktop.context.payloads import Activity, AssistantStep, Receipt, ToolCall
+from vak_desktop.context.payloads import Activity, AssistantStep, Receipt, SignedThinking, ToolCall
 from vak_desktop.context.planning.assemble import prefix_digest
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger import Ledger
@@ -25,6 +25,7 @@ from vak_desktop.providers.base import (
     StreamNotice,
     TextDelta,
     ThinkingDelta,
+    ThinkingSigned,
     ToolCallEvent,
 )
 from vak_desktop.runtime.capacity.binding import ModelBinding
@@ -48,6 +49,7 @@ class StepOutcome:
     thinking: str = ""
     calls: list[ToolCall] = dataclasses.field(default_factory=list)
     done: Done | None = None
+    signed_thinking: list[SignedThinking] = dataclasses.field(default_factory=list)
 
 
 async def stream_step(
@@ -62,6 +64,8 @@ async def stream_step(
             elif isinstance(event, ThinkingDelta):
                 out.thinking += event.text
                 yield ThinkingChunk(event.text)
+            elif isinstance(event, ThinkingSigned):
+                out.signed_thinking.append(event.block)
             elif isinstance(event, ToolCallEvent):
                 out.calls.append(event.call)
                 yield ToolCallRequested(event.call.id, event.call.name, event.call.arguments)
@@ -82,6 +86,7 @@ def partial_step(binding: ModelBinding, out: StepOutcome | None) -> AssistantSte
         tool_calls=tuple(out.calls),
         model=binding.model,
         interrupted=True,
+        signed_thinking=tuple(out.signed_thinking),
     )
 
 
@@ -114,6 +119,9 @@ def step_receipt(
 
 
 def repaired(notice: StreamNotice) -> Activity:
-    """The record of a repaired stream line, with the raw bytes as they arrived."""
+    """The record of a stream notice, with the raw bytes as they arrived: `stream_repaired`
+    (a line repaired) or `stream_tool_call_cut` (a call the output limit cut off)."""
     raw = base64.b64encode(notice.raw).decode("ascii")
-    return Activity(type="stream_repaired", message=notice.message, detail={"raw_base64": raw})
+    return Activity(
+        type=f"stream_{notice.kind}", message=notice.message, detail={"raw_base64": raw}
+    )

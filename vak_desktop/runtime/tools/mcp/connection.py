@@ -16,16 +16,17 @@ is fine but this call did not produce a result: a timeout, an unknown tool, bad 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import dataclass
 from typing import IO, Any
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's timeouts, our headers
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CONNECTION_CLOSED,
@@ -35,33 +36,18 @@ from mcp.types import (
     PaginatedRequestParams,
 )
 
+from vak_desktop.providers.client import app_headers, app_version
 from vak_desktop.runtime.settings import McpServer
+from vak_desktop.runtime.tools.mcp.errors import McpCallFailed, McpUnavailable, RemoteTool
 
 log = logging.getLogger(__name__)
 
-CLIENT_INFO = Implementation(name="vak-desktop", version="0.1.0")
+CLIENT_INFO = Implementation(name="vak-desktop", version=app_version())
 STDERR_TAIL = 600  # characters of a stdio server's stderr quoted when it fails
 CLOSE_WAIT = 10.0  # the SDK bounds its own stdio shutdown at about 6 s (close stdin, TERM, KILL)
 
 
 _closing: set[asyncio.Task[None]] = set()  # owners cancelled without waiting, kept until done
-
-
-class McpUnavailable(Exception):
-    """The server could not be started or reached, or it went away; the message says which."""
-
-
-class McpCallFailed(Exception):
-    """The server is up, but this call produced no result (timeout, unknown tool, bad input)."""
-
-
-@dataclass(frozen=True)
-class RemoteTool:
-    """A tool as the server listed it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
 
 
 class McpConnection:
@@ -110,15 +96,82 @@ class McpConnection:
                 ready.exception()  # retrieved, so asyncio never reports it as lost
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], answer_within: float
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        answer_within: float,
+        *,
+        ceiling: float | None = None,
+        on_progress: Callable[[float, float | None, str | None], None] | None = None,
     ) -> CallToolResult:
-        """Call `tool` on the server; the result may itself be an error (`is_error`)."""
+        """Call `tool` on the server; the result may itself be an error (`is_error`).
+
+        Progress is requested (a progress token goes with the call): each report the server
+        sends goes to `on_progress` and moves the deadline to `answer_within` seconds after it,
+        but never past `ceiling` seconds after the call began (default: `answer_within`)."""
         session = self._session
         if session is None or self._dead:
             raise McpUnavailable(f"MCP server {self.server.name!r} is not running")
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        hard = began + max(ceiling or answer_within, answer_within)
+        deadline = min(began + answer_within, hard)
+
+        reports = 0
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal deadline, reports
+            reports += 1
+            deadline = min(loop.time() + answer_within, hard)
+            if on_progress is not None:
+                on_progress(progress, total, message)
+
         self.in_flight += 1
+        call = asyncio.ensure_future(
+            self._call_tool(session, tool, arguments, hard - began, progressed)
+        )
         try:
-            return await session.call_tool(tool, arguments, read_timeout_seconds=answer_within)
+            while True:
+                done, _ = await asyncio.wait({call}, timeout=max(0.0, deadline - loop.time()))
+                if done:
+                    return call.result()
+                if loop.time() >= deadline:
+                    ceiling_hit = deadline >= hard and reports > 0
+                    raise McpCallFailed(self._late(tool, answer_within, hard - began, ceiling_hit))
+        finally:
+            if not call.done():
+                call.cancel()
+                with contextlib.suppress(asyncio.CancelledError, McpCallFailed, McpUnavailable):
+                    await call
+            self.in_flight -= 1
+
+    def _late(self, tool: str, answer_within: float, ceiling: float, ceiling_hit: bool) -> str:
+        where = f"{self.server.name}/{tool}"
+        if ceiling_hit:
+            return (
+                f"{where} was still reporting progress at the {ceiling:g} s ceiling for one "
+                "call (progress_ceiling in the server's settings); it was stopped there"
+            )
+        return f"{where} gave no answer within {answer_within:g} s"
+
+    async def _call_tool(
+        self,
+        session: ClientSession,
+        tool: str,
+        arguments: dict[str, Any],
+        answer_within: float,
+        progressed: Any,
+    ) -> CallToolResult:
+        try:
+            result = await session.call_tool(
+                tool, arguments, read_timeout_seconds=answer_within, progress_callback=progressed
+            )
+            if not isinstance(result, CallToolResult):
+                raise McpCallFailed(
+                    f"{self.server.name}/{tool} answered with a {type(result).__name__}, "
+                    "not a tool result"
+                )
+            return result
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._dead = True
@@ -140,8 +193,6 @@ class McpConnection:
                 f"MCP server {self.server.name!r} failed during the call to {tool!r}: "
                 f"{_describe(exc)}" + self._stderr_note()
             ) from None
-        finally:
-            self.in_flight -= 1
 
     async def aclose(self) -> None:
         """Close the session and the transport (a stdio server is stopped); idempotent."""
@@ -202,7 +253,7 @@ class McpConnection:
     def _transport(self) -> AbstractAsyncContextManager[Any]:
         server = self.server
         if server.url:
-            return streamable_http_client(server.url)
+            return _http_transport(server.url)
         # kept open for the connection's life (its tail explains a failure); closed in aclose()
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         parameters = StdioServerParameters(
@@ -254,10 +305,29 @@ async def _list_all(session: ClientSession) -> tuple[RemoteTool, ...]:
     while True:
         params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
         page = await session.list_tools(params=params)
-        tools += [RemoteTool(t.name, t.description or "", dict(t.input_schema)) for t in page.tools]
+        tools += [
+            RemoteTool(
+                t.name,
+                t.description or "",
+                dict(t.input_schema),
+                (t.execution.task_support if t.execution else None) or "forbidden",
+            )
+            for t in page.tools
+        ]
         cursor = page.next_cursor
         if not cursor:
             return tuple(tools)
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(url: str) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport on a client that sends the app's User-Agent (the SDK
+    builds its own httpx2 client otherwise; a client passed in is ours to close)."""
+    async with (
+        create_mcp_http_client(headers=app_headers()) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
 
 
 def _leaves(exc: BaseException) -> Iterator[BaseException]:

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from vak_desktop.runtime.settings import McpServer
-from vak_desktop.runtime.tools.mcp.connection import McpConnection, McpUnavailable
+from vak_desktop.runtime.tools.mcp.errors import McpUnavailable
+
+if TYPE_CHECKING:
+    from vak_desktop.runtime.tools.mcp.connection import McpConnection
 
 START_TIMEOUT = 30.0  # a first `npx`/`uvx` run may download its package before it answers
 
@@ -62,6 +66,8 @@ class McpPool:
             if current is not None:  # died since its last use: release what is left of it
                 del self._live[name]
                 await current.aclose()
+            from vak_desktop.runtime.tools.mcp.connection import McpConnection  # the SDK, now
+
             connection = McpConnection(server)
             await connection.open(self._start_timeout)  # McpUnavailable: nothing is kept
             self._live[name] = connection

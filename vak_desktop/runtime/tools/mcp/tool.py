@@ -15,20 +15,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.settings import McpServer
-from vak_desktop.runtime.tools.mcp.connection import McpCallFailed, McpConnection, McpUnavailable
+from vak_desktop.runtime.tools.mcp.errors import McpCallFailed, McpUnavailable
 from vak_desktop.runtime.tools.mcp.observed import last_observed, observation
 from vak_desktop.runtime.tools.mcp.pool import START_TIMEOUT, McpPool, UnknownServer
-from vak_desktop.runtime.tools.mcp.results import result_text, tool_listing
+from vak_desktop.runtime.tools.mcp.results import result_blobs, result_text, tool_listing
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
+
+if TYPE_CHECKING:
+    from vak_desktop.runtime.tools.mcp.connection import McpConnection
 
 log = logging.getLogger(__name__)
 
-CALL_TIMEOUT = 120.0  # seconds one call may take before the model gets a timeout result
+CALL_TIMEOUT = 120.0  # seconds a call may go without an answer or a progress report
 
 
 def mcp_description(servers: Iterable[McpServer], observed: Mapping[str, tuple[str, ...]]) -> str:
@@ -61,7 +64,7 @@ class McpTool:
         servers: Iterable[McpServer],
         ledger: Ledger | None = None,
         *,
-        call_timeout: float = CALL_TIMEOUT,
+        call_timeout: float | None = None,  # None: each server's own (`timeout`, settings)
         start_timeout: float = START_TIMEOUT,
     ) -> None:
         self.pool = McpPool(servers, start_timeout=start_timeout)
@@ -98,7 +101,7 @@ class McpTool:
         connection = await self._connect(name.strip(), context)
         if tool is None:
             return ToolOutput(tool_listing(connection.server.name, connection.tools))
-        return await self._call(connection, tool.strip(), call_arguments)
+        return await self._call(connection, tool.strip(), call_arguments, context)
 
     async def aclose(self) -> None:
         """Stop every server this tool started."""
@@ -124,17 +127,40 @@ class McpTool:
         self._observed[server.name] = names  # the description keeps what it said at the start
 
     async def _call(
-        self, connection: McpConnection, tool: str, arguments: dict[str, Any]
+        self, connection: McpConnection, tool: str, arguments: dict[str, Any], context: ToolContext
     ) -> ToolOutput:
         server = connection.server.name
-        offered = sorted(t.name for t in connection.tools)
+        task_only = {t.name for t in connection.tools if t.task_support == "required"}
+        if tool in task_only:
+            raise ToolFailure(
+                f"{server}/{tool} runs only as an MCP task, which this app does not start; "
+                "use another of the server's tools"
+            )
+        offered = sorted(t.name for t in connection.tools if t.name not in task_only)
         if tool not in offered:
             raise ToolFailure(
                 f"MCP server {server!r} has no tool {tool!r} (its tools: "
                 f"{', '.join(offered) or 'none'})"
             )
+
+        def report(progress: float, total: float | None, message: str | None) -> None:
+            if context.progress is None:
+                return
+            share = f"{progress:g} of {total:g}" if total else f"{progress:g}"
+            percent = f" ({100 * progress / total:.0f}%)" if total else ""
+            context.progress(
+                f"{server}/{tool}: {share}{percent}" + (f" — {message}" if message else "")
+            )
+
+        answer_within = self.call_timeout or connection.server.call_timeout
         try:
-            result = await connection.call(tool, arguments, self.call_timeout)
+            result = await connection.call(
+                tool,
+                arguments,
+                answer_within,
+                ceiling=max(connection.server.progress_ceiling, answer_within),
+                on_progress=report,
+            )
         except McpUnavailable as exc:
             log.info("%s", exc)
             await self.pool.discard(connection)
@@ -145,4 +171,4 @@ class McpTool:
         text = result_text(result)
         if result.is_error:
             raise ToolFailure(f"{server}/{tool} reported an error: {text}")
-        return ToolOutput(text)
+        return ToolOutput(text, blobs=result_blobs(result))
