@@ -23,6 +23,7 @@ from vak_desktop.runtime.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "vak_desktop"
+RESOURCES = ROOT / "resources"  # shipped inside the package as vak_desktop.resources
 FIXTURE = Path(__file__).parent / "fixtures" / "operator_settings.toml"
 TOPICS = ("weather", "noida")
 _CODE_TOKENS = {tokenize.NAME, tokenize.STRING} | {
@@ -80,7 +81,7 @@ def violations(path: Path, banned: set[str], root: Path = ROOT) -> list[str]:
 def production_files() -> list[Path]:
     return sorted(
         p
-        for p in PACKAGE.rglob("*")
+        for p in [*PACKAGE.rglob("*"), *RESOURCES.rglob("*")]
         if p.is_file()
         and "__pycache__" not in p.parts
         and p.suffix not in {".pyc", ".png", ".ico", ".svg", ".icns"}
