@@ -119,9 +119,9 @@ def test_a_signal_closes_the_window_cleanly(tmp_path: Path, signum: int) -> None
     assert took < CLOSE_WITHIN_S, f"closing took {took:.2f} s"
     assert f"signal {signum}: closing the window" in log.read_text()
     assert _children(window.pid) == []
+    cli = [sys.executable, "-m", "vak_desktop.cli", "--data-dir", str(data), "--json"]
     verify = subprocess.run(
-        [sys.executable, "-m", "vak_desktop.cli", "--data-dir", str(data), "ledger", "verify"]
-        + ["--json"],
+        [*cli, "ledger", "verify"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -83,12 +83,25 @@ def engine_available() -> bool:
     return importlib.util.find_spec("xllamacpp") is not None
 
 
+# no console window flashes up for the child on Windows (0, which POSIX requires, elsewhere)
+_NO_WINDOW = getattr(subprocess, "CREATE_NO_WINDOW", 0)
+
+
 def engine_command(*arguments: str) -> list[str]:
     """The engine child's command line: this interpreter running this module, or in a frozen
-    bundle the bundle's own executable with ENGINE_CHILD_FLAG (packaging/entry_*.py)."""
+    bundle its console executable `vak` (a windowed executable may have no stdio on Windows)
+    with ENGINE_CHILD_FLAG, which `serve_if_engine_child` there answers."""
     if getattr(sys, "frozen", False):
-        return [sys.executable, ENGINE_CHILD_FLAG, *arguments]
+        cli = Path(sys.executable).with_name("vak.exe" if sys.platform == "win32" else "vak")
+        return [str(cli), ENGINE_CHILD_FLAG, *arguments]
     return [sys.executable, "-m", "vak_desktop.runtime.providers.embedded", *arguments]
+
+
+def serve_if_engine_child() -> None:
+    """In a bundle's entry script, before anything else: when started as the engine's child,
+    be that child and exit."""
+    if len(sys.argv) > 1 and sys.argv[1] == ENGINE_CHILD_FLAG:
+        sys.exit(main(sys.argv[2:]))
 
 
 def check_engine_binary(timeout_s: float = 60.0) -> str:
@@ -96,7 +109,11 @@ def check_engine_binary(timeout_s: float = 60.0) -> str:
     xllamacpp's version. Raises EmbeddedEngineError saying what failed (for --self-test)."""
     try:
         done = subprocess.run(
-            engine_command("--check"), capture_output=True, text=True, timeout=timeout_s
+            engine_command("--check"),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            creationflags=_NO_WINDOW,
         )
     except subprocess.TimeoutExpired:
         raise EmbeddedEngineError(f"the engine check took over {timeout_s:.0f} s") from None
@@ -204,6 +221,7 @@ async def start_engine(config: EngineConfig) -> EmbeddedEngine:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=log_fd,
+            creationflags=_NO_WINDOW,
         )
     finally:
         os.close(log_fd)
