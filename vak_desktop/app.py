@@ -131,6 +131,7 @@ async def _open_window(
             window = MainWindow(service, ledger, settings=settings)
             providers.attach(window)  # Tools → Run a GGUF file…
             window.show()
+            logging.getLogger(__name__).info("window shown")  # bench/bundle_start.py waits for it
             if on_shown is not None:
                 on_shown(window)
             collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
