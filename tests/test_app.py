@@ -133,3 +133,36 @@ def test_a_signal_closes_the_window_cleanly(tmp_path: Path, signum: int) -> None
         "ok": True,
         "first_broken": None,
     }
+
+
+BROKEN_ICONS = """
+import sys
+from vak_desktop import app
+from vak_desktop.ui import self_test
+
+def missing():
+    raise FileNotFoundError("icons/vak-desktop-256.png is not a 256px PNG")
+
+self_test.icon_pixmaps = missing
+sys.exit(app.run_self_test(app.QApplication(sys.argv[:1]), app.run_window, None))
+"""
+
+
+@pytest.mark.slow
+def test_self_test_exits_1_naming_each_thing_that_is_missing(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", BROKEN_ICONS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not report["ok"]
+    assert report["missing"] == [
+        "icons: icons/vak-desktop-256.png is not a 256px PNG",
+        "log_file: cannot write the log file",
+    ]
+    assert "main_window" in report["checked"]  # the other checks still ran
+    assert "missing icons: icons/vak-desktop-256.png" in done.stderr

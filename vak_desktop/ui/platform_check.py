@@ -73,12 +73,19 @@ def _family(os_release: str) -> int:
 
 
 def _loads(library: str) -> str | None:
-    """None when `library` loads, else the loader's message."""
-    try:
-        ctypes.CDLL(library)
-    except OSError as exc:
-        return str(exc)
-    return None
+    """None when `library` loads (from the system, or from the bundle, which carries some of
+    the build machine's), else the loader's message."""
+    bundled = getattr(sys, "_MEIPASS", None)
+    candidates = [library] + ([str(Path(bundled) / library)] if bundled else [])
+    error = ""
+    for candidate in candidates:
+        try:
+            ctypes.CDLL(candidate)
+        except OSError as exc:
+            error = error or str(exc)
+        else:
+            return None
+    return error
 
 
 def missing_libraries() -> tuple[list[str], str | None]:

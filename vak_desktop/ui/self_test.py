@@ -87,6 +87,7 @@ async def _window(app: QApplication, run_window: RunWindow) -> str:
 
 def run_self_test(app: QApplication, run_window: RunWindow, log_file: Path | None) -> int:
     """Check everything, print the JSON line, return the exit code."""
+    app.setQuitOnLastWindowClosed(False)  # closing the window must not stop the runner's loop
     checked: dict[str, str] = {}
     missing: list[str] = []
     checks: list[tuple[str, Callable[[], str]]] = [
