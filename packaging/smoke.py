@@ -6,13 +6,14 @@ Runs what a user's first minute runs, on the bundle's own executables (DIST_DIR 
 1. `vak-desktop --self-test`: every resource, the engine's binary, the window (offscreen).
 2. `vak import` of a two-turn conversation into a temporary ledger, then
    `vak ledger verify --json`: the ledger the bundle writes verifies.
-3. With `--model` (or $VAK_SMOKE_MODEL): the bundled llama.cpp engine serves the GGUF file,
-   started exactly as the window starts it (the bundle's `vak --vak-embedded-engine CONFIG`),
-   answers one chat completion, and ends when its stdin closes. It waits for any other model
-   server on the machine to finish first (never two at once) and gives up after --wait seconds.
+3. With `--model` (or $VAK_SMOKE_MODEL): `vak-desktop --self-test --self-test-model FILE`, in
+   which the app's own `start_engine` serves the GGUF file with the bundled llama.cpp engine
+   (its child is the bundle's `vak --vak-embedded-engine CONFIG`), gets one answer and stops
+   it. It waits for any other model server on the machine to end first (never two at once)
+   and gives up after --wait seconds.
 
 Prints one JSON line with what it checked and the timings; exits 1 naming the step that failed.
-Only the standard library and httpx (a dependency of the app) are used.
+Only the standard library is used.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 ENGINE_CHILD_FLAG = "--vak-embedded-engine"  # vak_desktop.runtime.providers.embedded
 CONVERSATION = {
@@ -81,59 +80,12 @@ def other_model_servers() -> list[str]:
     return found
 
 
-def serve_one_answer(vak: Path, model: Path, env: dict[str, str], wait_s: float) -> dict[str, Any]:
+def wait_for_other_model_servers(wait_s: float) -> None:
     deadline = time.monotonic() + wait_s
     while busy := other_model_servers():
         if time.monotonic() > deadline:
             raise SmokeFailure(f"another model server is running: {busy}")
         time.sleep(5)
-    config = {"model_path": str(model), "n_ctx": 2048, "chat_template": None, "threads": 2}
-    config |= {"temperature": 0.0, "seed": 1, "max_output_tokens": 32, "startup_timeout_s": 180}
-    started = time.monotonic()
-    engine = subprocess.Popen(
-        [str(vak), ENGINE_CHILD_FLAG, json.dumps(config)],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert engine.stdout is not None and engine.stdin is not None
-        address = ""
-        while not address:
-            line = engine.stdout.readline()
-            if not line:
-                raise SmokeFailure(f"the engine exited while starting (code {engine.wait(10)})")
-            message = json.loads(line) if line.startswith("{") else {}
-            if "error" in message:
-                raise SmokeFailure(f"the engine could not start: {message['error']}")
-            address = message.get("listening", "")
-        with httpx.Client(base_url=address, timeout=120) as client:
-            while client.get("/health").status_code != 200:
-                if time.monotonic() - started > 180:
-                    raise SmokeFailure("the engine was not ready within 180 s")
-                time.sleep(0.25)
-            loaded = time.monotonic() - started
-            reply = client.post(
-                "/v1/chat/completions",
-                json={
-                    "model": model.stem,
-                    "messages": [{"role": "user", "content": "Say hello in three words."}],
-                    "max_tokens": 16,
-                },
-            )
-            reply.raise_for_status()
-            text = reply.json()["choices"][0]["message"]["content"]
-        if not text.strip():
-            raise SmokeFailure("the engine answered with nothing")
-        engine.stdin.close()  # the child ends when its stdin closes, as in the app
-        code = engine.wait(timeout=30)
-        return {"model": model.name, "loaded_s": round(loaded, 2), "answer": text, "exit": code}
-    finally:
-        if engine.poll() is None:
-            engine.kill()
-            engine.wait(timeout=10)
 
 
 def smoke(dist: Path, model: Path | None, wait_s: float) -> dict[str, Any]:
@@ -159,7 +111,12 @@ def smoke(dist: Path, model: Path | None, wait_s: float) -> dict[str, Any]:
         checked["ledger_verify"] = verify
 
         if model is not None:
-            checked["engine_answer"] = serve_one_answer(vak, model, env, wait_s)
+            wait_for_other_model_servers(wait_s)
+            command = [str(window), "--self-test", "--self-test-model", str(model)]
+            report = json.loads(run(command, env, 600).strip().splitlines()[-1])
+            if not report["ok"]:
+                raise SmokeFailure(f"self-test with {model.name}: {report['missing']}")
+            checked["engine_answer"] = report["checked"]["engine_answer"]
         else:
             checked["engine_answer"] = "skipped: no --model (nor VAK_SMOKE_MODEL) given"
     return checked

@@ -23,6 +23,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import httpx
 from PySide6.QtWidgets import QApplication
@@ -68,6 +69,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="check this install offscreen (resources, engine, window), print one JSON line, "
         "exit 0 or 1",
+    )
+    parser.add_argument(
+        "--self-test-model",
+        type=Path,
+        default=None,
+        metavar="GGUF",
+        help="with --self-test: also serve this GGUF file with the embedded engine, get one answer",
     )
     return parser.parse_args(argv)
 
@@ -167,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     if args.self_test:
-        return run_self_test(app, run_window, log_file)
+        return run_self_test(app, run_window, log_file, args.self_test_model)
     settings = SettingsController(settings_path(args.data_dir))
     apply_theme(app, settings.settings.theme)
     with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:

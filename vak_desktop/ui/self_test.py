@@ -7,7 +7,9 @@ child process as a GGUF would be served (no model), and runs the real window sta
 (`run_window`) on a temporary data directory, offscreen, closing the window once it is shown.
 It prints one JSON line: {"ok", "version", "frozen", "checked": {what: detail}, "missing":
 [what: why]} and returns 0, or 1 when anything is missing. The engine is optional in a pip
-install (the `embedded` extra) and required in a bundle, which ships it.
+install (the `embedded` extra) and required in a bundle, which ships it. With
+`--self-test-model FILE.gguf` it also serves that file through `start_engine`, the way Tools →
+Run a GGUF file does, and asks it for one short answer (`packaging/smoke.py` uses this).
 """
 
 from __future__ import annotations
@@ -16,16 +18,23 @@ import asyncio
 import json
 import sys
 import tempfile
+import time
 from argparse import Namespace
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 from PySide6.QtWidgets import QApplication
 
 from vak_desktop.about import DESKTOP_ID, version
 from vak_desktop.runtime.presentations import card_library
-from vak_desktop.runtime.providers.embedded import check_engine_binary, engine_available
+from vak_desktop.runtime.providers.embedded import (
+    EngineConfig,
+    check_engine_binary,
+    engine_available,
+    start_engine,
+)
 from vak_desktop.shipped import shipped
 from vak_desktop.ui.app_icon import PLATFORM_ICONS, icon_pixmaps
 from vak_desktop.ui.event_loop import new_event_loop
@@ -85,7 +94,29 @@ async def _window(app: QApplication, run_window: RunWindow) -> str:
     return f"shown and closed ({seen['title']!r})"
 
 
-def run_self_test(app: QApplication, run_window: RunWindow, log_file: Path | None) -> int:
+async def _engine_answer(model: Path) -> str:
+    started = time.monotonic()
+    config = EngineConfig(model, n_ctx=2048, temperature=0.0, seed=1, max_output_tokens=16)
+    engine = await start_engine(config)
+    try:
+        loaded = time.monotonic() - started
+        async with httpx.AsyncClient(base_url=engine.base_url, timeout=120) as client:
+            reply = await client.post(
+                "/v1/chat/completions",
+                json={"model": engine.model, "messages": [{"role": "user", "content": "Hello!"}]},
+            )
+            reply.raise_for_status()
+            text = str(reply.json()["choices"][0]["message"]["content"])
+    finally:
+        code = await engine.stop()
+    if not text.strip():
+        raise RuntimeError(f"{model.name} answered with nothing")
+    return f"{model.name} loaded in {loaded:.1f} s, answered {text.strip()[:60]!r}, exit {code}"
+
+
+def run_self_test(
+    app: QApplication, run_window: RunWindow, log_file: Path | None, model: Path | None = None
+) -> int:
     """Check everything, print the JSON line, return the exit code."""
     app.setQuitOnLastWindowClosed(False)  # closing the window must not stop the runner's loop
     checked: dict[str, str] = {}
@@ -106,8 +137,11 @@ def run_self_test(app: QApplication, run_window: RunWindow, log_file: Path | Non
     try:
         with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:
             checked["main_window"] = runner.run(_window(app, run_window))
+            if model is not None:
+                checked["engine_answer"] = runner.run(_engine_answer(model))
     except Exception as exc:
-        missing.append(f"main_window: {type(exc).__name__}: {exc}")
+        what = "engine_answer" if "main_window" in checked else "main_window"
+        missing.append(f"{what}: {type(exc).__name__}: {exc}")
     report = {
         "ok": not missing,
         "version": version(),
