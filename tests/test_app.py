@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,6 +46,15 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _self_test(tmp_path: Path, *command: str, code: int) -> tuple[dict[str, Any], str]:
+    """Run a self-test command; check its exit code; its JSON report and its stderr."""
+    done = subprocess.run(
+        [sys.executable, *command], capture_output=True, text=True, timeout=120, env=_env(tmp_path)
+    )
+    assert done.returncode == code, done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
 def test_version_on_both_entry_points_and_python_m() -> None:
     for command in (
         [sys.executable, "-m", "vak_desktop", "--version"],
@@ -57,15 +67,7 @@ def test_version_on_both_entry_points_and_python_m() -> None:
 
 @pytest.mark.slow
 def test_self_test_checks_every_resource_the_engine_and_the_window(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "vak_desktop", "--self-test"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=_env(tmp_path),
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report, _ = _self_test(tmp_path, "-m", "vak_desktop", "--self-test", code=0)
     assert report["ok"] and report["missing"] == []
     assert set(report["checked"]) == {
         "card_library",
@@ -150,19 +152,11 @@ sys.exit(app.run_self_test(app.QApplication(sys.argv[:1]), app.run_window, None)
 
 @pytest.mark.slow
 def test_self_test_exits_1_naming_each_thing_that_is_missing(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", BROKEN_ICONS],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=_env(tmp_path),
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report, stderr = _self_test(tmp_path, "-c", BROKEN_ICONS, code=1)
     assert not report["ok"]
     assert report["missing"] == [
         "icons: icons/vak-desktop-256.png is not a 256px PNG",
         "log_file: cannot write the log file",
     ]
     assert "main_window" in report["checked"]  # the other checks still ran
-    assert "missing icons: icons/vak-desktop-256.png" in done.stderr
+    assert "missing icons: icons/vak-desktop-256.png" in stderr
