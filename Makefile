@@ -1,10 +1,11 @@
 # Two commands do all the set-up on a fresh machine: `make run` and `make test`.
 PYTHON ?= python3
 VENV := .venv
-BIN := $(VENV)/bin
+# a Windows venv keeps its programs in Scripts
+BIN := $(VENV)/$(if $(filter Windows_NT,$(OS)),Scripts,bin)
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test test-live lint typecheck contracts pytest bench screenshots clean
+.PHONY: run test test-live lint typecheck contracts pytest bench screenshots clean package bundle
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +19,8 @@ run: $(STAMP)
 	$(BIN)/vak-desktop
 
 lint: $(STAMP)
-	$(BIN)/ruff check vak_desktop tests bench tools
-	$(BIN)/ruff format --check vak_desktop tests bench tools
+	$(BIN)/ruff check vak_desktop tests bench tools packaging resources setup.py
+	$(BIN)/ruff format --check vak_desktop tests bench tools packaging resources setup.py
 
 contracts: $(STAMP)
 	$(BIN)/lint-imports
@@ -51,6 +52,16 @@ bench: $(STAMP)
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tools/screenshot.py
+
+# The one-folder PyInstaller bundle (dist/vak-desktop/, with the embedded engine), then the
+# installer of the OS this runs on (packaging/build-installer.sh); on Linux a .deb and a
+# .tar.gz whose unpacked apps must pass --self-test. `make bundle` stops after PyInstaller.
+bundle: $(STAMP)
+	$(BIN)/python -c 'import xllamacpp, PyInstaller' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,embedded,package]'
+	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build/pyinstaller packaging/vak-desktop.spec
+
+package: bundle
+	PYTHON=$(BIN)/python packaging/build-installer.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -17,6 +17,7 @@ from vak_desktop.ledger import Ledger
 def _isolated_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point VAK_DATA_DIR at a temp dir so nothing can reach the real per-user data."""
     monkeypatch.setenv("VAK_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("VAK_LOG_DIR", str(tmp_path / "log"))  # nor the real log directory
 
 
 @pytest.fixture

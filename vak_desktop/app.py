@@ -6,7 +6,13 @@ between Qt events. The runner runs `run_window` until its quit future completes,
 when the last window closes (Qt's own quit-on-last-window is off: it would stop the loop under
 the runner's feet). Then the service's tasks are cancelled (a running turn is closed
 `cancelled`, its partial text kept), an embedded engine is stopped, the HTTP client is closed,
-and the ledger after it.
+and the ledger after it. Ctrl-C and SIGTERM take the same way out (`ui/quit_signals.py`), and
+exit 0.
+
+Before the QApplication exists, `ui/platform_check.py` makes sure Qt can open a window here
+(naming the packages to install when it cannot); records go to a rotating log file
+(`logfile.py`). `--self-test` checks a build offscreen (`ui/self_test.py`); `--version` prints
+the version. `python -m vak_desktop` is this entry point too.
 """
 
 from __future__ import annotations
@@ -16,18 +22,25 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
 
+from vak_desktop.about import APP_NAME, DESKTOP_ID, version
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
+from vak_desktop.logfile import start_logging
 from vak_desktop.providers import default_host, http_client, open_provider
 from vak_desktop.runtime import default_tools
 from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
+from vak_desktop.ui.app_icon import app_icon
 from vak_desktop.ui.collector import UiThreadCollector
 from vak_desktop.ui.event_loop import new_event_loop
+from vak_desktop.ui.platform_check import display_problem
 from vak_desktop.ui.providers_controller import ProvidersController
+from vak_desktop.ui.quit_signals import QuitOnSignals
+from vak_desktop.ui.self_test import run_self_test
 from vak_desktop.ui.settings_dialog import SettingsController
 
 PROVIDER = "ollama"
@@ -49,13 +62,32 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="the Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434)",
     )
+    parser.add_argument("--version", action="version", version=f"vak-desktop {version()}")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="check this install offscreen (resources, engine, window), print one JSON line, "
+        "exit 0 or 1",
+    )
+    parser.add_argument(
+        "--self-test-model",
+        type=Path,
+        default=None,
+        metavar="GGUF",
+        help="with --self-test: also serve this GGUF file with the embedded engine, get one answer",
+    )
     return parser.parse_args(argv)
 
 
 async def run_window(
-    app: QApplication, args: argparse.Namespace, settings: SettingsController | None = None
+    app: QApplication,
+    args: argparse.Namespace,
+    settings: SettingsController | None = None,
+    *,
+    on_shown: Callable[[MainWindow], None] | None = None,
 ) -> None:
-    """Open the ledger, the provider and the window; return once the last window has closed."""
+    """Open the ledger, the provider and the window; return once the last window has closed
+    (or SIGINT/SIGTERM closed it). `on_shown` sees the window once it is shown (--self-test)."""
     loop = asyncio.get_running_loop()
     closed: asyncio.Future[None] = loop.create_future()
 
@@ -63,7 +95,26 @@ async def run_window(
         if not closed.done():
             closed.set_result(None)
 
+    def quit_on_signal() -> None:
+        app.closeAllWindows()  # dialogs too; the main window's close is the normal way out
+        quit_when_closed()  # also when the signal came before the window was shown
+
     app.lastWindowClosed.connect(quit_when_closed)
+    signals = QuitOnSignals(quit_on_signal)
+    try:
+        await _open_window(app, args, settings, closed, on_shown)
+    finally:
+        signals.close()
+        app.lastWindowClosed.disconnect(quit_when_closed)
+
+
+async def _open_window(
+    app: QApplication,
+    args: argparse.Namespace,
+    settings: SettingsController | None,
+    closed: asyncio.Future[None],
+    on_shown: Callable[[MainWindow], None] | None,
+) -> None:
     settings = settings or SettingsController(settings_path(args.data_dir))
     ledger = Ledger.open(data_dir(args.data_dir) / LEDGER_FILENAME)
     try:
@@ -87,6 +138,9 @@ async def run_window(
             window = MainWindow(service, ledger, settings=settings)
             providers.attach(window)  # Tools → Run a GGUF file…
             window.show()
+            logging.getLogger(__name__).info("window shown")  # bench/bundle_start.py waits for it
+            if on_shown is not None:
+                on_shown(window)
             collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
             service.refresh_models()
             try:
@@ -104,12 +158,23 @@ async def run_window(
 def main(argv: Sequence[str] | None = None) -> int:
     """The `vak-desktop` entry point."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.self_test:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    elif problem := display_problem():
+        print(problem, file=sys.stderr)
+        return 1
+    log_file = start_logging()
+    logging.getLogger(__name__).info("vak-desktop %s starting", version())
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
-    app.setApplicationName("Vak")
-    app.setOrganizationName("Vak")
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(APP_NAME)
+    app.setApplicationVersion(version())
+    app.setDesktopFileName(DESKTOP_ID)  # Wayland/X11 match the window to the desktop entry
+    app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
+    if args.self_test:
+        return run_self_test(app, run_window, log_file, args.self_test_model)
     settings = SettingsController(settings_path(args.data_dir))
     apply_theme(app, settings.settings.theme)
     with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:

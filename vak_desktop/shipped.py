@@ -1,8 +1,11 @@
 """What the app ships beside its code (the card library, chat templates, lexicons, icons), found
 the same way from a source checkout, an installed wheel and a frozen bundle.
 
-Every read of a shipped file goes through `shipped(path)`; nothing opens a path relative to the
-source tree. Any layer may import this module: it reads files that are part of the program, not
+The files live in the top-level `resources/` folder, which setup.py ships as the data-only
+package `vak_desktop.resources`: in the wheel it is `site-packages/vak_desktop/resources/`, an
+editable install maps the package name onto the checkout's `resources/`, and the PyInstaller
+spec collects it under the same name. Every read of a shipped file goes through
+`shipped(path)`; nothing opens a path relative to the source tree. Any layer may import this module: it reads files that are part of the program, not
 the user's data.
 """
 
@@ -14,7 +17,7 @@ from importlib.resources.abc import Traversable
 
 def shipped(path: str) -> Traversable:
     """The shipped file or folder at `path` (slash-separated, e.g. "chat_templates/x.jinja")."""
-    node = resources.files("vak_desktop") / "resources"
+    node = resources.files("vak_desktop.resources")
     for part in filter(None, path.split("/")):  # "" is the resources folder itself
         node = node / part
     return node

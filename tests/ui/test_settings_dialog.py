@@ -187,3 +187,10 @@ def test_every_control_has_an_accessible_name(dialog: SettingsDialog) -> None:
 
     dialog.add_provider("claude", "anthropic", "")
     assert unnamed_controls(dialog) == []
+
+
+def test_the_general_tab_shows_where_the_log_file_is(
+    dialog: SettingsDialog, tmp_path: Path
+) -> None:
+    # conftest points VAK_LOG_DIR at tmp_path / "log"
+    assert dialog.log_file.text() == str(tmp_path / "log" / "vak-desktop.log")

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from vak_desktop.about import version
 from vak_desktop.cli.chat import cmd_chat
 from vak_desktop.cli.commands import (
     cmd_export,
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vak", description="Vak: chat with local models.", parents=[_global_options(True)]
     )
+    parser.add_argument("--version", action="version", version=f"vak {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = [_global_options(False)]
     sub.add_parser("models", parents=common, help="models the provider has").set_defaults(

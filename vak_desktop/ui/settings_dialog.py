@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from vak_desktop.logfile import log_path
 from vak_desktop.runtime.providers.secrets import (
     SecretStoreError,
     api_key,
@@ -147,6 +148,10 @@ class SettingsDialog(QDialog):
         form.addRow("Theme", self.theme)
         form.addRow("Capacity probe", self.probe_idle)
         form.addRow("", self.probe_hosted)
+        self.log_file = QLabel(str(log_path()))  # where a problem report's log is (logfile.py)
+        self.log_file.setAccessibleName("Log file")
+        self.log_file.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        form.addRow("Log file", self.log_file)
         return page
 
     def _workspace_tab(self, s: Settings) -> QWidget:

@@ -91,6 +91,8 @@ def module_sources() -> list[tuple[str, str]]:
 def _walk(node: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
     for child in sorted(node.iterdir(), key=lambda c: c.name):
         path = f"{prefix}/{child.name}" if prefix else child.name
+        if child.name in {"__init__.py", "__pycache__"}:  # the package marker, not data
+            continue
         if child.is_dir():
             yield from _walk(child, path)
         elif child.name.rsplit(".", 1)[-1] not in {s[1:] for s in _SKIPPED_SUFFIXES}:

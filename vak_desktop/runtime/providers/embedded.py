@@ -26,6 +26,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +43,8 @@ from vak_desktop.shipped import shipped
 INSTALL_HINT = "pip install 'vak-desktop[embedded]'"
 DEFAULT_STARTUP_TIMEOUT_S = 180.0  # loading a few GB from a slow disk takes a while
 STOP_GRACE_S = 10.0
+# a PyInstaller bundle has no `python -m`: its entry scripts hand this flag to `main` instead
+ENGINE_CHILD_FLAG = "--vak-embedded-engine"
 _GGUF_MAGIC = b"GGUF"
 
 
@@ -79,6 +82,51 @@ class EngineConfig:
 def engine_available() -> bool:
     """Whether the optional `xllamacpp` package is installed."""
     return importlib.util.find_spec("xllamacpp") is not None
+
+
+# no console window flashes up for the child on Windows (0, which POSIX requires, elsewhere)
+_NO_WINDOW = getattr(subprocess, "CREATE_NO_WINDOW", 0)
+
+
+def engine_command(*arguments: str) -> list[str]:
+    """The engine child's command line: this interpreter running this module, or in a frozen
+    bundle its console executable `vak` (a windowed executable may have no stdio on Windows)
+    with ENGINE_CHILD_FLAG, which `serve_if_engine_child` there answers."""
+    if getattr(sys, "frozen", False):
+        cli = Path(sys.executable).with_name("vak.exe" if sys.platform == "win32" else "vak")
+        return [str(cli), ENGINE_CHILD_FLAG, *arguments]
+    return [sys.executable, "-m", "vak_desktop.runtime.providers.embedded", *arguments]
+
+
+def serve_if_engine_child() -> None:
+    """In a bundle's entry script, before anything else: when started as the engine's child,
+    be that child and exit."""
+    if len(sys.argv) > 1 and sys.argv[1] == ENGINE_CHILD_FLAG:
+        sys.exit(main(sys.argv[2:]))
+
+
+def check_engine_binary(timeout_s: float = 60.0) -> str:
+    """Load llama.cpp in a child exactly as a model would be served, without a model; return
+    xllamacpp's version. Raises EmbeddedEngineError saying what failed (for --self-test)."""
+    try:
+        done = subprocess.run(
+            engine_command("--check"),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            creationflags=_NO_WINDOW,
+        )
+    except subprocess.TimeoutExpired:
+        raise EmbeddedEngineError(f"the engine check took over {timeout_s:.0f} s") from None
+    for line in done.stdout.splitlines():
+        with contextlib.suppress(ValueError):
+            message = json.loads(line)
+            if isinstance(message, dict) and "engine" in message:
+                return str(message["engine"])
+            if isinstance(message, dict) and "error" in message:
+                raise EmbeddedEngineError(str(message["error"]))
+    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    raise EmbeddedEngineError(f"the engine check exited {done.returncode}: {tail}")
 
 
 def check_model_file(path: Path) -> None:
@@ -170,13 +218,11 @@ async def start_engine(config: EngineConfig) -> EmbeddedEngine:
     arguments = json.dumps(asdict(config), default=str)
     try:
         process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "vak_desktop.runtime.providers.embedded",
-            arguments,
+            *engine_command(arguments),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=log_fd,
+            creationflags=_NO_WINDOW,
         )
     finally:
         os.close(log_fd)
@@ -294,10 +340,29 @@ def _serve(config: dict[str, Any]) -> int:
     return 0
 
 
+def _check() -> int:
+    """Load the native library and print {"engine": version} or {"error": why}."""
+    try:
+        import xllamacpp  # optional: the `embedded` extra
+    except ImportError as exc:
+        print(json.dumps({"error": f"xllamacpp does not load ({exc}); {INSTALL_HINT}"}))
+        return 2
+    if not (hasattr(xllamacpp, "Server") and hasattr(xllamacpp, "CommonParams")):
+        print(json.dumps({"error": "xllamacpp has no Server/CommonParams"}))
+        return 1
+    print(json.dumps({"engine": getattr(xllamacpp, "__version__", "unknown")}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve a GGUF model with llama.cpp (internal).")
-    parser.add_argument("config", help="the EngineConfig as JSON")
+    parser.add_argument("config", nargs="?", help="the EngineConfig as JSON")
+    parser.add_argument("--check", action="store_true", help="load llama.cpp, serve nothing")
     args = parser.parse_args(argv)
+    if args.check:
+        return _check()
+    if args.config is None:
+        parser.error("the EngineConfig is required")
     return _serve(json.loads(args.config))
 
 
