@@ -72,6 +72,7 @@ def test_self_test_checks_every_resource_the_engine_and_the_window(tmp_path: Pat
     assert set(report["checked"]) == {
         "card_library",
         "chat_templates",
+        "lexicons",
         "icons",
         "desktop_entry",
         "engine",
