@@ -92,8 +92,16 @@ class ModelsController(QObject):
             return None
         self._pulling = model.strip()
         self._pull = self._tasks.spawn(self._run_pull(self._pulling), f"pull-{self._pulling}")
+        self._pull.add_done_callback(self._pull_ended)
         self.pullStarted.emit(self._pulling)
         return self._pull
+
+    def _pull_ended(self, task: asyncio.Task[None]) -> None:
+        """A task cancelled before its first step never runs `_run_pull`'s `finally`: end the
+        pull here so the panel is not left 'asking for the manifest' with nothing running."""
+        if self._pull is task:
+            model, self._pull, self._pulling = self._pulling, None, ""
+            self.pullFinished.emit(model, CANCELLED, "pull cancelled")
 
     def cancel_pull(self) -> bool:
         if self._pull is None or self._pull.done():
