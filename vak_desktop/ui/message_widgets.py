@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from vak_desktop.context.payloads import Receipt, Usage
 from vak_desktop.ui import theme
+from vak_desktop.ui.failure_words import plain_failure
 from vak_desktop.ui.markdown import MarkdownStream, blend
 from vak_desktop.ui.message_sections import ThinkingSection, ToolSection, small_button, subtle
 
@@ -317,8 +318,9 @@ class AssistantMessage(Bubble):
             self.status.setVisible(False)
             return
         title, color, why = marker
-        detail = why or error
+        detail = why or plain_failure(error)
         self.status.setText(f"{title} — {detail}" if detail else title)
+        self.status.setToolTip(error if detail != error else "")
         self.status.setStyleSheet(f"color: {color}; font-weight: bold;")
         self.status.setVisible(True)
 

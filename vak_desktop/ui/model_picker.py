@@ -138,6 +138,15 @@ class ModelPicker(QWidget):
                 item.setToolTip(f"{model} from {listing.title}{where}")
                 self.items.appendRow(item)
             return
+        kept = self._service.choice
+        if kept is not None and kept.provider == listing.name:
+            # a server that is down for a moment keeps its model selected: the picker shows it
+            # (greyed) rather than "No models yet", and the next turn asks the server again
+            item = QStandardItem(choice_label(listing, kept.model, grouped))
+            item.setData(kept, CHOICE_ROLE)
+            item.setForeground(QBrush(QColor(theme.SUBTLE)))
+            item.setToolTip(f"{kept.model}: {state_label(listing)}{where}; kept selected")
+            self.items.appendRow(item)
         if not grouped:
             return
         item = QStandardItem(state_label(listing))
