@@ -109,7 +109,7 @@ async def test_a_streamed_answer_renders_its_table_and_code_block_as_markdown(
 
         # the receipt line: tokens and speeds from the receipt
         receipt = answer.stats.text()
-        assert "prompt" in receipt and "output tokens" in receipt and "tok/s" in receipt
+        assert "in context" in receipt and "output tokens" in receipt and "tok/s" in receipt
         finished = harness.finished[0]
         assert f"{finished.usage.output_tokens:,} output tokens" in receipt
 

@@ -220,7 +220,10 @@ async def test_probe_now_shows_progress_and_the_measured_profile(
             lambda: "Probe finished" in m.dialog.probe_status.text(), what="the probe", within=20
         )
         assert seen and seen[0].startswith("Probing: rung 1")
-        await until(lambda: m.dialog.table.item(0, 7).text() != "not measured", what="the horizon")
+        await until(
+            lambda: m.dialog.table.item(0, 7).text() not in ("not measured", "measuring…"),
+            what="the horizon",
+        )
         horizon = int(m.dialog.table.item(0, 7).text().replace(",", ""))
         assert 0 < horizon <= 2_500
         labels = [

@@ -36,12 +36,15 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, is_local
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
+    ModelBinding,
     ProbePolicy,
     ToolRegistry,
     TurnRunner,
     default_tools,
     probing_capacity,
 )
+from vak_desktop.runtime.capacity.probe import ProbeProgress
+from vak_desktop.runtime.capacity.scheduler import ProbeScheduler
 from vak_desktop.runtime.capacity.service import ProfileCache
 from vak_desktop.runtime.events import (
     Notice,
@@ -101,6 +104,8 @@ class ChatService(ModelSelection, SessionBrowsing):
     branchChanged = Signal(str)  # the session whose shown branch changed (switch, edit …)
     presentationsChanged = Signal(str)  # a card of this session was rated, dismissed, restored
     thinkChanged = Signal(object)  # bool | None: the thinking toggle (None: the model decides)
+    # a background probe's sample (ProbeProgress), then None when it ends (measured or not)
+    probeProgress = Signal(str, object)
 
     def __init__(
         self,
@@ -122,6 +127,7 @@ class ChatService(ModelSelection, SessionBrowsing):
         self._background_probes = background_probes
         self._probe_policy = ProbePolicy(hosted="full" if probe_hosted else "off")
         self._profiles = ProfileCache()  # what this process measured, for every provider
+        self._schedulers: list[ProbeScheduler] = []  # every runner's background ProbeScheduler
         # One runner per provider over the same ledger, tools and measurements; a session
         # moves between them turn by turn.
         self._open_providers(provider, self._make_runner)
@@ -139,8 +145,14 @@ class ChatService(ModelSelection, SessionBrowsing):
         capacity = None
         if self._background_probes:
             capacity = probing_capacity(
-                self._ledger, provider, self._probe_policy, cache=self._profiles
+                self._ledger,
+                provider,
+                self._probe_policy,
+                cache=self._profiles,
+                on_progress=self._background_probe,
             )
+            assert isinstance(capacity.scheduler, ProbeScheduler)
+            self._schedulers.append(capacity.scheduler)
         return TurnRunner(
             self._ledger,
             provider,
@@ -184,6 +196,13 @@ class ChatService(ModelSelection, SessionBrowsing):
         if value != self._think:
             self._think = value
             self.thinkChanged.emit(value)
+
+    def _background_probe(self, binding: ModelBinding, progress: ProbeProgress | None) -> None:
+        self.probeProgress.emit(binding.model, progress)
+
+    def pause_probe(self, model: str) -> bool:
+        """Stop a background probe of `model` now; it runs again after a later turn."""
+        return any([scheduler.cancel_model(model) for scheduler in self._schedulers])
 
     def open_session(self, session: str | None) -> bool:
         """Show `session` (None: a new chat). Refused while a turn runs."""

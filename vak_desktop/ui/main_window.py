@@ -114,6 +114,7 @@ class MainWindow(QMainWindow):
         self._connect()
         # Tools → Models…, Settings…, and onboarding above the chat (ui/onboarding.py)
         self.tools = attach_model_tools(self, settings)
+        self._follow_probes()
         self.status.show_model(service.model)
         self.status.show_reachability(service.reachability)
         self.composer.input.setFocus()
@@ -199,6 +200,31 @@ class MainWindow(QMainWindow):
         self.sessions.turnRequested.connect(self._show_turn)
         self.inspector.visibilityChanged.connect(self._inspector_shown)
         self.inspector_button.toggled.connect(self.toggle_inspector)
+
+    def _follow_probes(self) -> None:
+        """Every probe (Probe now, or the chat's background one) is shown in the status bar
+        and the manager while it runs; when it ends the gauge and the model's horizon are
+        read again at once."""
+        models = self.tools.models
+        self.service.probeProgress.connect(models.probe_elsewhere)
+        models.probeProgress.connect(self.status.show_probe)
+        models.probeFinished.connect(self._probe_ended)
+        self.status.pauseRequested.connect(self._pause_probe)
+
+    def _pause_probe(self, model: str) -> None:
+        if not self.tools.models.cancel_probe(model):
+            self.service.pause_probe(model)
+
+    def _probe_ended(self, model: str, _outcome: str, _message: str) -> None:
+        self.status.show_probe(model, None)
+        self.profile_changed()
+
+    def profile_changed(self) -> None:
+        """A profile may have changed (a probe ended): the gauge and the status bar now."""
+        self.inspection.refresh()
+        binding = self.service.binding
+        if binding is not None:
+            self.status.show_binding(binding)
 
     def _notice(self, message: str) -> None:
         self.status.showMessage(message, 10_000)

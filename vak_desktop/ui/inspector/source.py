@@ -107,6 +107,7 @@ class Provenance:
     activity: Activity | None  # the capacity_probe Activity that measured it
     feedback: list[tuple[str, str, str]] = field(default_factory=list)  # (when, what, detail)
     receipts: int = 0  # receipts of this model in the session since the baseline
+    receipts_total: int = 0  # receipts of this model in the session, before the probe too
 
 
 def _asked(turns: list[Turn]) -> dict[str, str]:
@@ -313,8 +314,11 @@ class Inspection(QObject):
                 break
         since = str(baseline.provenance.get("probed_at") or "")
         feedback, receipts = [], 0
+        total = 0
         for entry in self.chain():
             payload = entry.payload
+            if isinstance(payload, Receipt) and payload.model == binding.model:
+                total += 1
             if entry.created_at <= since:
                 continue
             if isinstance(payload, Receipt) and payload.model == binding.model:
@@ -325,7 +329,7 @@ class Inspection(QObject):
                 and payload.detail.get("model") == binding.model
             ):
                 feedback.append((entry.created_at, payload.type, payload.message))
-        return Provenance(profile, baseline, activity, feedback, receipts)
+        return Provenance(profile, baseline, activity, feedback, receipts, total)
 
     def measured(self) -> bool:
         profile = self.profile()
@@ -379,9 +383,13 @@ class Inspection(QObject):
                 else None
             )
         else:
+            # the horizon the next request is planned against: a probe that ended since the
+            # last request moves it at once, not a turn later
+            profile = self.profile()
+            horizon = usable_horizon(profile) if profile is not None else 0
             self._gauge = Gauge(
                 view.model,
-                int(view.plan["budget"]["horizon"]),
+                horizon or int(view.plan["budget"]["horizon"]),
                 view.last_tokens or view.request_tokens,
                 view.count("full"),
                 view.count("card"),
