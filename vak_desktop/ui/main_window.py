@@ -34,6 +34,8 @@ from vak_desktop.ui.status import StatusBar
 
 DEFAULT_SIZE = (1100, 750)
 INSPECTOR_WIDTH = 460
+INSPECTOR_MIN_WIDTH = 300
+MIN_CHAT_WIDTH = 480  # the chat pane's least width: a readable line beside the inspector
 
 
 class MainWindow(QMainWindow):
@@ -101,6 +103,9 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status)
         self.inspector = InspectorDock(self.inspection, self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
+        # Its panels' tables and code ask for more than the window has beside a readable chat:
+        # an explicit minimum wins over their size hints (they scroll or wrap inside it).
+        self.inspector.tabs.setMinimumWidth(INSPECTOR_MIN_WIDTH)
         self.inspector.hide()
         self.inspector_button = QPushButton("Inspector")
         self.inspector_button.setObjectName("inspectorButton")
@@ -115,6 +120,9 @@ class MainWindow(QMainWindow):
         # Tools → Models…, Settings…, and onboarding above the chat (ui/onboarding.py)
         self.tools = attach_model_tools(self, settings)
         self._follow_probes()
+        # the inspector takes the rest, never the chat (nor the picker's row: an explicit
+        # minimum below the pane's own hint would let its buttons overlap)
+        pane.setMinimumWidth(max(MIN_CHAT_WIDTH, pane.minimumSizeHint().width()))
         self.status.show_model(service.model)
         self.status.show_reachability(service.reachability)
         self.composer.input.setFocus()

@@ -61,7 +61,7 @@ def receipt_text(receipts: list[Receipt], usage: Usage | None = None) -> str:
     last = receipts[-1].usage.prompt_tokens() if receipts else prompt
     parts = [f"{last:,} in context"]
     if len(receipts) > 1:
-        parts[0] += f" ({prompt:,} prompt tokens over {len(receipts)} requests)"
+        parts[0] += f" ({prompt:,} over {len(receipts)} requests)"
     parts.append(f"{output:,} output tokens")
     prefill_ns = sum(r.timings.prompt_eval_ns for r in receipts)
     eval_ns = sum(r.timings.eval_ns for r in receipts)
