@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from tests.ui.harness import open_harness, until
 from vak_desktop.ui.main_window import DEFAULT_SIZE, MIN_CHAT_WIDTH
 
 SHOTS = Path("/tmp/dsk")
+SHOTS.mkdir(exist_ok=True)
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +41,6 @@ async def test_the_inspector_open_at_the_default_size_leaves_the_chat_readable(
                 await until(lambda n=n: len(harness.finished) == n, what=f"turn {n}")
             window.toggle_inspector(True)
             await until(lambda: window.inspector.isVisible(), what="the inspector")
-            SHOTS.mkdir(exist_ok=True)
             for tab in range(window.inspector.tabs.count()):
                 window.inspector.tabs.setCurrentIndex(tab)
                 await asyncio.sleep(0.05)
@@ -47,7 +48,6 @@ async def test_the_inspector_open_at_the_default_size_leaves_the_chat_readable(
                 window.grab().save(str(SHOTS / f"inspector_tab_{tab}.png"))
             window.inspector.tabs.setCurrentIndex(0)
             await asyncio.sleep(0.05)
-            SHOTS.mkdir(exist_ok=True)
             window.grab().save(str(SHOTS / "inspector_default_size.png"))
             assert window.chat.width() >= MIN_CHAT_WIDTH - 40  # the pane's margins aside
             combo = window.picker.combo
@@ -57,7 +57,7 @@ async def test_the_inspector_open_at_the_default_size_leaves_the_chat_readable(
             ]
             buttons.append(combo)
             edges = sorted((b.mapTo(window, b.rect().topLeft()).x(), b.width()) for b in buttons)
-            for (left, width), (next_left, _w) in zip(edges, edges[1:], strict=False):
+            for (left, width), (next_left, _w) in itertools.pairwise(edges):
                 assert left + width <= next_left, edges  # no two buttons overlap
             assert window.inspector.width() >= 300
         finally:
