@@ -88,6 +88,7 @@ async def run_window(
             window = MainWindow(service, ledger, settings=settings)
             providers.attach(window)  # Tools → Run a GGUF file…
             window.show()
+            window.reopen_last_chat()
             collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
             service.refresh_models()
             try:

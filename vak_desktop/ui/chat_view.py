@@ -304,6 +304,9 @@ class ChatView(QScrollArea):
     # -- the service's events ---------------------------------------------------------------
 
     def _turn_started(self, event: TurnStarted) -> None:
+        for item in list(self._items):  # "Pick a model first" is not true any more
+            if item.objectName() == "chatProblem":
+                self._remove(item)
         pending = self._pending_user
         self._turn_id = event.turn_id
         if pending is not None and self._service is not None:

@@ -167,6 +167,11 @@ class MainWindow(QMainWindow):
             "Summarise the turns that no longer fit whole or as cards into the context packet now"
         )
         self.compact_action.triggered.connect(self._compact_now)
+        self.file_menu = self.menuBar().addMenu("&File")
+        self.quit_action = self._action("Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.quit_action.setShortcut("Ctrl+Q")  # Linux's StandardKey.Quit may be empty
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        self.file_menu.addAction(self.quit_action)
         chat = self.menuBar().addMenu("&Chat")
         for action in (self.new_chat_action, self.search_action, self.stop_action):
             chat.addAction(action)
@@ -175,6 +180,11 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
         view.addAction(self.archived_action)
+
+    def reopen_last_chat(self) -> bool:
+        """Show the chat last written in (at startup: a restart comes back where it was)."""
+        sessions = self.ledger.sessions()
+        return bool(sessions) and self.service.open_session(sessions[0].id)
 
     def _compact_now(self) -> None:
         if not self.service.compact_now():
