@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.providers import default_host, open_provider
 from vak_desktop.runtime import default_tools
+from vak_desktop.runtime.sessions.system_prompts import PresetStore
 from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
 from vak_desktop.ui.collector import UiThreadCollector
@@ -83,6 +84,7 @@ async def run_window(
                 background_probes=settings.settings.probe_idle,
                 probe_hosted=settings.settings.probe_hosted,
             )
+            service.use_presets(PresetStore.open(data_dir(args.data_dir)))
             # the settings' other providers (keys from the keyring) and the embedded engine
             providers = ProvidersController(service, settings, client)
             window = MainWindow(service, ledger, settings=settings)

@@ -70,6 +70,7 @@ from vak_desktop.ui.model_selection import (  # re-exported: the views import th
     Reachability,
 )
 from vak_desktop.ui.session_browsing import SessionBrowsing, Transcript
+from vak_desktop.ui.session_prompts import SessionPrompts
 
 __all__ = [
     "CHECKING",
@@ -85,7 +86,7 @@ __all__ = [
 HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
 
 
-class ChatService(ModelSelection, SessionBrowsing):
+class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
     """Runs turns for the window and tells it what happened (the model look-ups and the
     providers are `ModelSelection`'s; sessions, branches and card clicks `SessionBrowsing`'s)."""
 
@@ -106,6 +107,7 @@ class ChatService(ModelSelection, SessionBrowsing):
     thinkChanged = Signal(object)  # bool | None: the thinking toggle (None: the model decides)
     # a background probe's sample (ProbeProgress), then None when it ends (measured or not)
     probeProgress = Signal(str, object)
+    systemPromptChanged = Signal(str)  # the shown chat's system prompt (set, or another chat)
 
     def __init__(
         self,
@@ -135,6 +137,7 @@ class ChatService(ModelSelection, SessionBrowsing):
         self._session: str | None = None
         self._shown: dict[str, str] = {}  # session -> the leaf of the branch shown, if not head
         self._think: bool | None = None
+        self._init_prompts()
 
     def _make_runner(self, provider: ChatProvider) -> TurnRunner:
         """The runner of one provider: the same ledger, tools and probe settings as every other."""
@@ -209,7 +212,9 @@ class ChatService(ModelSelection, SessionBrowsing):
         if self.busy:
             return False
         self._session = session
+        self._forget_pending_prompt()
         self.sessionOpened.emit(session or "")
+        self.systemPromptChanged.emit(self.system_prompt)
         return True
 
     def new_session(self) -> bool:
@@ -290,6 +295,7 @@ class ChatService(ModelSelection, SessionBrowsing):
             if session is None:  # a new chat becomes a session once there is something to keep
                 session = self._ledger.create_session().id
                 self._session = session
+                self._write_new_chat_prompt(session)
             # The session may have been on another provider: its packet written ahead for
             # that model is dropped; this runner plans the turn from the ledger for this one.
             await self._providers.leave(session, runner)

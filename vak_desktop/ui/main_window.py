@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import ModelBinding
+from vak_desktop.runtime.sessions.system_prompts import PresetStore
 from vak_desktop.ui.banner import ReachabilityBanner
 from vak_desktop.ui.chat_service import ChatService
 from vak_desktop.ui.chat_view import ChatView
@@ -28,6 +29,7 @@ from vak_desktop.ui.composer import Composer
 from vak_desktop.ui.inspector import Inspection, InspectorDock
 from vak_desktop.ui.model_picker import ModelPicker
 from vak_desktop.ui.onboarding import attach_model_tools
+from vak_desktop.ui.prompt_dialog import SystemPromptDialog
 from vak_desktop.ui.session_list import SessionList
 from vak_desktop.ui.settings_dialog import SettingsController
 from vak_desktop.ui.status import StatusBar
@@ -176,10 +178,22 @@ class MainWindow(QMainWindow):
         for action in (self.new_chat_action, self.search_action, self.stop_action):
             chat.addAction(action)
         chat.addSeparator()
+        self.prompt_action = self._action("System prompt…", "Ctrl+Shift+P", self.edit_system_prompt)
+        chat.addAction(self.prompt_action)
         chat.addAction(self.compact_action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
         view.addAction(self.archived_action)
+
+    def edit_system_prompt(self) -> SystemPromptDialog:
+        """Chat → System prompt…: this chat's prompt and the presets."""
+        store = self.service.presets
+        if store is None:  # a window made without a data directory (tests): presets beside it
+            store = PresetStore.open(self.ledger.path.parent)
+            self.service.use_presets(store)
+        self.prompt_dialog = SystemPromptDialog(self.service, store, self)
+        self.prompt_dialog.open()
+        return self.prompt_dialog
 
     def reopen_last_chat(self) -> bool:
         """Show the chat last written in (at startup: a restart comes back where it was)."""

@@ -201,8 +201,9 @@ class Inspection(QObject):
         session = self.session
         if profile is None or not session:
             return None
+        system = self._service.system_prompt  # the chat's own, else the runner's
         return preview_next(
-            self._ledger, session, profile, directive="", system=self._system, tools=self._tools
+            self._ledger, session, profile, directive="", system=system, tools=self._tools
         )
 
     def preview(self) -> PlanView | None:
