@@ -27,6 +27,7 @@ from vak_desktop.ui.chat_service import ChatService
 from vak_desktop.ui.chat_view import ChatView
 from vak_desktop.ui.composer import Composer
 from vak_desktop.ui.inspector import Inspection, InspectorDock
+from vak_desktop.ui.interchange_dialogs import ExportDialog, ImportDialog
 from vak_desktop.ui.model_picker import ModelPicker
 from vak_desktop.ui.onboarding import attach_model_tools
 from vak_desktop.ui.prompt_dialog import SystemPromptDialog
@@ -170,6 +171,11 @@ class MainWindow(QMainWindow):
         )
         self.compact_action.triggered.connect(self._compact_now)
         self.file_menu = self.menuBar().addMenu("&File")
+        self.import_action = self._action("Import chats…", "Ctrl+Shift+O", self.import_chats)
+        self.export_action = self._action("Export chat…", "Ctrl+Shift+E", self.export_chat)
+        self.file_menu.addAction(self.import_action)
+        self.file_menu.addAction(self.export_action)
+        self.file_menu.addSeparator()
         self.quit_action = self._action("Quit", QKeySequence.StandardKey.Quit, self.close)
         self.quit_action.setShortcut("Ctrl+Q")  # Linux's StandardKey.Quit may be empty
         self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
@@ -194,6 +200,21 @@ class MainWindow(QMainWindow):
         self.prompt_dialog = SystemPromptDialog(self.service, store, self)
         self.prompt_dialog.open()
         return self.prompt_dialog
+
+    def import_chats(self) -> ImportDialog:
+        """File → Import chats…: OpenAI chat JSON, ChatGPT or Open WebUI exports."""
+        self.import_dialog = ImportDialog(self.service, self)
+        self.import_dialog.open()
+        return self.import_dialog
+
+    def export_chat(self) -> ExportDialog | None:
+        """File → Export chat…: the shown chat as OpenAI chat JSON or Markdown."""
+        if not self.service.session:
+            self._notice("Open a chat to export it.")
+            return None
+        self.export_dialog = ExportDialog(self.service, self)
+        self.export_dialog.open()
+        return self.export_dialog
 
     def reopen_last_chat(self) -> bool:
         """Show the chat last written in (at startup: a restart comes back where it was)."""
