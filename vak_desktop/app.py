@@ -83,6 +83,7 @@ async def run_window(
                 keep_alive=settings.keep_alive_for,  # per model, else the default; every turn
                 background_probes=settings.settings.probe_idle,
                 probe_hosted=settings.settings.probe_hosted,
+                titles=True,  # a side call names a new chat after its first answer
             )
             service.use_presets(PresetStore.open(data_dir(args.data_dir)))
             # the settings' other providers (keys from the keyring) and the embedded engine

@@ -28,7 +28,7 @@ def test_a_known_language_is_coloured_in_the_themes_style_and_stays_escaped(
     assert "font-weight: bold" in dark and "#008000" not in dark  # another style
     assert "&lt;" in light and "<%d>" not in light  # the code cannot inject markup
     plain = markdown_html("```nosuchlang\ndef f(): pass\n```\n", _colors(qapp, "light"), [])
-    assert "monospace;\">def f(): pass</pre>" in plain  # no colour spans
+    assert 'monospace;">def f(): pass</pre>' in plain  # no colour spans
     apply_theme(qapp, "light")
 
 

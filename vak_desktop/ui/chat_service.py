@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncGenerator, Callable
 from typing import cast
@@ -60,6 +61,7 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.providers.choices import (
     ModelChoice,
 )
+from vak_desktop.runtime.turn.titles import wants_title, write_title
 from vak_desktop.ui.model_selection import (  # re-exported: the views import them from here
     CHECKING,
     PRIMARY,
@@ -83,6 +85,7 @@ __all__ = [
     "Transcript",
 ]
 
+log = logging.getLogger(__name__)
 HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
 
 
@@ -118,6 +121,7 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
         keep_alive: str | int | Callable[[str], str | int | None] | None = "30m",
         background_probes: bool = False,
         probe_hosted: bool = False,
+        titles: bool = False,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -127,6 +131,8 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
         # asked again at every turn so a change in the model manager applies to the next one.
         self._keep_alive = keep_alive if callable(keep_alive) else lambda _model: keep_alive
         self._background_probes = background_probes
+        self._titles = titles  # name a new chat by a side call after its first answer
+        self.naming: asyncio.Task[None] | None = None  # the latest title side call
         self._probe_policy = ProbePolicy(hosted="full" if probe_hosted else "off")
         self._profiles = ProfileCache()  # what this process measured, for every provider
         self._schedulers: list[ProbeScheduler] = []  # every runner's background ProbeScheduler
@@ -336,6 +342,10 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
                         self.turnFinished.emit(event)
                         if event.outcome == "failed":
                             self.refresh_models()  # was it the server? the banner will say
+                        elif self._titles and event.outcome == "completed":
+                            self.naming = self._tasks.spawn(
+                                self._title(session, runner, binding, choice.model), "title"
+                            )
         except asyncio.CancelledError:
             if started is not None:
                 stopped = TurnFinished(
@@ -348,6 +358,27 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
         finally:
             self._turn = None
             self.busyChanged.emit(False)
+            self.sessionsChanged.emit()
+
+    async def _title(
+        self, session: str, runner: TurnRunner, binding: ModelBinding, model: str
+    ) -> None:
+        """The side call that names a new chat (runtime/turn/titles.py); the turn is over and
+        never waits for it. A failure leaves the first words as the title."""
+        if wants_title(self._ledger, session) is None:
+            return
+        try:
+            title = await write_title(
+                self._ledger,
+                session,
+                runner.provider,
+                binding,
+                keep_alive=self._keep_alive(model),
+            )
+        except ProviderError as exc:
+            log.info("no title for %s: %s", session, exc)
+            return
+        if title:
             self.sessionsChanged.emit()
 
     async def aclose(self) -> None:
