@@ -54,6 +54,7 @@ class HostedProvider:
     name: str
     kind: str
     base_url: str = ""
+    api_key_env: str = ""  # the environment variable its key is read from, if not the kind's
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,9 @@ def _provider(entry: dict[str, Any]) -> HostedProvider:
         raise ValueError("a [[providers]] entry has no name")
     if kind not in PROVIDER_KINDS:
         raise ValueError(f"provider {name!r}: kind must be one of {', '.join(PROVIDER_KINDS)}")
-    return HostedProvider(name, kind, str(entry.get("base_url", "")))
+    return HostedProvider(
+        name, kind, str(entry.get("base_url", "")), str(entry.get("api_key_env", ""))
+    )
 
 
 def _to_toml(s: Settings) -> str:
@@ -223,6 +226,8 @@ def _to_toml(s: Settings) -> str:
         lines.append(f"kind = {_str(provider.kind)}")
         if provider.base_url:
             lines.append(f"base_url = {_str(provider.base_url)}")
+        if provider.api_key_env:
+            lines.append(f"api_key_env = {_str(provider.api_key_env)}")
     return "\n".join(lines) + "\n"
 
 
