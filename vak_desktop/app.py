@@ -29,6 +29,7 @@ from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
 from vak_desktop.ui.collector import UiThreadCollector
 from vak_desktop.ui.event_loop import new_event_loop
+from vak_desktop.ui.live_settings import LiveSettings
 from vak_desktop.ui.providers_controller import ProvidersController
 from vak_desktop.ui.settings_dialog import SettingsController
 
@@ -90,6 +91,14 @@ async def run_window(
             providers = ProvidersController(service, settings, client)
             window = MainWindow(service, ledger, settings=settings)
             providers.attach(window)  # Tools → Run a GGUF file…
+            live = LiveSettings(  # host, folders and MCP servers apply without a restart
+                service,
+                window.tools.models,
+                settings,
+                client,
+                data_directory=data_dir(args.data_dir),
+                host_override=args.host or os.environ.get("OLLAMA_HOST", ""),
+            )
             window.show()
             window.reopen_last_chat()
             collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
@@ -97,6 +106,7 @@ async def run_window(
             try:
                 await closed
             finally:
+                await live.aclose()
                 await window.tools.aclose()
                 await providers.aclose()
                 await service.aclose()  # stops the embedded engine too

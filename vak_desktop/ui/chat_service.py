@@ -61,6 +61,7 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.providers.choices import (
     ModelChoice,
 )
+from vak_desktop.runtime.tools.workspace import WorkspaceError, add_workspace_folder
 from vak_desktop.runtime.turn.titles import wants_title, write_title
 from vak_desktop.ui.model_selection import (  # re-exported: the views import them from here
     CHECKING,
@@ -205,6 +206,38 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
         if value != self._think:
             self._think = value
             self.thinkChanged.emit(value)
+
+    def _make_primary_runner(self, provider: ChatProvider) -> TurnRunner:
+        return self._make_runner(provider)
+
+    def use_tools(self, tools: ToolRegistry) -> asyncio.Task[None]:
+        """Give every runner `tools` from the next turn on (the workspace folders or MCP servers
+        changed in the settings); the old registry's servers are stopped."""
+        old, self._tools = self._tools, tools
+        for runner in self._providers.runners():
+            runner.tools = tools
+        return self._tasks.spawn(old.aclose(), "close-old-tools")
+
+    def add_chat_folder(self, folder: str) -> str:
+        """Let this chat's file tools read `folder` (a `workspace_added` entry); a new chat is
+        written now to hold it. Returns why not, or ''."""
+        if self.busy:
+            return "Wait for the answer to finish before adding a folder."
+        if self._session is None:
+            self._session = self._ledger.create_session().id
+            self._write_new_chat_prompt(self._session)
+            self.sessionOpened.emit(self._session)
+        try:
+            add_workspace_folder(self._ledger, self._session, folder)
+        except WorkspaceError as exc:
+            return str(exc)
+        self.sessionsChanged.emit()
+        self.notice.emit(f"This chat's file tools can read {folder} now.")
+        return ""
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self._tools
 
     def _background_probe(self, binding: ModelBinding, progress: ProbeProgress | None) -> None:
         self.probeProgress.emit(binding.model, progress)

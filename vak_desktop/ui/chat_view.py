@@ -19,10 +19,11 @@ interlock; the desktop-app issue splits its streaming part out.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QMimeData, Qt, QTimer, Signal
+from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from vak_desktop.context.payloads import (
@@ -64,6 +65,8 @@ def closing_message(turn: Turn) -> str:
 class ChatView(QScrollArea):
     """Shows one session's messages and streams the answer being written."""
 
+    folderDropped = Signal(str)  # a folder dropped on the chat: for this chat's file tools
+
     def __init__(self, service: ChatService | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chatView")
@@ -97,7 +100,34 @@ class ChatView(QScrollArea):
         bar.rangeChanged.connect(self._on_range_changed)
         if service is not None:
             self._connect(service)
+        self.setAcceptDrops(True)
         self.show_placeholder()
+
+    # -- a folder dropped on the chat -------------------------------------------------------
+
+    @staticmethod
+    def dropped_folders(mime: QMimeData | None) -> list[str]:
+        if mime is None or not mime.hasUrls():
+            return []
+        paths = (url.toLocalFile() for url in mime.urls() if url.isLocalFile())
+        return [p for p in paths if os.path.isdir(p)]
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self.dropped_folders(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if self.dropped_folders(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        folders = self.dropped_folders(event.mimeData())
+        for folder in folders:
+            self.folderDropped.emit(folder)
+        if folders:
+            event.acceptProposedAction()
 
     # -- wiring -----------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QFileDialog,
     QLabel,
     QMainWindow,
     QPushButton,
@@ -186,6 +187,12 @@ class MainWindow(QMainWindow):
         chat.addSeparator()
         self.prompt_action = self._action("System prompt…", "Ctrl+Shift+P", self.edit_system_prompt)
         chat.addAction(self.prompt_action)
+        self.folder_action = QAction("Add a folder to this chat…", self)
+        self.folder_action.setToolTip(
+            "Let this chat's file tools read a folder (or drop one on it)"
+        )
+        self.folder_action.triggered.connect(self._choose_chat_folder)
+        chat.addAction(self.folder_action)
         chat.addAction(self.compact_action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
@@ -215,6 +222,18 @@ class MainWindow(QMainWindow):
         self.export_dialog = ExportDialog(self.service, self)
         self.export_dialog.open()
         return self.export_dialog
+
+    def _choose_chat_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to this chat")
+        if folder:
+            self.add_chat_folder(folder)
+
+    def add_chat_folder(self, folder: str) -> bool:
+        """The menu's and the drop's way in: a folder for this chat's file tools."""
+        problem = self.service.add_chat_folder(folder)
+        if problem:
+            self._notice(problem)
+        return not problem
 
     def reopen_last_chat(self) -> bool:
         """Show the chat last written in (at startup: a restart comes back where it was)."""
@@ -251,6 +270,7 @@ class MainWindow(QMainWindow):
         service.reachabilityChanged.connect(self.status.show_reachability)
         service.busyChanged.connect(self.stop_action.setEnabled)
         self.sessions.turnRequested.connect(self._show_turn)
+        self.chat.folderDropped.connect(self.add_chat_folder)
         self.inspector.visibilityChanged.connect(self._inspector_shown)
         self.inspector_button.toggled.connect(self.toggle_inspector)
 

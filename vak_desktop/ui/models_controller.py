@@ -61,6 +61,14 @@ class ModelsController(QObject):
         self._probes: dict[str, asyncio.Task[None]] = {}
         self._elsewhere: set[str] = set()  # models a background probe is measuring
 
+    async def use_provider(self, provider: ChatProvider) -> None:
+        """Manage the models of `provider` from now on (the Ollama host changed)."""
+        await self._tasks.cancel_all()
+        old, self.service = self.service, ModelService(provider, self.service.ledger)
+        await old.aclose()
+        self._pull, self._pulling = None, ""
+        await self._refresh()
+
     @property
     def host(self) -> str:
         return self.service.provider.host

@@ -155,6 +155,13 @@ class Inspection(QObject):
         return self._service.binding
 
     @property
+    def tools(self) -> ToolRegistry | tuple[ToolSpec, ...]:
+        """The runners' tools now (the settings may have changed them since the start)."""
+        if isinstance(self._tools, ToolRegistry):
+            return self._service.runner.tools
+        return self._tools
+
+    @property
     def gauge(self) -> Gauge | None:
         return self._gauge
 
@@ -203,7 +210,7 @@ class Inspection(QObject):
             return None
         system = self._service.system_prompt  # the chat's own, else the runner's
         return preview_next(
-            self._ledger, session, profile, directive="", system=system, tools=self._tools
+            self._ledger, session, profile, directive="", system=system, tools=self.tools
         )
 
     def preview(self) -> PlanView | None:
@@ -248,7 +255,7 @@ class Inspection(QObject):
             turn_id,
             step,
             system=self._system,
-            tools=self._tools,
+            tools=self.tools,
             chain=self.chain(),
         )
 
