@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import AsyncGenerator, Callable
 from typing import cast
@@ -61,8 +60,6 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.providers.choices import (
     ModelChoice,
 )
-from vak_desktop.runtime.tools.workspace import WorkspaceError, add_workspace_folder
-from vak_desktop.runtime.turn.titles import wants_title, write_title
 from vak_desktop.ui.model_selection import (  # re-exported: the views import them from here
     CHECKING,
     PRIMARY,
@@ -86,7 +83,6 @@ __all__ = [
     "Transcript",
 ]
 
-log = logging.getLogger(__name__)
 HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
 
 
@@ -217,23 +213,6 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
         for runner in self._providers.runners():
             runner.tools = tools
         return self._tasks.spawn(old.aclose(), "close-old-tools")
-
-    def add_chat_folder(self, folder: str) -> str:
-        """Let this chat's file tools read `folder` (a `workspace_added` entry); a new chat is
-        written now to hold it. Returns why not, or ''."""
-        if self.busy:
-            return "Wait for the answer to finish before adding a folder."
-        if self._session is None:
-            self._session = self._ledger.create_session().id
-            self._write_new_chat_prompt(self._session)
-            self.sessionOpened.emit(self._session)
-        try:
-            add_workspace_folder(self._ledger, self._session, folder)
-        except WorkspaceError as exc:
-            return str(exc)
-        self.sessionsChanged.emit()
-        self.notice.emit(f"This chat's file tools can read {folder} now.")
-        return ""
 
     @property
     def tools(self) -> ToolRegistry:
@@ -391,27 +370,6 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
         finally:
             self._turn = None
             self.busyChanged.emit(False)
-            self.sessionsChanged.emit()
-
-    async def _title(
-        self, session: str, runner: TurnRunner, binding: ModelBinding, model: str
-    ) -> None:
-        """The side call that names a new chat (runtime/turn/titles.py); the turn is over and
-        never waits for it. A failure leaves the first words as the title."""
-        if wants_title(self._ledger, session) is None:
-            return
-        try:
-            title = await write_title(
-                self._ledger,
-                session,
-                runner.provider,
-                binding,
-                keep_alive=self._keep_alive(model),
-            )
-        except ProviderError as exc:
-            log.info("no title for %s: %s", session, exc)
-            return
-        if title:
             self.sessionsChanged.emit()
 
     async def aclose(self) -> None:

@@ -13,17 +13,16 @@ chunks arrived in between (see `ui/markdown.py` for what "live part" means).
 Edit, regenerate and the version switcher call the service, which appends new entries beside
 the old ones; card clicks (👍 / 👎 / dismiss / restore) become ledger entries the same way.
 
-Over 400 lines for now: one widget whose streaming render timer, rebuild and scroll position
-interlock; the desktop-app issue splits its streaming part out.
+Edit / regenerate / versions are `ChatBranches` (ui/chat_branches.py), the cards and their clicks
+`ChatCards` (ui/chat_cards.py), a folder dropped on the chat `ChatDrops` (ui/chat_drops.py):
+mixins over this view's widgets.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from PySide6.QtCore import QMimeData, Qt, QTimer, Signal
-from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QGuiApplication
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from vak_desktop.context.payloads import (
@@ -44,11 +43,13 @@ from vak_desktop.runtime.events import (
 )
 from vak_desktop.runtime.presentations import CardState
 from vak_desktop.ui import theme
-from vak_desktop.ui.cards import DismissedStub, card_widget
+from vak_desktop.ui.cards import DismissedStub
 from vak_desktop.ui.cards.frame import CardFrame
+from vak_desktop.ui.chat_branches import ChatBranches
+from vak_desktop.ui.chat_cards import ChatCards
+from vak_desktop.ui.chat_drops import ChatDrops
 from vak_desktop.ui.chat_service import ChatService, Transcript
-from vak_desktop.ui.message_sections import small_button
-from vak_desktop.ui.message_widgets import AssistantMessage, BranchSwitcher, UserMessage
+from vak_desktop.ui.message_widgets import AssistantMessage, UserMessage
 
 RENDER_MS = 40  # Markdown of a streaming answer is rendered at most this often
 
@@ -62,7 +63,7 @@ def closing_message(turn: Turn) -> str:
     return ""
 
 
-class ChatView(QScrollArea):
+class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
     """Shows one session's messages and streams the answer being written."""
 
     folderDropped = Signal(str)  # a folder dropped on the chat: for this chat's file tools
@@ -102,32 +103,6 @@ class ChatView(QScrollArea):
             self._connect(service)
         self.setAcceptDrops(True)
         self.show_placeholder()
-
-    # -- a folder dropped on the chat -------------------------------------------------------
-
-    @staticmethod
-    def dropped_folders(mime: QMimeData | None) -> list[str]:
-        if mime is None or not mime.hasUrls():
-            return []
-        paths = (url.toLocalFile() for url in mime.urls() if url.isLocalFile())
-        return [p for p in paths if os.path.isdir(p)]
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if self.dropped_folders(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
-        if self.dropped_folders(event.mimeData()):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        folders = self.dropped_folders(event.mimeData())
-        for folder in folders:
-            self.folderDropped.emit(folder)
-        if folders:
-            event.acceptProposedAction()
 
     # -- wiring -----------------------------------------------------------------------------
 
@@ -390,124 +365,6 @@ class ChatView(QScrollArea):
         self._add_answer_actions(answer, turn.turn_id)
         user = self._turns.get(turn.turn_id, (None, None))[0]
         self._turns[turn.turn_id] = (user, answer)
-
-    # -- edit, regenerate, versions ---------------------------------------------------------
-
-    def _user_message(
-        self,
-        turn_id: str,
-        text: str,
-        images: tuple[str, ...],
-        version: tuple[int, int] | None = None,
-    ) -> UserMessage:
-        service = self._service
-        if service is None:
-            return UserMessage(text, images)
-        position, count = version or service.alternatives(turn_id)
-        switcher = None
-        if count > 1:
-            switcher = BranchSwitcher(
-                position, count, lambda step: self.show_alternative(turn_id, step)
-            )
-        return UserMessage(
-            text, images, on_edit=lambda new: self.edit_turn(turn_id, new), switcher=switcher
-        )
-
-    def _add_answer_actions(self, answer: AssistantMessage, turn_id: str) -> None:
-        copy = small_button("Copy", "Copy this answer as Markdown", "copyAnswer")
-        copy.clicked.connect(lambda: self._copy_answer(turn_id))
-        answer.add_action(copy)
-        if self._service is not None:
-            again = small_button("↻ Regenerate", "Ask again for a new answer", "regenerateButton")
-            again.clicked.connect(lambda: self.regenerate_turn(turn_id))
-            answer.add_action(again)
-
-    def edit_turn(self, turn_id: str, text: str) -> bool:
-        """Send `text` as a new version of turn `turn_id` (the old one stays in the ledger)."""
-        return self._branch(turn_id, lambda service: service.edit(turn_id, text))
-
-    def regenerate_turn(self, turn_id: str) -> bool:
-        """Ask again: a new version of turn `turn_id` with the same words."""
-        return self._branch(turn_id, lambda service: service.regenerate(turn_id))
-
-    def show_alternative(self, turn_id: str, step: int) -> bool:
-        service = self._service
-        if service is None or not service.show_alternative(turn_id, step):
-            return False
-        self.show_transcript(service.transcript(service.session or ""))
-        return True
-
-    def _branch(self, turn_id: str, start: Any) -> bool:
-        service = self._service
-        if service is None or service.busy or turn_id not in self._turns:
-            return False
-        user, _answer = self._turns[turn_id]
-        if user is None:
-            return False
-        cut = self._items.index(user)
-        for item in self._items[cut:]:  # that turn and what followed are on the old branch now
-            self._remove(item)
-        if not start(service):
-            self.reload()
-            return False
-        return True
-
-    def _copy_answer(self, turn_id: str) -> None:
-        clipboard = QGuiApplication.clipboard()
-        service = self._service
-        if clipboard is None or service is None or service.session is None:
-            return
-        for turn in service.turns(service.session):
-            if turn.turn_id == turn_id:
-                clipboard.setText(turn.answer)
-
-    # -- cards ------------------------------------------------------------------------------
-
-    def _add_card(
-        self, answer: AssistantMessage, entry_id: str, presentation: Presentation, state: CardState
-    ) -> None:
-        widget = card_widget(
-            entry_id,
-            presentation,
-            verdict=state.verdict,
-            dismissed=state.dismissed,
-            on_verdict=self._rate,
-            on_selection=self._select,
-        )
-        answer.cards.addWidget(widget)
-        self._cards[entry_id] = (widget, answer, presentation)
-        self._card_states[entry_id] = state
-
-    def _rate(self, presentation_id: str, verdict: str) -> None:
-        if self._service is None:
-            return
-        self._service.rate_presentation(presentation_id, verdict)
-        old_state = self._card_states.get(presentation_id, CardState())
-        shown = "" if verdict == "clear" else verdict
-        self._card_states[presentation_id] = CardState(shown, old_state.dismissed)
-        widget = self._cards[presentation_id][0]
-        if isinstance(widget, CardFrame):
-            widget.set_verdict(shown)
-
-    def _select(self, presentation_id: str, action: str) -> None:
-        if self._service is None:
-            return
-        self._service.select_presentation(presentation_id, action)
-        old, answer, presentation = self._cards[presentation_id]
-        verdict = self._card_states.get(presentation_id, CardState()).verdict
-        state = CardState(verdict, action == "dismiss")
-        self._card_states[presentation_id] = state
-        new = card_widget(
-            presentation_id,
-            presentation,
-            verdict=state.verdict,
-            dismissed=state.dismissed,
-            on_verdict=self._rate,
-            on_selection=self._select,
-        )
-        answer.cards.replaceWidget(old, new)
-        old.deleteLater()
-        self._cards[presentation_id] = (new, answer, presentation)
 
     # -- internals --------------------------------------------------------------------------
 
