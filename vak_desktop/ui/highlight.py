@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 LIGHT_STYLE = "default"
-DARK_STYLE = "github-dark"
+DARK_STYLE = "one-dark"
 
 
 @lru_cache(maxsize=64)

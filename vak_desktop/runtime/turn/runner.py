@@ -161,8 +161,11 @@ class TurnRunner:
         self.close_interrupted(session)
         self.capacity.turn_starting(binding)  # a probe of this model yields the runner
         self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
-        # the session's own system prompt (runtime/sessions/system_prompts.py), else ours
-        prompt = system_prompt_of(ledger.chain_to_root(session), self.system_prompt)
+        # the branch's own system prompt (runtime/sessions/system_prompts.py), else ours
+        before = ledger.chain_to_root(session, parent) if parent else []
+        if parent is None:
+            before = ledger.chain_to_root(session)
+        prompt = system_prompt_of(before, self.system_prompt)
         directive = Directive(
             text=text,
             images=images,
