@@ -84,6 +84,20 @@ def read_conversations(document: Any) -> ReadFile:
     return ReadFile("openai", tuple(conversations), tuple(skipped))
 
 
+def path_to(nodes: dict[str, Any], leaf: Any, parent_key: str) -> list[dict[str, Any]]:
+    """The nodes of a tree export from its root to `leaf`, following `parent_key` links (a
+    loop or a dangling link ends the walk: the path so far is kept)."""
+    path, seen = [], set()
+    cursor = leaf
+    while cursor is not None and cursor in nodes and cursor not in seen:
+        seen.add(cursor)
+        node = nodes[cursor] or {}
+        path.append(node)
+        cursor = node.get(parent_key)
+    path.reverse()
+    return path
+
+
 def plain_text(value: Any) -> str:
     """A message content as text: a string, or the text of a list of parts."""
     if isinstance(value, str):

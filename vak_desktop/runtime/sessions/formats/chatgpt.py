@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vak_desktop.runtime.sessions.formats import Conversation, ReadFile
+from vak_desktop.runtime.sessions.formats import Conversation, ReadFile, path_to
 
 TEXT_TYPES = ("text", "multimodal_text")
 
@@ -29,14 +29,7 @@ def _path(conversation: dict[str, Any]) -> list[dict[str, Any]]:
     if cursor not in mapping:
         leaves = [k for k, node in mapping.items() if not (node or {}).get("children")]
         cursor = leaves[-1] if leaves else next(iter(mapping))
-    path, seen = [], set()
-    while cursor is not None and cursor in mapping and cursor not in seen:
-        seen.add(cursor)
-        node = mapping[cursor] or {}
-        path.append(node)
-        cursor = node.get("parent")
-    path.reverse()
-    return path
+    return path_to(mapping, cursor, "parent")
 
 
 def _message(node: dict[str, Any], where: str, skipped: list[str]) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vak_desktop.runtime.sessions.formats import Conversation, ReadFile, plain_text
+from vak_desktop.runtime.sessions.formats import Conversation, ReadFile, path_to, plain_text
 
 ROLES = ("system", "user", "assistant")
 
@@ -31,14 +31,7 @@ def _history_path(history: dict[str, Any]) -> list[dict[str, Any]]:
     cursor = history.get("currentId")
     if cursor not in messages:
         cursor = next(reversed(messages))
-    path, seen = [], set()
-    while cursor is not None and cursor in messages and cursor not in seen:
-        seen.add(cursor)
-        message = messages[cursor] or {}
-        path.append(message)
-        cursor = message.get("parentId")
-    path.reverse()
-    return path
+    return path_to(messages, cursor, "parentId")
 
 
 def convert(item: dict[str, Any], number: int) -> Conversation:
