@@ -15,7 +15,10 @@ Wall-clock gaps include the time the OS gave the CPU to other processes; on a bu
 is most of a gap. So each run also reports the UI thread's own CPU time between ticks (the
 work the window did while the timer waited), which other processes cannot inflate.
 
-The requirement: the chat view's longest gap stays under 50 ms.
+The requirement (issue 15): the chat view's longest gap, with its code blocks coloured by
+Pygments, stays within one frame (16 ms). On a machine other processes keep busy the wall-clock
+gap mostly measures them (the plain QTextEdit's gap shows how much), so the verdict is also
+given on the UI thread's own CPU time in its longest-working gap.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from vak_desktop.ui.event_loop import new_event_loop
 
 MODEL = "bench-model"
 TICK_MS = 10
-LIMIT_MS = 50
+LIMIT_MS = 16
 
 SECTION = """## Step {n}: measuring the model
 
@@ -321,7 +324,11 @@ async def main(tokens: int, rate: float) -> None:
         )
     ratio = view.longest_ms / plain.longest_ms if plain.longest_ms else float("inf")
     verdict = "ok" if view.longest_ms <= LIMIT_MS else "OVER"
-    print(f"chat view ÷ plain (longest gap): {ratio:.2f}; limit {LIMIT_MS} ms: {verdict}")
+    cpu_verdict = "ok" if view.cpu_longest_ms <= LIMIT_MS else "OVER"
+    print(
+        f"chat view ÷ plain (longest gap): {ratio:.2f}; limit {LIMIT_MS} ms: wall {verdict}, "
+        f"UI-thread CPU {cpu_verdict} ({view.cpu_longest_ms:.1f} ms)"
+    )
 
 
 if __name__ == "__main__":

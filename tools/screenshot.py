@@ -17,6 +17,13 @@ written through the ledger API, an archived one, and a turn with one card of eve
     models-mid-pull-THEME.png   the model manager while a model is being pulled
     settings-THEME.png          the settings dialog
     ollama-down-THEME.png       the banner when the server stops answering (last)
+    inspector-default-size-THEME.png  the inspector open at the default window size
+    code-block-THEME.png        an answer with a code block coloured by Pygments
+    probe-running-THEME.png     the status bar while the capacity probe measures the model
+    preset-editor-THEME.png     Chat → System prompt… with a saved preset
+    export-dialog-THEME.png     File → Export chat…
+    import-dialog-THEME.png     File → Import chats… after a ChatGPT export, with its report
+    server-died-THEME.png       a server that died mid-answer (last theme only)
 
 Default folder: screenshots/ (gitignored).
 """
@@ -56,6 +63,7 @@ from vak_desktop.ui import ChatService, MainWindow, apply_theme  # noqa: E402
 from vak_desktop.ui.cards.samples import write_card_turn  # noqa: E402
 from vak_desktop.ui.event_loop import new_event_loop  # noqa: E402
 from vak_desktop.ui.inspector import NEXT  # noqa: E402
+from vak_desktop.ui.main_window import DEFAULT_SIZE  # noqa: E402
 from vak_desktop.ui.model_manager import render_mid_pull  # noqa: E402
 
 MODEL = "llama3.2:latest"
@@ -220,6 +228,90 @@ def older_chats(ledger: Ledger) -> dict[str, str]:
     return out
 
 
+CODE_ANSWER = """The horizon is the largest rung the model still followed:
+
+```python
+def horizon(samples: list[bool], sizes: list[int]) -> int:
+    \"\"\"The largest size whose sample was followed (0: none).\"\"\"
+    best = 0
+    for followed, size in zip(samples, sizes, strict=True):
+        if followed and size > best:
+            best = size  # a later, larger rung wins
+    return best
+```
+
+Call it with the ladder's verdicts, e.g. `horizon([True, True, False], [4096, 8192, 16384])`.
+"""
+
+
+def code_chat(ledger: Ledger) -> str:
+    """A chat whose answer holds a Python code block (coloured by Pygments)."""
+    session = ledger.create_session().id
+    write_turn(ledger, session, 0, "Write the horizon function in Python", CODE_ANSWER)
+    return session
+
+
+async def shoot_issue_15(
+    window: MainWindow, service: ChatService, code: str, out: Path, theme: str, data: Path
+) -> None:
+    """The desktop issue's states: the inspector at the default size, a coloured code block,
+    the probe running, the preset editor, and the export and import dialogs."""
+    service.open_session(code)
+    window.resize(*DEFAULT_SIZE)
+    window.toggle_inspector(False)
+    await save(window, out, f"code-block-{theme}")
+    session = next(s.id for s in window.ledger.sessions() if s.title.startswith("Summarise"))
+    service.open_session(session)
+    window.toggle_inspector(True)
+    window.inspector.show_panel("Plan")
+    await save(window, out, f"inspector-default-size-{theme}")
+    window.toggle_inspector(False)
+    models = window.tools.models
+    if models.probe(MODEL) is not None:
+        await until(lambda: window.status.probe_status.isVisible())
+        await save(window, out, f"probe-running-{theme}")
+        await until(lambda: not window.status.probe_status.isVisible(), within=60)
+    dialog = window.edit_system_prompt()
+    dialog.name.setText("Terse reviewer")
+    dialog.editor.setPlainText(
+        "You review code tersely: one finding a line, the most serious first, no praise."
+    )
+    dialog.save_preset()
+    await save_widget(dialog, out, f"preset-editor-{theme}")
+    dialog.reject()
+    export = window.export_chat()
+    assert export is not None
+    export.path.setText(str(data / "meeting-summary.md"))
+    export.choose_format("markdown")
+    export.export()
+    await save_widget(export, out, f"export-dialog-{theme}")
+    export.reject()
+    importer = window.import_chats()
+    task = importer.start(str(ROOT / "tests/runtime/sessions/fixtures/chatgpt_conversations.json"))
+    if task is not None:
+        await task
+    await save_widget(importer, out, f"import-dialog-{theme}")
+    importer.reject()
+
+
+async def shoot_server_died(
+    window: MainWindow, service: ChatService, double: OllamaDouble, out: Path, theme: str
+) -> None:
+    """The server stops in the middle of an answer: said plainly, the chat kept."""
+    service.new_session()
+    window.resize(*DEFAULT_SIZE)
+    double.enqueue(Reply(text=FIRST * 20, chunk_chars=6, delay_per_chunk=0.02))
+    finished: list[object] = []
+    service.turnFinished.connect(finished.append)
+    window.composer.input.setPlainText("Tell me once more which action item came first")
+    window.composer.send_button.click()
+    await until(lambda: len(window.chat.toPlainText()) > 200)
+    double.close()
+    await until(lambda: bool(finished))
+    await until(lambda: "not reachable" in window.host_status.text())
+    await save(window, out, f"server-died-{theme}")
+
+
 def long_chat(ledger: Ledger) -> str:
     """Sixty turns of a migration, so the next request needs cards and a packet."""
     session = ledger.create_session("Database migration, step by step").id
@@ -252,6 +344,7 @@ async def shoot(out: Path, data: Path) -> None:
                 record = await run_probe(provider, MODEL, nonce="shots")
                 ledger.profiles().record(record.profile, record.activity)
                 long = long_chat(ledger)
+                code = code_chat(ledger)
                 older = older_chats(ledger)
                 ledger.archive_session(older["Explain the context gauge"])
                 cards = write_card_turn(ledger, model=MODEL)  # one card of every type
@@ -266,7 +359,8 @@ async def shoot(out: Path, data: Path) -> None:
                         use_theme(app, theme)
                         await shoot_theme(window, service, cards, out, theme)
                         await shoot_packet(window, service, long, out, theme)
-                    double.close()
+                        await shoot_issue_15(window, service, code, out, theme, data)
+                    await shoot_server_died(window, service, double, out, themes()[-1])
                     await service.refresh_models()
                     await save(window, out, f"ollama-down-{themes()[-1]}")
                 finally:

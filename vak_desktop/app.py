@@ -32,11 +32,13 @@ from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.logfile import start_logging
 from vak_desktop.providers import default_host, http_client, open_provider
 from vak_desktop.runtime import default_tools
+from vak_desktop.runtime.sessions.system_prompts import PresetStore
 from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
 from vak_desktop.ui.app_icon import app_icon
 from vak_desktop.ui.collector import UiThreadCollector
 from vak_desktop.ui.event_loop import new_event_loop
+from vak_desktop.ui.live_settings import LiveSettings
 from vak_desktop.ui.platform_check import display_problem
 from vak_desktop.ui.providers_controller import ProvidersController
 from vak_desktop.ui.quit_signals import QuitOnSignals
@@ -132,12 +134,23 @@ async def _open_window(
                 keep_alive=settings.keep_alive_for,  # per model, else the default; every turn
                 background_probes=settings.settings.probe_idle,
                 probe_hosted=settings.settings.probe_hosted,
+                titles=True,  # a side call names a new chat after its first answer
             )
+            service.use_presets(PresetStore.open(data_dir(args.data_dir)))
             # the settings' other providers (keys from the keyring) and the embedded engine
             providers = ProvidersController(service, settings, client)
             window = MainWindow(service, ledger, settings=settings)
             providers.attach(window)  # Tools → Run a GGUF file…
+            live = LiveSettings(  # host, folders and MCP servers apply without a restart
+                service,
+                window.tools.models,
+                settings,
+                client,
+                data_directory=data_dir(args.data_dir),
+                host_override=args.host or os.environ.get("OLLAMA_HOST", ""),
+            )
             window.show()
+            window.reopen_last_chat()
             logging.getLogger(__name__).info("window shown")  # bench/bundle_start.py waits for it
             if on_shown is not None:
                 on_shown(window)
@@ -146,6 +159,7 @@ async def _open_window(
             try:
                 await closed
             finally:
+                await live.aclose()
                 await window.tools.aclose()
                 await providers.aclose()
                 await service.aclose()  # stops the embedded engine too

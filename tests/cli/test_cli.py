@@ -442,3 +442,16 @@ def test_the_repl_runs_turns_and_compact_on_one_session(
     sessions = {e["session"] for e in events if e["event"] == "done"}
     assert len(sessions) == 1
     assert len(double.chat_bodies()) == 2  # /compact asked the model nothing
+
+
+def test_import_reads_chatgpt_and_open_webui_exports_and_export_writes_markdown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fixtures = Path(__file__).parents[1] / "runtime" / "sessions" / "fixtures"
+    code, out, _ = vak(capsys, "import", str(fixtures / "chatgpt_conversations.json"))
+    assert code == 0 and "Imported 1 of 2 conversations" in out and "skipped:" in out
+    code, out, _ = vak(capsys, "import", str(fixtures / "openwebui_export.json"), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["format"] == "openwebui" and len(report["sessions"]) == 2
+    code, out, _ = vak(capsys, "export", report["sessions"][1], "--format", "markdown")
+    assert code == 0 and out.startswith("# Flat list only") and "Bonjour !" in out

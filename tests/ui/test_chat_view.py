@@ -109,7 +109,7 @@ async def test_a_streamed_answer_renders_its_table_and_code_block_as_markdown(
 
         # the receipt line: tokens and speeds from the receipt
         receipt = answer.stats.text()
-        assert "prompt" in receipt and "output tokens" in receipt and "tok/s" in receipt
+        assert "in context" in receipt and "output tokens" in receipt and "tok/s" in receipt
         finished = harness.finished[0]
         assert f"{finished.usage.output_tokens:,} output tokens" in receipt
 
@@ -192,7 +192,7 @@ async def test_an_image_goes_with_the_directive_to_a_vision_model(
         assert composer.attach_button.isHidden()  # llama3.2 cannot see
         await _ready(harness, "llava:latest")
         assert not composer.attach_button.isHidden()
-        assert not composer.think_button.isEnabled()  # nor can llava think
+        assert not composer.think_choice.isEnabled()  # nor can llava think
         problems = composer.attach_images([_png(tmp_path / "dot.png"), tmp_path / "missing.png"])
         assert len(problems) == 1 and "missing.png" in problems[0]
         assert "dot.png" in composer.attachments.text()
@@ -222,9 +222,15 @@ async def test_the_thinking_toggle_reaches_the_request(
     async with open_harness(qtbot, ledger_path, double.url) as harness:
         composer = harness.window.composer
         await _ready(harness, "qwen3:4b")
-        assert not composer.think_button.isHidden() and composer.think_button.isChecked()
-        composer.think_button.click()  # off
-        assert harness.service.think is False
+        choice = composer.think_choice
+        assert not choice.isHidden() and harness.service.think is None  # the model decides
+        assert double.chat_bodies() == [] or "think" not in double.chat_bodies()[-1]
+        texts = {choice.itemText(i) for i in range(choice.count())}
+        assert len(texts) == 3  # on, off and the default read differently
+        choice.setCurrentIndex(choice.findData(True))
+        assert harness.service.think is True and "on" in choice.currentText()
+        choice.setCurrentIndex(choice.findData(False))  # off
+        assert harness.service.think is False and "off" in choice.currentText()
         double.enqueue(Reply(text="Quick answer."))
         assert harness.service.send("Answer without thinking")
         await until(lambda: harness.finished, what="the turn")
@@ -232,6 +238,6 @@ async def test_the_thinking_toggle_reaches_the_request(
 
         await _ready(harness, "llama3.2:latest")
         # shown, but disabled and saying why: a switch with no effect does not just vanish
-        assert not composer.think_button.isHidden() and not composer.think_button.isEnabled()
-        assert "no effect" in composer.think_button.toolTip()
+        assert not composer.think_choice.isHidden() and not composer.think_choice.isEnabled()
+        assert "no effect" in composer.think_choice.toolTip()
         assert harness.service.think is None  # a model that cannot think is not asked to

@@ -279,3 +279,42 @@ async def test_compact_now_runs_the_planner_and_says_what_it_did(
         window.compact_action.trigger()
         await until(lambda: any("nothing to compact" in n.lower() for n in notices), what="notice")
         assert len(double.chat_bodies()) == asked  # the short chat fits: no summariser call
+
+
+async def test_a_refusal_is_cleared_by_the_next_turn_that_starts(
+    double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        service, window = harness.service, harness.window
+        service.select_model(None)
+        assert not service.send("hello?")
+        assert "Pick a model first" in harness.chat_text()
+        await _ready(harness, "llama3.2:latest")
+        window.composer.input.setPlainText("hello again")
+        window.composer.send_button.click()
+        await until(lambda: harness.finished, what="the turn")
+        assert "Pick a model first" not in harness.chat_text()
+        assert harness.finished[0].outcome == "completed"
+
+
+async def test_a_restart_reopens_the_last_chat_and_ctrl_q_closes_the_window(
+    double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        await _ready(harness, "llama3.2:latest")
+        for text in ("first chat", "second chat"):
+            harness.service.new_session()
+            harness.window.composer.input.setPlainText(text)
+            harness.window.composer.send_button.click()
+            await until(lambda: not harness.service.busy and harness.finished, what="a turn")
+            harness.finished.clear()
+        last = harness.service.session
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        window = harness.window
+        assert harness.service.session is None
+        assert window.reopen_last_chat()
+        assert harness.service.session == last and "second chat" in harness.chat_text()
+        assert window.quit_action.shortcut().toString() == "Ctrl+Q"
+        assert window.quit_action in window.file_menu.actions()
+        qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+        await until(lambda: not window.isVisible(), what="the window to close")

@@ -220,7 +220,10 @@ async def test_probe_now_shows_progress_and_the_measured_profile(
             lambda: "Probe finished" in m.dialog.probe_status.text(), what="the probe", within=20
         )
         assert seen and seen[0].startswith("Probing: rung 1")
-        await until(lambda: m.dialog.table.item(0, 7).text() != "not measured", what="the horizon")
+        await until(
+            lambda: m.dialog.table.item(0, 7).text() not in ("not measured", "measuring…"),
+            what="the horizon",
+        )
         horizon = int(m.dialog.table.item(0, 7).text().replace(",", ""))
         assert 0 < horizon <= 2_500
         labels = [
@@ -277,3 +280,37 @@ async def test_every_control_has_an_accessible_name(
 ) -> None:
     async with open_manager(qtbot, tmp_path, double) as m:
         assert unnamed_controls(m.dialog) == []
+
+
+async def test_enter_in_the_pull_field_pulls_and_cancel_stops_it(
+    double: OllamaDouble, qtbot: Any, tmp_path: Path
+) -> None:
+    """Enter in the name field once clicked the dialog's default button too: the Cancel button
+    the pull had just shown, which cancelled the task before it ran, so no /api/pull went out
+    and the panel said 'asking for the manifest…' for good."""
+    double.pull_delay_per_line = 0.2
+    double.add_pullable("llama3.2:1b", total=1_300_000_000)
+    async with open_manager(qtbot, tmp_path, double) as m:
+        panel = m.dialog.pull
+        panel.name.setFocus()
+        panel.name.setText("llama3.2:1b")
+        qtbot.keyClick(panel.name, Qt.Key.Key_Return)
+        await until(lambda: panel.bar.value() > 0, what="the first bytes", within=10)
+        assert any(p == "/api/pull" for _, p, _ in double.requests)
+        qtbot.mouseClick(panel.cancel_button, LEFT)
+        await until(lambda: not panel.bar.isVisible(), what="the pull to stop")
+        assert "cancelled" in panel.status.text() and m.controller.pulling == ""
+
+
+async def test_a_pull_cancelled_before_it_ran_still_finishes(
+    double: OllamaDouble, qtbot: Any, tmp_path: Path
+) -> None:
+    async with open_manager(qtbot, tmp_path, double) as m:
+        finished: list[tuple[str, str, str]] = []
+        m.controller.pullFinished.connect(lambda *args: finished.append(args))
+        assert m.controller.pull("llama3.2:1b") is not None
+        assert m.controller.cancel_pull()  # before the task's first step
+        await until(lambda: bool(finished), what="the pull to report its end")
+        assert finished[0][1] == "cancelled" and m.controller.pulling == ""
+        assert m.controller.pull("llama3.2:1b") is not None  # not stuck: a new pull starts
+        m.controller.cancel_pull()

@@ -194,3 +194,41 @@ def test_the_general_tab_shows_where_the_log_file_is(
 ) -> None:
     # conftest points VAK_LOG_DIR at tmp_path / "log"
     assert dialog.log_file.text() == str(tmp_path / "log" / "vak-desktop.log")
+
+
+def test_without_a_keyring_the_dialog_says_so_and_saves_with_keys_from_the_environment(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import keyring
+    from keyring.backends import fail
+
+    from vak_desktop.runtime.settings import HostedProvider, Settings, save_settings
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env-only")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    try:
+        path = tmp_path / "settings.toml"
+        save_settings(
+            Settings(
+                providers=(
+                    HostedProvider("claude", "anthropic"),
+                    HostedProvider("gpt", "openai"),
+                )
+            ),
+            path,
+        )
+        dialog = SettingsDialog(SettingsController(path))
+        qtbot.addWidget(dialog)
+        assert "No system keyring" in dialog.keyring_hint.text()
+        claude, gpt = dialog.api_key_field(0), dialog.api_key_field(1)
+        assert not claude.isEnabled() and "$ANTHROPIC_API_KEY (set)" in claude.placeholderText()
+        assert "$OPENAI_API_KEY (not set)" in gpt.placeholderText()
+        dialog.tabs.setCurrentIndex(3)
+        dialog.show()
+        dialog.grab().save(str(Path("/tmp/dsk") / "settings_no_keyring.png"))
+        assert dialog.save()  # nothing to store: Save is not refused
+        assert "sk-ant-env-only" not in path.read_text(encoding="utf-8")
+    finally:
+        keyring.set_keyring(previous)

@@ -69,11 +69,16 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", parents=common, help="a session's turns")
     show.add_argument("session")
     show.set_defaults(func=cmd_show)
-    imp = sub.add_parser("import", parents=common, help="import an OpenAI-format conversation")
+    imp = sub.add_parser(
+        "import",
+        parents=common,
+        help="import conversations: OpenAI chat JSON, ChatGPT conversations.json, Open WebUI",
+    )
     imp.add_argument("file")
     imp.set_defaults(func=cmd_import)
     exp = sub.add_parser("export", parents=common, help="export a session (OpenAI format)")
     exp.add_argument("session")
+    exp.add_argument("--format", choices=("openai", "markdown"), default="openai")
     exp.set_defaults(func=cmd_export)
     for name, func, help_ in (
         ("plan", cmd_plan, "plan the next request of a session, without sending"),

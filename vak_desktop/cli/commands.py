@@ -29,6 +29,9 @@ from vak_desktop.runtime import (
     session_turns,
     turn_to_json,
 )
+from vak_desktop.runtime.sessions.formats import ReadFile, UnknownFormat, read_conversations
+from vak_desktop.runtime.sessions.formats.markdown import export_markdown
+from vak_desktop.runtime.sessions.importing import import_all
 
 
 async def cmd_models(args: argparse.Namespace) -> int:
@@ -115,7 +118,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise CliError(f"{args.file} is not UTF-8 (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise CliError(f"{args.file} is not JSON: {exc}") from None
+    try:
+        read = read_conversations(document)
+    except UnknownFormat as exc:
+        raise CliError(f"{args.file}: {exc}") from None
     ledger = open_ledger(args)
+    if read.format != "openai" or isinstance(document, list):
+        return _import_batch(args, ledger, read)
     try:
         report = import_openai(ledger, document)
     except ConversationFormatError as exc:
@@ -130,9 +139,27 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_batch(args: argparse.Namespace, ledger: Any, read: ReadFile) -> int:
+    """A file of several conversations (ChatGPT, Open WebUI, a list): each its own session,
+    and every thing skipped said."""
+    report = import_all(ledger, read)
+    if args.json:
+        emit(report.to_json())
+    else:
+        print(report.summary())
+        for line in report.skipped:
+            print(f"  skipped: {line}")
+    if not report.imported:
+        raise CliError(f"{args.file}: nothing could be imported")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     ledger = open_ledger(args)
     try:
+        if getattr(args, "format", "openai") == "markdown":
+            sys.stdout.write(export_markdown(ledger, args.session))
+            return 0
         document = export_openai(ledger, args.session)
     except LedgerError as exc:
         raise CliError(str(exc)) from None

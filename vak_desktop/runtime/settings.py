@@ -68,6 +68,7 @@ class HostedProvider:
     name: str
     kind: str
     base_url: str = ""
+    api_key_env: str = ""  # the environment variable its key is read from, if not the kind's
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,9 @@ def _provider(entry: dict[str, Any]) -> HostedProvider:
         raise ValueError("a [[providers]] entry has no name")
     if kind not in PROVIDER_KINDS:
         raise ValueError(f"provider {name!r}: kind must be one of {', '.join(PROVIDER_KINDS)}")
-    return HostedProvider(name, kind, str(entry.get("base_url", "")))
+    return HostedProvider(
+        name, kind, str(entry.get("base_url", "")), str(entry.get("api_key_env", ""))
+    )
 
 
 _HEADER = "# Vak Desktop settings. API keys are not here: they are in the system keyring.\n"
@@ -266,7 +269,12 @@ def _server_fields(server: McpServer) -> dict[str, Any]:
 
 
 def _provider_fields(provider: HostedProvider) -> dict[str, Any]:
-    return {"name": provider.name, "kind": provider.kind, "base_url": provider.base_url or None}
+    return {
+        "name": provider.name,
+        "kind": provider.kind,
+        "base_url": provider.base_url or None,
+        "api_key_env": provider.api_key_env or None,
+    }
 
 
 def _plain(value: Any) -> Any:

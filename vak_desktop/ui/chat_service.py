@@ -36,12 +36,15 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, is_local
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
+    ModelBinding,
     ProbePolicy,
     ToolRegistry,
     TurnRunner,
     default_tools,
     probing_capacity,
 )
+from vak_desktop.runtime.capacity.probe import ProbeProgress
+from vak_desktop.runtime.capacity.scheduler import ProbeScheduler
 from vak_desktop.runtime.capacity.service import ProfileCache
 from vak_desktop.runtime.events import (
     Notice,
@@ -67,6 +70,7 @@ from vak_desktop.ui.model_selection import (  # re-exported: the views import th
     Reachability,
 )
 from vak_desktop.ui.session_browsing import SessionBrowsing, Transcript
+from vak_desktop.ui.session_prompts import SessionPrompts
 
 __all__ = [
     "CHECKING",
@@ -82,7 +86,7 @@ __all__ = [
 HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
 
 
-class ChatService(ModelSelection, SessionBrowsing):
+class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
     """Runs turns for the window and tells it what happened (the model look-ups and the
     providers are `ModelSelection`'s; sessions, branches and card clicks `SessionBrowsing`'s)."""
 
@@ -101,6 +105,9 @@ class ChatService(ModelSelection, SessionBrowsing):
     branchChanged = Signal(str)  # the session whose shown branch changed (switch, edit …)
     presentationsChanged = Signal(str)  # a card of this session was rated, dismissed, restored
     thinkChanged = Signal(object)  # bool | None: the thinking toggle (None: the model decides)
+    # a background probe's sample (ProbeProgress), then None when it ends (measured or not)
+    probeProgress = Signal(str, object)
+    systemPromptChanged = Signal(str)  # the shown chat's system prompt (set, or another chat)
 
     def __init__(
         self,
@@ -111,6 +118,7 @@ class ChatService(ModelSelection, SessionBrowsing):
         keep_alive: str | int | Callable[[str], str | int | None] | None = "30m",
         background_probes: bool = False,
         probe_hosted: bool = False,
+        titles: bool = False,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -120,8 +128,11 @@ class ChatService(ModelSelection, SessionBrowsing):
         # asked again at every turn so a change in the model manager applies to the next one.
         self._keep_alive = keep_alive if callable(keep_alive) else lambda _model: keep_alive
         self._background_probes = background_probes
+        self._titles = titles  # name a new chat by a side call after its first answer
+        self.naming: asyncio.Task[None] | None = None  # the latest title side call
         self._probe_policy = ProbePolicy(hosted="full" if probe_hosted else "off")
         self._profiles = ProfileCache()  # what this process measured, for every provider
+        self._schedulers: list[ProbeScheduler] = []  # every runner's background ProbeScheduler
         # One runner per provider over the same ledger, tools and measurements; a session
         # moves between them turn by turn.
         self._open_providers(provider, self._make_runner)
@@ -129,6 +140,7 @@ class ChatService(ModelSelection, SessionBrowsing):
         self._session: str | None = None
         self._shown: dict[str, str] = {}  # session -> the leaf of the branch shown, if not head
         self._think: bool | None = None
+        self._init_prompts()
 
     def _make_runner(self, provider: ChatProvider) -> TurnRunner:
         """The runner of one provider: the same ledger, tools and probe settings as every other."""
@@ -139,8 +151,14 @@ class ChatService(ModelSelection, SessionBrowsing):
         capacity = None
         if self._background_probes:
             capacity = probing_capacity(
-                self._ledger, provider, self._probe_policy, cache=self._profiles
+                self._ledger,
+                provider,
+                self._probe_policy,
+                cache=self._profiles,
+                on_progress=self._background_probe,
             )
+            assert isinstance(capacity.scheduler, ProbeScheduler)
+            self._schedulers.append(capacity.scheduler)
         return TurnRunner(
             self._ledger,
             provider,
@@ -185,12 +203,36 @@ class ChatService(ModelSelection, SessionBrowsing):
             self._think = value
             self.thinkChanged.emit(value)
 
+    def _make_primary_runner(self, provider: ChatProvider) -> TurnRunner:
+        return self._make_runner(provider)
+
+    def use_tools(self, tools: ToolRegistry) -> asyncio.Task[None]:
+        """Give every runner `tools` from the next turn on (the workspace folders or MCP servers
+        changed in the settings); the old registry's servers are stopped."""
+        old, self._tools = self._tools, tools
+        for runner in self._providers.runners():
+            runner.tools = tools
+        return self._tasks.spawn(old.aclose(), "close-old-tools")
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self._tools
+
+    def _background_probe(self, binding: ModelBinding, progress: ProbeProgress | None) -> None:
+        self.probeProgress.emit(binding.model, progress)
+
+    def pause_probe(self, model: str) -> bool:
+        """Stop a background probe of `model` now; it runs again after a later turn."""
+        return any([scheduler.cancel_model(model) for scheduler in self._schedulers])
+
     def open_session(self, session: str | None) -> bool:
         """Show `session` (None: a new chat). Refused while a turn runs."""
         if self.busy:
             return False
         self._session = session
+        self._forget_pending_prompt()
         self.sessionOpened.emit(session or "")
+        self.systemPromptChanged.emit(self.system_prompt)
         return True
 
     def new_session(self) -> bool:
@@ -271,6 +313,7 @@ class ChatService(ModelSelection, SessionBrowsing):
             if session is None:  # a new chat becomes a session once there is something to keep
                 session = self._ledger.create_session().id
                 self._session = session
+                self._write_new_chat_prompt(session)
             # The session may have been on another provider: its packet written ahead for
             # that model is dropped; this runner plans the turn from the ledger for this one.
             await self._providers.leave(session, runner)
@@ -311,6 +354,10 @@ class ChatService(ModelSelection, SessionBrowsing):
                         self.turnFinished.emit(event)
                         if event.outcome == "failed":
                             self.refresh_models()  # was it the server? the banner will say
+                        elif self._titles and event.outcome == "completed":
+                            self.naming = self._tasks.spawn(
+                                self._title(session, runner, binding, choice.model), "title"
+                            )
         except asyncio.CancelledError:
             if started is not None:
                 stopped = TurnFinished(

@@ -13,16 +13,16 @@ chunks arrived in between (see `ui/markdown.py` for what "live part" means).
 Edit, regenerate and the version switcher call the service, which appends new entries beside
 the old ones; card clicks (👍 / 👎 / dismiss / restore) become ledger entries the same way.
 
-Over 400 lines for now: one widget whose streaming render timer, rebuild and scroll position
-interlock; the desktop-app issue splits its streaming part out.
+Edit / regenerate / versions are `ChatBranches` (ui/chat_branches.py), the cards and their clicks
+`ChatCards` (ui/chat_cards.py), a folder dropped on the chat `ChatDrops` (ui/chat_drops.py):
+mixins over this view's widgets.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from vak_desktop.context.payloads import (
@@ -43,11 +43,13 @@ from vak_desktop.runtime.events import (
 )
 from vak_desktop.runtime.presentations import CardState
 from vak_desktop.ui import theme
-from vak_desktop.ui.cards import DismissedStub, card_widget
+from vak_desktop.ui.cards import DismissedStub
 from vak_desktop.ui.cards.frame import CardFrame
+from vak_desktop.ui.chat_branches import ChatBranches
+from vak_desktop.ui.chat_cards import ChatCards
+from vak_desktop.ui.chat_drops import ChatDrops
 from vak_desktop.ui.chat_service import ChatService, Transcript
-from vak_desktop.ui.message_sections import small_button
-from vak_desktop.ui.message_widgets import AssistantMessage, BranchSwitcher, UserMessage
+from vak_desktop.ui.message_widgets import AssistantMessage, UserMessage
 
 RENDER_MS = 40  # Markdown of a streaming answer is rendered at most this often
 
@@ -61,8 +63,10 @@ def closing_message(turn: Turn) -> str:
     return ""
 
 
-class ChatView(QScrollArea):
+class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
     """Shows one session's messages and streams the answer being written."""
+
+    folderDropped = Signal(str)  # a folder dropped on the chat: for this chat's file tools
 
     def __init__(self, service: ChatService | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -97,6 +101,7 @@ class ChatView(QScrollArea):
         bar.rangeChanged.connect(self._on_range_changed)
         if service is not None:
             self._connect(service)
+        self.setAcceptDrops(True)
         self.show_placeholder()
 
     # -- wiring -----------------------------------------------------------------------------
@@ -304,6 +309,9 @@ class ChatView(QScrollArea):
     # -- the service's events ---------------------------------------------------------------
 
     def _turn_started(self, event: TurnStarted) -> None:
+        for item in list(self._items):  # "Pick a model first" is not true any more
+            if item.objectName() == "chatProblem":
+                self._remove(item)
         pending = self._pending_user
         self._turn_id = event.turn_id
         if pending is not None and self._service is not None:
@@ -357,124 +365,6 @@ class ChatView(QScrollArea):
         self._add_answer_actions(answer, turn.turn_id)
         user = self._turns.get(turn.turn_id, (None, None))[0]
         self._turns[turn.turn_id] = (user, answer)
-
-    # -- edit, regenerate, versions ---------------------------------------------------------
-
-    def _user_message(
-        self,
-        turn_id: str,
-        text: str,
-        images: tuple[str, ...],
-        version: tuple[int, int] | None = None,
-    ) -> UserMessage:
-        service = self._service
-        if service is None:
-            return UserMessage(text, images)
-        position, count = version or service.alternatives(turn_id)
-        switcher = None
-        if count > 1:
-            switcher = BranchSwitcher(
-                position, count, lambda step: self.show_alternative(turn_id, step)
-            )
-        return UserMessage(
-            text, images, on_edit=lambda new: self.edit_turn(turn_id, new), switcher=switcher
-        )
-
-    def _add_answer_actions(self, answer: AssistantMessage, turn_id: str) -> None:
-        copy = small_button("Copy", "Copy this answer as Markdown", "copyAnswer")
-        copy.clicked.connect(lambda: self._copy_answer(turn_id))
-        answer.add_action(copy)
-        if self._service is not None:
-            again = small_button("↻ Regenerate", "Ask again for a new answer", "regenerateButton")
-            again.clicked.connect(lambda: self.regenerate_turn(turn_id))
-            answer.add_action(again)
-
-    def edit_turn(self, turn_id: str, text: str) -> bool:
-        """Send `text` as a new version of turn `turn_id` (the old one stays in the ledger)."""
-        return self._branch(turn_id, lambda service: service.edit(turn_id, text))
-
-    def regenerate_turn(self, turn_id: str) -> bool:
-        """Ask again: a new version of turn `turn_id` with the same words."""
-        return self._branch(turn_id, lambda service: service.regenerate(turn_id))
-
-    def show_alternative(self, turn_id: str, step: int) -> bool:
-        service = self._service
-        if service is None or not service.show_alternative(turn_id, step):
-            return False
-        self.show_transcript(service.transcript(service.session or ""))
-        return True
-
-    def _branch(self, turn_id: str, start: Any) -> bool:
-        service = self._service
-        if service is None or service.busy or turn_id not in self._turns:
-            return False
-        user, _answer = self._turns[turn_id]
-        if user is None:
-            return False
-        cut = self._items.index(user)
-        for item in self._items[cut:]:  # that turn and what followed are on the old branch now
-            self._remove(item)
-        if not start(service):
-            self.reload()
-            return False
-        return True
-
-    def _copy_answer(self, turn_id: str) -> None:
-        clipboard = QGuiApplication.clipboard()
-        service = self._service
-        if clipboard is None or service is None or service.session is None:
-            return
-        for turn in service.turns(service.session):
-            if turn.turn_id == turn_id:
-                clipboard.setText(turn.answer)
-
-    # -- cards ------------------------------------------------------------------------------
-
-    def _add_card(
-        self, answer: AssistantMessage, entry_id: str, presentation: Presentation, state: CardState
-    ) -> None:
-        widget = card_widget(
-            entry_id,
-            presentation,
-            verdict=state.verdict,
-            dismissed=state.dismissed,
-            on_verdict=self._rate,
-            on_selection=self._select,
-        )
-        answer.cards.addWidget(widget)
-        self._cards[entry_id] = (widget, answer, presentation)
-        self._card_states[entry_id] = state
-
-    def _rate(self, presentation_id: str, verdict: str) -> None:
-        if self._service is None:
-            return
-        self._service.rate_presentation(presentation_id, verdict)
-        old_state = self._card_states.get(presentation_id, CardState())
-        shown = "" if verdict == "clear" else verdict
-        self._card_states[presentation_id] = CardState(shown, old_state.dismissed)
-        widget = self._cards[presentation_id][0]
-        if isinstance(widget, CardFrame):
-            widget.set_verdict(shown)
-
-    def _select(self, presentation_id: str, action: str) -> None:
-        if self._service is None:
-            return
-        self._service.select_presentation(presentation_id, action)
-        old, answer, presentation = self._cards[presentation_id]
-        verdict = self._card_states.get(presentation_id, CardState()).verdict
-        state = CardState(verdict, action == "dismiss")
-        self._card_states[presentation_id] = state
-        new = card_widget(
-            presentation_id,
-            presentation,
-            verdict=state.verdict,
-            dismissed=state.dismissed,
-            on_verdict=self._rate,
-            on_selection=self._select,
-        )
-        answer.cards.replaceWidget(old, new)
-        old.deleteLater()
-        self._cards[presentation_id] = (new, answer, presentation)
 
     # -- internals --------------------------------------------------------------------------
 

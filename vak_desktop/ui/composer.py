@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImageReader, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
+    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -30,8 +31,13 @@ from vak_desktop.ui.glyphs import glyph
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 IMAGE_FILTER = "Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)"
+THINK_CHOICES: tuple[tuple[str, bool | None], ...] = (
+    ("Thinking: model decides", None),
+    ("Thinking on", True),
+    ("Thinking off", False),
+)
 
-THINK_TIP = "Let the model think before it answers"
+THINK_TIP = "Whether the model thinks before it answers"
 
 
 class MessageInput(QPlainTextEdit):
@@ -72,13 +78,15 @@ class Composer(QWidget):
         self.attach_button.setText(glyph("🖼 ", "") + "Attach image…")
         self.attach_button.setToolTip("Attach an image (this model can see images)")
         self.attach_button.setAccessibleName("Attach an image")
-        self.think_button = QToolButton()
-        self.think_button.setObjectName("thinkToggle")
-        self.think_button.setText(glyph("💭 ", "") + "Think")
-        self.think_button.setCheckable(True)
-        self.think_button.setChecked(True)
-        self.think_button.setToolTip(THINK_TIP)
-        self.think_button.setAccessibleName("Thinking on or off")
+        # Three states that read differently (a checkable button looked the same on and
+        # off): the model decides (the default: nothing is sent), on, off.
+        self.think_choice = QComboBox()
+        self.think_choice.setObjectName("thinkChoice")
+        for label, value in THINK_CHOICES:
+            self.think_choice.addItem(glyph("💭 ", "") + label, value)
+        self.think_choice.setToolTip(THINK_TIP)
+        self.think_choice.setAccessibleName("Thinking")
+        self.think_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.attachments = QLabel()
         self.attachments.setObjectName("attachments")
         self.clear_attachments = QToolButton()
@@ -90,7 +98,7 @@ class Composer(QWidget):
         extras.setContentsMargins(0, 0, 0, 0)
         extras.setSpacing(6)
         extras.addWidget(self.attach_button)
-        extras.addWidget(self.think_button)
+        extras.addWidget(self.think_choice)
         extras.addWidget(self.attachments)
         extras.addWidget(self.clear_attachments)
         extras.addStretch(1)
@@ -116,7 +124,7 @@ class Composer(QWidget):
         self.stop_button.clicked.connect(lambda: service.stop())
         self.attach_button.clicked.connect(self._choose_images)
         self.clear_attachments.clicked.connect(self.remove_images)
-        self.think_button.toggled.connect(self._think_toggled)
+        self.think_choice.currentIndexChanged.connect(self._think_chosen)
         self.input.textChanged.connect(self._update)
         service.busyChanged.connect(self._update)
         service.modelChanged.connect(lambda _model: self._bound(service.binding))
@@ -182,11 +190,11 @@ class Composer(QWidget):
         vision, thinking = self._can("vision"), self._can("thinking")
         bound = bool(self._service.model)
         self.attach_button.setVisible(vision)
-        # Shown for every bound model, so that a switch with no effect says so instead of
+        # Shown for every bound model, so that a choice with no effect says so instead of
         # vanishing: disabled, with the reason, when the model has no thinking switch.
-        self.think_button.setVisible(bound)
-        self.think_button.setEnabled(thinking)
-        self.think_button.setToolTip(
+        self.think_choice.setVisible(bound)
+        self.think_choice.setEnabled(thinking)
+        self.think_choice.setToolTip(
             THINK_TIP
             if thinking
             else "Think has no effect here: this model, as its provider "
@@ -195,11 +203,12 @@ class Composer(QWidget):
         if not vision:
             self.remove_images()
         self._extras.setVisible(vision or bound or bool(self._images))
-        self._think_toggled(self.think_button.isChecked())
+        self._think_chosen()
         self._update()
 
-    def _think_toggled(self, on: bool) -> None:
-        self._service.set_think(on if self._can("thinking") else None)
+    def _think_chosen(self, _index: int = 0) -> None:
+        value = self.think_choice.currentData()
+        self._service.set_think(value if self._can("thinking") else None)
 
     def _give_back(self, _why: str) -> None:
         """A turn that could not start wrote nothing: put its text back to send again."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QFileDialog,
     QLabel,
     QMainWindow,
     QPushButton,
@@ -21,19 +22,24 @@ from PySide6.QtWidgets import (
 
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import ModelBinding
+from vak_desktop.runtime.sessions.system_prompts import PresetStore
 from vak_desktop.ui.banner import ReachabilityBanner
 from vak_desktop.ui.chat_service import ChatService
 from vak_desktop.ui.chat_view import ChatView
 from vak_desktop.ui.composer import Composer
 from vak_desktop.ui.inspector import Inspection, InspectorDock
+from vak_desktop.ui.interchange_dialogs import ExportDialog, ImportDialog
 from vak_desktop.ui.model_picker import ModelPicker
 from vak_desktop.ui.onboarding import attach_model_tools
+from vak_desktop.ui.prompt_dialog import SystemPromptDialog
 from vak_desktop.ui.session_list import SessionList
 from vak_desktop.ui.settings_dialog import SettingsController
 from vak_desktop.ui.status import StatusBar
 
 DEFAULT_SIZE = (1100, 750)
 INSPECTOR_WIDTH = 460
+INSPECTOR_MIN_WIDTH = 300
+MIN_CHAT_WIDTH = 480  # the chat pane's least width: a readable line beside the inspector
 
 
 class MainWindow(QMainWindow):
@@ -101,6 +107,9 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status)
         self.inspector = InspectorDock(self.inspection, self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
+        # Its panels' tables and code ask for more than the window has beside a readable chat:
+        # an explicit minimum wins over their size hints (they scroll or wrap inside it).
+        self.inspector.tabs.setMinimumWidth(INSPECTOR_MIN_WIDTH)
         self.inspector.hide()
         self.inspector_button = QPushButton("Inspector")
         self.inspector_button.setObjectName("inspectorButton")
@@ -114,6 +123,10 @@ class MainWindow(QMainWindow):
         self._connect()
         # Tools → Models…, Settings…, and onboarding above the chat (ui/onboarding.py)
         self.tools = attach_model_tools(self, settings)
+        self._follow_probes()
+        # the inspector takes the rest, never the chat (nor the picker's row: an explicit
+        # minimum below the pane's own hint would let its buttons overlap)
+        pane.setMinimumWidth(max(MIN_CHAT_WIDTH, pane.minimumSizeHint().width()))
         self.status.show_model(service.model)
         self.status.show_reachability(service.reachability)
         self.composer.input.setFocus()
@@ -158,14 +171,74 @@ class MainWindow(QMainWindow):
             "Summarise the turns that no longer fit whole or as cards into the context packet now"
         )
         self.compact_action.triggered.connect(self._compact_now)
+        self.file_menu = self.menuBar().addMenu("&File")
+        self.import_action = self._action("Import chats…", "Ctrl+Shift+O", self.import_chats)
+        self.export_action = self._action("Export chat…", "Ctrl+Shift+E", self.export_chat)
+        self.file_menu.addAction(self.import_action)
+        self.file_menu.addAction(self.export_action)
+        self.file_menu.addSeparator()
+        self.quit_action = self._action("Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.quit_action.setShortcut("Ctrl+Q")  # Linux's StandardKey.Quit may be empty
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        self.file_menu.addAction(self.quit_action)
         chat = self.menuBar().addMenu("&Chat")
         for action in (self.new_chat_action, self.search_action, self.stop_action):
             chat.addAction(action)
         chat.addSeparator()
+        self.prompt_action = self._action("System prompt…", "Ctrl+Shift+P", self.edit_system_prompt)
+        chat.addAction(self.prompt_action)
+        self.folder_action = QAction("Add a folder to this chat…", self)
+        self.folder_action.setToolTip(
+            "Let this chat's file tools read a folder (or drop one on it)"
+        )
+        self.folder_action.triggered.connect(self._choose_chat_folder)
+        chat.addAction(self.folder_action)
         chat.addAction(self.compact_action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
         view.addAction(self.archived_action)
+
+    def edit_system_prompt(self) -> SystemPromptDialog:
+        """Chat → System prompt…: this chat's prompt and the presets."""
+        store = self.service.presets
+        if store is None:  # a window made without a data directory (tests): presets beside it
+            store = PresetStore.open(self.ledger.path.parent)
+            self.service.use_presets(store)
+        self.prompt_dialog = SystemPromptDialog(self.service, store, self)
+        self.prompt_dialog.open()
+        return self.prompt_dialog
+
+    def import_chats(self) -> ImportDialog:
+        """File → Import chats…: OpenAI chat JSON, ChatGPT or Open WebUI exports."""
+        self.import_dialog = ImportDialog(self.service, self)
+        self.import_dialog.open()
+        return self.import_dialog
+
+    def export_chat(self) -> ExportDialog | None:
+        """File → Export chat…: the shown chat as OpenAI chat JSON or Markdown."""
+        if not self.service.session:
+            self._notice("Open a chat to export it.")
+            return None
+        self.export_dialog = ExportDialog(self.service, self)
+        self.export_dialog.open()
+        return self.export_dialog
+
+    def _choose_chat_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to this chat")
+        if folder:
+            self.add_chat_folder(folder)
+
+    def add_chat_folder(self, folder: str) -> bool:
+        """The menu's and the drop's way in: a folder for this chat's file tools."""
+        problem = self.service.add_chat_folder(folder)
+        if problem:
+            self._notice(problem)
+        return not problem
+
+    def reopen_last_chat(self) -> bool:
+        """Show the chat last written in (at startup: a restart comes back where it was)."""
+        sessions = self.ledger.sessions()
+        return bool(sessions) and self.service.open_session(sessions[0].id)
 
     def _compact_now(self) -> None:
         if not self.service.compact_now():
@@ -197,8 +270,34 @@ class MainWindow(QMainWindow):
         service.reachabilityChanged.connect(self.status.show_reachability)
         service.busyChanged.connect(self.stop_action.setEnabled)
         self.sessions.turnRequested.connect(self._show_turn)
+        self.chat.folderDropped.connect(self.add_chat_folder)
         self.inspector.visibilityChanged.connect(self._inspector_shown)
         self.inspector_button.toggled.connect(self.toggle_inspector)
+
+    def _follow_probes(self) -> None:
+        """Every probe (Probe now, or the chat's background one) is shown in the status bar
+        and the manager while it runs; when it ends the gauge and the model's horizon are
+        read again at once."""
+        models = self.tools.models
+        self.service.probeProgress.connect(models.probe_elsewhere)
+        models.probeProgress.connect(self.status.show_probe)
+        models.probeFinished.connect(self._probe_ended)
+        self.status.pauseRequested.connect(self._pause_probe)
+
+    def _pause_probe(self, model: str) -> None:
+        if not self.tools.models.cancel_probe(model):
+            self.service.pause_probe(model)
+
+    def _probe_ended(self, model: str, _outcome: str, _message: str) -> None:
+        self.status.show_probe(model, None)
+        self.profile_changed()
+
+    def profile_changed(self) -> None:
+        """A profile may have changed (a probe ended): the gauge and the status bar now."""
+        self.inspection.refresh()
+        binding = self.service.binding
+        if binding is not None:
+            self.status.show_binding(binding)
 
     def _notice(self, message: str) -> None:
         self.status.showMessage(message, 10_000)

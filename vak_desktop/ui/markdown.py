@@ -3,7 +3,7 @@ renders an answer while it streams.
 
 Rendering is markdown-it-py (CommonMark + GFM tables and strikethrough, raw HTML escaped, so an
 answer cannot inject markup) to HTML, with code blocks drawn as a shaded box whose header names
-the language and carries a "Copy" link.
+the language and carries a "Copy" link, their code coloured by Pygments (ui/highlight.py).
 
 Streaming without stalling the window (`MarkdownStream`): each chunk is appended to the live
 pane as plain text at once (its cost is its own length), and a timer the chat view runs every
@@ -35,6 +35,8 @@ from PySide6.QtGui import (
     QTextCursor,
 )
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
+
+from vak_desktop.ui.highlight import highlighted
 
 # Measured with bench/ui_stream.py: a render costs ~2 ms per 1,000 characters of Markdown
 # (parse + setHtml + layout), so the live part is frozen past 400 characters and the merge
@@ -88,7 +90,8 @@ def _code_box(code: str, language: str, env: EnvType) -> str:
         f'<a href="{COPY_SCHEME}:{len(codes) - 1}" style="font-size:small;'
         f' text-decoration:none; color:{colors["link"]};">Copy</a></td></tr>'
         f'<tr><td colspan="2"><pre style="font-family:\'{colors["mono"]}\', monospace;">'
-        f"{html.escape(code.rstrip(chr(10)))}</pre></td></tr></table>"
+        f"{highlighted(code.rstrip(chr(10)), language, colors['dark'] == '1')}"
+        "</pre></td></tr></table>"
     )
 
 
@@ -108,6 +111,7 @@ def palette_colors(palette: QPalette) -> dict[str, str]:
         "link": palette.color(QPalette.ColorRole.Link).name(),
         "head": blend(base, text, 0.04).name(),
         "mono": QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family(),
+        "dark": "1" if is_dark(palette) else "",  # the code blocks' Pygments style
     }
 
 

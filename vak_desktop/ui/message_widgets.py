@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from vak_desktop.context.payloads import Receipt, Usage
 from vak_desktop.ui import theme
+from vak_desktop.ui.failure_words import plain_failure
 from vak_desktop.ui.markdown import MarkdownStream, blend
 from vak_desktop.ui.message_sections import ThinkingSection, ToolSection, small_button, subtle
 
@@ -44,7 +45,11 @@ _MARKERS = {
 
 def receipt_text(receipts: list[Receipt], usage: Usage | None = None) -> str:
     """Tokens and speeds of one answer, from its receipts (or the bare usage when there are
-    none yet): `1,204 prompt · 310 output tokens · prefill 850 tok/s · 41.2 tok/s`."""
+    none yet): `1,204 in context · 310 output tokens · prefill 850 tok/s · 41.2 tok/s`.
+
+    "in context" is the turn's last request as the provider counted it — the number the
+    status bar's gauge shows for the same turn. A turn of several steps (tool calls) sent one
+    request a step, each carrying the one before: their sum is said after it, labelled."""
     if receipts:
         usage = Usage()
         for receipt in receipts:
@@ -53,7 +58,11 @@ def receipt_text(receipts: list[Receipt], usage: Usage | None = None) -> str:
     prompt, output = usage.prompt_tokens(), usage.output_tokens
     if not prompt and not output:
         return ""
-    parts = [f"{prompt:,} prompt · {output:,} output tokens"]
+    last = receipts[-1].usage.prompt_tokens() if receipts else prompt
+    parts = [f"{last:,} in context"]
+    if len(receipts) > 1:
+        parts[0] += f" ({prompt:,} over {len(receipts)} requests)"
+    parts.append(f"{output:,} output tokens")
     prefill_ns = sum(r.timings.prompt_eval_ns for r in receipts)
     eval_ns = sum(r.timings.eval_ns for r in receipts)
     evaluated = sum(r.usage.input_tokens for r in receipts)
@@ -317,8 +326,9 @@ class AssistantMessage(Bubble):
             self.status.setVisible(False)
             return
         title, color, why = marker
-        detail = why or error
+        detail = why or plain_failure(error)
         self.status.setText(f"{title} — {detail}" if detail else title)
+        self.status.setToolTip(error if detail != error else "")
         self.status.setStyleSheet(f"color: {color}; font-weight: bold;")
         self.status.setVisible(True)
 

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from vak_desktop.runtime.capacity.probe import ProbeProgress
 from vak_desktop.runtime.providers.models import ModelRow, PullState
-from vak_desktop.ui.models_controller import CANCELLED, SUCCEEDED, ModelsController
+from vak_desktop.ui.models_controller import CANCELLED, ENDED, SUCCEEDED, ModelsController
 from vak_desktop.ui.pull_panel import PullPanel, human_size
 
 COLUMNS = (
@@ -67,8 +67,10 @@ def loaded_until(expires_at: str, now: datetime | None = None) -> str:
     return f"until {local:%H:%M} (in {span})"
 
 
-def _profile_words(row: ModelRow) -> dict[str, str]:
+def _profile_words(row: ModelRow, probing: bool = False) -> dict[str, str]:
     p = row.profile
+    if probing:
+        return {"Measured": "measuring now: requests use the declared window until it ends"}
     if p is None:
         return {"Measured": "not yet: requests use the declared window until a probe runs"}
     words = {
@@ -219,6 +221,8 @@ class ModelManager(QDialog):
             s = row.summary
             loaded = loaded_until(row.loaded.expires_at) if row.loaded else ""
             horizon = f"{row.profile.horizon:,}" if row.profile else "not measured"
+            if self.controller.probing(row.name):
+                horizon = "measuring…"
             window = f"{row.trained_window:,}" if row.trained_window else "?"
             caps = ", ".join(c for c in row.capabilities if c != "completion")
             cells = (s.name, human_size(s.size), s.family, s.quantisation, caps, window)
@@ -254,7 +258,7 @@ class ModelManager(QDialog):
         self.detail_title.setText(f"{name} · {where}")
         while self.profile_form.rowCount():
             self.profile_form.removeRow(0)
-        for label, text in _profile_words(row).items():
+        for label, text in _profile_words(row, self.controller.probing(name)).items():
             value = QLabel(text)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.profile_form.addRow(label, value)
@@ -351,6 +355,9 @@ class ModelManager(QDialog):
     # -- progress and problems --------------------------------------------------------------
 
     def _probe_progress(self, model: str, progress: ProbeProgress) -> None:
+        names = [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
+        if model in names and self.table.item(names.index(model), 7).text() != "measuring…":
+            self.show_rows(self.controller.rows)  # the table says it is being measured
         if model != self.selected():
             return
         verdict = "followed" if progress.sample_result.followed else "did not follow"
@@ -364,8 +371,9 @@ class ModelManager(QDialog):
     def _probe_finished(self, model: str, outcome: str, message: str) -> None:
         self.probe_bar.hide()
         self.probe_button.setEnabled(True)
-        words = {SUCCEEDED: "Probe finished", CANCELLED: "Probe cancelled"}
-        self.probe_status.setText(f"{words.get(outcome, 'Probe failed')} ({model}): {message}")
+        words = {SUCCEEDED: "Probe finished", CANCELLED: "Probe cancelled", ENDED: "Probe ended"}
+        said = f": {message}" if message else ""
+        self.probe_status.setText(f"{words.get(outcome, 'Probe failed')} ({model}){said}")
 
     def _problem(self, message: str) -> None:
         self.message.setText(message)

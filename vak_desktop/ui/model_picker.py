@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from vak_desktop.runtime.providers.choices import (
     DORMANT,
@@ -68,8 +68,14 @@ class ModelPicker(QWidget):
         self.combo.setObjectName("modelPicker")
         self.combo.setAccessibleName("Model")
         self.combo.setPlaceholderText("No models yet")
-        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.combo.setMinimumWidth(240)
+        # wide enough for "qwen2.5-coder:1.5b-instruct", never wider than the pane beside
+        # an open inspector leaves it (AdjustToContents overlapped the buttons there)
+        self.combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.combo.setMinimumContentsLength(16)
+        self.combo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.combo.setMaximumWidth(420)
         self.items = QStandardItemModel(self.combo)
         self.combo.setModel(self.items)
         self.refresh = QPushButton("Refresh")
@@ -138,6 +144,15 @@ class ModelPicker(QWidget):
                 item.setToolTip(f"{model} from {listing.title}{where}")
                 self.items.appendRow(item)
             return
+        kept = self._service.choice
+        if kept is not None and kept.provider == listing.name:
+            # a server that is down for a moment keeps its model selected: the picker shows it
+            # (greyed) rather than "No models yet", and the next turn asks the server again
+            item = QStandardItem(choice_label(listing, kept.model, grouped))
+            item.setData(kept, CHOICE_ROLE)
+            item.setForeground(QBrush(QColor(theme.SUBTLE)))
+            item.setToolTip(f"{kept.model}: {state_label(listing)}{where}; kept selected")
+            self.items.appendRow(item)
         if not grouped:
             return
         item = QStandardItem(state_label(listing))

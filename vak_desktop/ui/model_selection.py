@@ -225,6 +225,25 @@ class ModelSelection(QObject):
         if choice is not None and self._providers.binding(choice) is None:
             await self._bind_quietly(choice)
 
+    def use_primary(self, provider: ChatProvider) -> asyncio.Task[None]:
+        """Talk to Ollama through `provider` from now on (the host changed in the settings):
+        its runner is made anew, what was bound on the old host is forgotten, and the models
+        are listed again."""
+        return self._tasks.spawn(self._use_primary(provider), "use-primary")
+
+    async def _use_primary(self, provider: ChatProvider) -> None:
+        runner = self._make_primary_runner(provider)
+        await self._providers.replace(ProviderSlot(PRIMARY, provider.name, provider, runner=runner))
+        self._provider, self._runner = provider, runner
+        self._set_reachability(Reachability(UNKNOWN, provider.host))
+        chosen = self._choice
+        await self._refresh_models(everything=False)
+        if chosen is not None and chosen == self._choice and chosen.provider == PRIMARY:
+            await self._bind_quietly(chosen)  # the same model on the new host, bound there
+
+    def _make_primary_runner(self, provider: ChatProvider) -> TurnRunner:
+        raise NotImplementedError  # ChatService makes runners
+
     def run_engine(self, slot: ProviderSlot) -> asyncio.Task[None]:
         """Put the embedded engine `slot` in place of any other and select its model, which
         starts it in the background (the picker shows it starting, a notice when it runs)."""

@@ -27,6 +27,7 @@ from vak_desktop.ui.settings_dialog import SettingsController
 from vak_desktop.ui.tasks import TaskSet
 
 SUCCEEDED, CANCELLED, FAILED = "succeeded", "cancelled", "failed"
+ENDED = "ended"  # a probe this controller did not start ended (measured or not)
 
 
 class ModelsController(QObject):
@@ -57,6 +58,16 @@ class ModelsController(QObject):
         self._tasks = TaskSet()
         self._pull: asyncio.Task[None] | None = None
         self._pulling = ""
+        self._probes: dict[str, asyncio.Task[None]] = {}
+        self._elsewhere: set[str] = set()  # models a background probe is measuring
+
+    async def use_provider(self, provider: ChatProvider) -> None:
+        """Manage the models of `provider` from now on (the Ollama host changed)."""
+        await self._tasks.cancel_all()
+        old, self.service = self.service, ModelService(provider, self.service.ledger)
+        await old.aclose()
+        self._pull, self._pulling = None, ""
+        await self._refresh()
 
     @property
     def host(self) -> str:
@@ -68,7 +79,19 @@ class ModelsController(QObject):
         return self._pulling
 
     def probing(self, model: str) -> bool:
-        return self.service.probing(model)
+        """A probe of `model` runs: this controller's, or one the window was told of."""
+        return self.service.probing(model) or model in self._elsewhere
+
+    def probe_elsewhere(self, model: str, progress: ProbeProgress | None) -> None:
+        """A probe of `model` this controller did not start (the chat's background probe)
+        made progress, or ended (None): the manager says "measuring" meanwhile."""
+        if progress is None:
+            self._elsewhere.discard(model)
+            self.probeFinished.emit(model, ENDED, "")
+            self.refresh()
+        else:
+            self._elsewhere.add(model)
+            self.probeProgress.emit(model, progress)
 
     # -- listing ----------------------------------------------------------------------------
 
@@ -92,8 +115,16 @@ class ModelsController(QObject):
             return None
         self._pulling = model.strip()
         self._pull = self._tasks.spawn(self._run_pull(self._pulling), f"pull-{self._pulling}")
+        self._pull.add_done_callback(self._pull_ended)
         self.pullStarted.emit(self._pulling)
         return self._pull
+
+    def _pull_ended(self, task: asyncio.Task[None]) -> None:
+        """A task cancelled before its first step never runs `_run_pull`'s `finally`: end the
+        pull here so the panel is not left 'asking for the manifest' with nothing running."""
+        if self._pull is task:
+            model, self._pull, self._pulling = self._pulling, None, ""
+            self.pullFinished.emit(model, CANCELLED, "pull cancelled")
 
     def cancel_pull(self) -> bool:
         if self._pull is None or self._pull.done():
@@ -173,7 +204,18 @@ class ModelsController(QObject):
         """Measure `model` now; progress arrives as `probeProgress`. None if one is running."""
         if self.service.probing(model):
             return None
-        return self._tasks.spawn(self._run_probe(model), f"probe-{model}")
+        task = self._tasks.spawn(self._run_probe(model), f"probe-{model}")
+        self._probes[model] = task
+        task.add_done_callback(lambda _done: self._probes.pop(model, None))
+        return task
+
+    def cancel_probe(self, model: str) -> bool:
+        """Stop the probe of `model` this controller started (the status bar's Pause)."""
+        task = self._probes.get(model)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
 
     async def _run_probe(self, model: str) -> None:
         def report(progress: ProbeProgress) -> None:

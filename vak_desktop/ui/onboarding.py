@@ -102,8 +102,14 @@ class OnboardingPanel(QFrame):
         self.timer.timeout.connect(self.recheck)
         service.reachabilityChanged.connect(self._update)
         service.modelsChanged.connect(self._models_changed)
+        service.turnStarted.connect(self._not_first_run)
         self.hide()
         self._update(service.reachability)
+
+    def _not_first_run(self, *_args: object) -> None:
+        """A turn ran: a server that goes away later is a server down, not a first install
+        (the banner says so; the install panel would hide the chat)."""
+        self.first_run = False
 
     def _models_changed(self, _models: list[str]) -> None:
         self._update(self._service.reachability)

@@ -52,6 +52,10 @@ class PullPanel(QFrame):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setAccessibleName("Cancel pull")
         self.cancel_button.clicked.connect(controller.cancel_pull)
+        # Enter in the field is the field's: in a dialog it would also click the default
+        # button, which the pull's own Cancel had just become (the pull was cancelled unsent).
+        for button in (self.pull_button, self.cancel_button):
+            button.setAutoDefault(False)
         self.bar = QProgressBar()
         self.bar.setRange(0, _PROGRESS_STEPS)
         self.bar.setAccessibleName("Pull progress")

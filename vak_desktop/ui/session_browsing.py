@@ -3,12 +3,15 @@
 `SessionBrowsing` is a base of `ChatService`. It reads the ledger for what the chat view draws
 (the shown branch's turns, every clicked card's state, each directive's versions), switches
 between the alternatives an edit or a regeneration made (nothing is written), starts a new
-alternative through the service's `_start`, and writes card clicks as ledger facts. The
-signals it emits (`branchChanged`, `presentationsChanged`) are declared on `ChatService`.
+alternative through the service's `_start`, and writes card clicks as ledger facts. It also
+adds a chat's own workspace folders (a `workspace_added` entry) and runs the side call that names
+a new chat after its first answer (runtime/turn/titles.py). The signals it emits are declared
+on `ChatService`.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +19,14 @@ from typing import Any
 from vak_desktop.context.payloads import Directive
 from vak_desktop.context.planning.turns import Turn, split_turns
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime import SessionSummary, session_summaries, session_turns
+from vak_desktop.providers.errors import ProviderError
+from vak_desktop.runtime import (
+    ModelBinding,
+    SessionSummary,
+    TurnRunner,
+    session_summaries,
+    session_turns,
+)
 from vak_desktop.runtime.presentations import (
     CardState,
     presentation_states,
@@ -30,6 +40,10 @@ from vak_desktop.runtime.sessions.branches import (
     newest_leaf,
     version_positions,
 )
+from vak_desktop.runtime.tools.workspace import WorkspaceError, add_workspace_folder
+from vak_desktop.runtime.turn.titles import wants_title, write_title
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -52,12 +66,58 @@ class SessionBrowsing:
     branchChanged: Any  # Signal(str), declared on ChatService
     presentationsChanged: Any  # Signal(str), declared on ChatService
 
+    sessionOpened: Any  # Signal(str), declared on ChatService
+    sessionsChanged: Any  # Signal(), declared on ChatService
+    notice: Any  # Signal(str), declared on ModelSelection
+    _keep_alive: Callable[[str], str | int | None]
+    _write_new_chat_prompt: Callable[[str], None]  # SessionPrompts'
+
     @property
     def busy(self) -> bool:
         raise NotImplementedError
 
     def _start(self, text: str, images: tuple[str, ...], parent: str | None) -> bool:
         raise NotImplementedError
+
+    # -- a chat's own folders and its title ------------------------------------------------
+
+    def add_chat_folder(self, folder: str) -> str:
+        """Let this chat's file tools read `folder` (a `workspace_added` entry); a new chat is
+        written now to hold it. Returns why not, or ''."""
+        if self.busy:
+            return "Wait for the answer to finish before adding a folder."
+        if self._session is None:
+            self._session = self._ledger.create_session().id
+            self._write_new_chat_prompt(self._session)
+            self.sessionOpened.emit(self._session)
+        try:
+            add_workspace_folder(self._ledger, self._session, folder)
+        except WorkspaceError as exc:
+            return str(exc)
+        self.sessionsChanged.emit()
+        self.notice.emit(f"This chat's file tools can read {folder} now.")
+        return ""
+
+    async def _title(
+        self, session: str, runner: TurnRunner, binding: ModelBinding, model: str
+    ) -> None:
+        """The side call that names a new chat (runtime/turn/titles.py); the turn is over and
+        never waits for it. A failure leaves the first words as the title."""
+        if wants_title(self._ledger, session) is None:
+            return
+        try:
+            title = await write_title(
+                self._ledger,
+                session,
+                runner.provider,
+                binding,
+                keep_alive=self._keep_alive(model),
+            )
+        except ProviderError as exc:
+            log.info("no title for %s: %s", session, exc)
+            return
+        if title:
+            self.sessionsChanged.emit()
 
     # -- sessions ---------------------------------------------------------------------------
 

@@ -6,15 +6,14 @@ what was typed. API keys typed here go to the system keyring (`runtime.secrets`)
 else: the settings file names the provider only. The theme is applied as soon as it is chosen
 and put back if the dialog is cancelled.
 
-Over 400 lines for now: one dialog with a page per settings section; the settings rework
-(tomlkit, live apply) splits it by page.
+The hosted-providers page and its keys are `ui/settings_providers.py`; the table and field
+helpers every page uses are `ui/settings_widgets.py`.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -25,12 +24,10 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
@@ -38,40 +35,29 @@ from PySide6.QtWidgets import (
 )
 
 from vak_desktop.logfile import log_path
-from vak_desktop.runtime.providers.secrets import (
-    SecretStoreError,
-    api_key,
-    delete_api_key,
-    store_api_key,
-)
 from vak_desktop.runtime.settings import (
-    PROVIDER_KINDS,
     THEMES,
-    HostedProvider,
     McpServer,
     Settings,
     check_keep_alive,
 )
 from vak_desktop.ui.settings_controller import SettingsController
+from vak_desktop.ui.settings_providers import ProvidersPage
+from vak_desktop.ui.settings_widgets import (
+    button_row,
+    error_label,
+    mark,
+    page,
+    table,
+    table_text,
+    valid_url,
+)
 from vak_desktop.ui.theme import apply_theme, current_theme
 
 __all__ = ["SettingsController", "SettingsDialog"]
 
 
-def _error_label() -> QLabel:
-    label = QLabel()
-    label.setObjectName("fieldError")
-    label.setWordWrap(True)
-    label.hide()
-    return label
-
-
-def _valid_url(text: str) -> bool:
-    parts = urlsplit(text)
-    return parts.scheme in ("http", "https") and bool(parts.hostname)
-
-
-class SettingsDialog(QDialog):
+class SettingsDialog(QDialog, ProvidersPage):
     """Edits a copy of the settings; Save validates, stores keys in the keyring, writes."""
 
     def __init__(self, controller: SettingsController, parent: QWidget | None = None) -> None:
@@ -88,7 +74,7 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self._workspace_tab(s), "Workspace")
         self.tabs.addTab(self._mcp_tab(s), "MCP servers")
         self.tabs.addTab(self._providers_tab(s), "Hosted providers")
-        self.file_error = _error_label()
+        self.file_error = error_label()
         if controller.error:
             self.file_error.setText(
                 f"{controller.error}\nThe defaults are shown. Saving keeps the unreadable file "
@@ -119,13 +105,13 @@ class SettingsDialog(QDialog):
         self.host = QLineEdit(s.ollama_host)
         self.host.setAccessibleName("Ollama host")
         self.host.setPlaceholderText("http://127.0.0.1:11434")
-        self.host_error = _error_label()
+        self.host_error = error_label()
         self.keep_alive = QLineEdit(s.keep_alive)
         self.keep_alive.setAccessibleName("Default keep_alive")
         self.keep_alive.setToolTip(
             "How long Ollama keeps a model loaded after a request: 30m, 2h, -1 for ever"
         )
-        self.keep_alive_error = _error_label()
+        self.keep_alive_error = error_label()
         self.theme = QComboBox()
         self.theme.setAccessibleName("Theme")
         for name in THEMES:
@@ -168,38 +154,25 @@ class SettingsDialog(QDialog):
         remove.setAccessibleName("Remove workspace folder")
         add.clicked.connect(self._choose_folder)
         remove.clicked.connect(lambda: self.folders.takeItem(self.folders.currentRow()))
-        self.folder_error = _error_label()
+        self.folder_error = error_label()
         layout.addWidget(intro)
         layout.addWidget(self.folders, 1)
-        layout.addLayout(_row(add, remove))
+        layout.addLayout(button_row(add, remove))
         layout.addWidget(self.folder_error)
         return page
 
     def _mcp_tab(self, s: Settings) -> QWidget:
-        self.mcp = _table(["Name", "Command or URL", "Enabled"], "MCP servers")
+        self.mcp = table(["Name", "Command or URL", "Enabled"], "MCP servers")
         for server in s.mcp_servers:
             target = server.url or shlex.join(server.command)
             self.add_mcp_server(server.name, target, server.enabled, env=server.env)
         add, remove = QPushButton("Add server"), QPushButton("Remove")
         add.clicked.connect(lambda: self.add_mcp_server("", "", True))
         remove.clicked.connect(lambda: self.mcp.removeRow(self.mcp.currentRow()))
-        self.mcp_error = _error_label()
+        self.mcp_error = error_label()
         hint = QLabel("A command runs the server over stdio; an http(s) URL is streamable HTTP.")
         hint.setObjectName("hint")
-        return _page(hint, self.mcp, _row(add, remove), self.mcp_error)
-
-    def _providers_tab(self, s: Settings) -> QWidget:
-        self.providers = _table(["Name", "Kind", "Base URL", "API key"], "Hosted providers")
-        self._stored_keys = {p.name for p in s.providers}
-        for provider in s.providers:
-            self.add_provider(provider.name, provider.kind, provider.base_url)
-        add, remove = QPushButton("Add provider"), QPushButton("Remove")
-        add.clicked.connect(lambda: self.add_provider("", "openai", ""))
-        remove.clicked.connect(lambda: self.providers.removeRow(self.providers.currentRow()))
-        self.provider_error = _error_label()
-        hint = QLabel("API keys are kept in the system keyring, never in the settings file.")
-        hint.setObjectName("hint")
-        return _page(hint, self.providers, _row(add, remove), self.provider_error)
+        return page(hint, self.mcp, button_row(add, remove), self.mcp_error)
 
     # -- editing (the buttons call these; tests and scripts too) ----------------------------
 
@@ -225,28 +198,6 @@ class SettingsDialog(QDialog):
         self.mcp.setItem(row, 2, check)
         return row
 
-    def add_provider(self, name: str, kind: str, base_url: str) -> int:
-        row = self.providers.rowCount()
-        self.providers.insertRow(row)
-        self.providers.setItem(row, 0, QTableWidgetItem(name))
-        kinds = QComboBox()
-        kinds.addItems(list(PROVIDER_KINDS))
-        kinds.setCurrentText(kind)
-        kinds.setAccessibleName("Provider kind")
-        self.providers.setCellWidget(row, 1, kinds)
-        self.providers.setItem(row, 2, QTableWidgetItem(base_url))
-        key = QLineEdit()
-        key.setEchoMode(QLineEdit.EchoMode.Password)
-        key.setAccessibleName("API key")
-        key.setPlaceholderText("stored in keyring" if name in self._stored_keys else "API key")
-        self.providers.setCellWidget(row, 3, key)
-        return row
-
-    def api_key_field(self, row: int) -> QLineEdit:
-        field = self.providers.cellWidget(row, 3)
-        assert isinstance(field, QLineEdit)
-        return field
-
     def _preview_theme(self) -> None:
         app = QApplication.instance()
         if isinstance(app, QApplication):
@@ -270,7 +221,7 @@ class SettingsDialog(QDialog):
             first_bad = tab if first_bad is None else first_bad
 
         host = self.host.text().strip()
-        if not _valid_url(host):
+        if not valid_url(host):
             fail(self.host_error, 0, f"{host!r} is not an http:// or https:// address")
         try:
             keep_alive = check_keep_alive(self.keep_alive.text())
@@ -287,8 +238,8 @@ class SettingsDialog(QDialog):
         providers, keys, problem = self._providers()
         if problem:
             fail(self.provider_error, 3, problem)
-        _mark(self.host, not self.host_error.isHidden())
-        _mark(self.keep_alive, not self.keep_alive_error.isHidden())
+        mark(self.host, not self.host_error.isHidden())
+        mark(self.keep_alive, not self.keep_alive_error.isHidden())
         if first_bad is not None:
             self.tabs.setCurrentIndex(first_bad)
             return None
@@ -307,8 +258,8 @@ class SettingsDialog(QDialog):
     def _servers(self) -> tuple[list[McpServer], str]:
         servers: list[McpServer] = []
         for row in range(self.mcp.rowCount()):
-            name = _text(self.mcp, row, 0)
-            target = _text(self.mcp, row, 1)
+            name = table_text(self.mcp, row, 0)
+            target = table_text(self.mcp, row, 1)
             check = self.mcp.item(row, 2)
             assert check is not None  # add_mcp_server puts one in every row
             enabled = check.checkState() == Qt.CheckState.Checked
@@ -320,7 +271,7 @@ class SettingsDialog(QDialog):
             if not target:
                 return servers, f"{name}: give a command to run or an http(s) URL"
             if target.startswith(("http://", "https://")):
-                if not _valid_url(target):
+                if not valid_url(target):
                     return servers, f"{name}: {target!r} is not a valid URL"
                 servers.append(McpServer(name, url=target, env=env, enabled=enabled))
                 continue
@@ -331,42 +282,15 @@ class SettingsDialog(QDialog):
             servers.append(McpServer(name, command=command, env=env, enabled=enabled))
         return servers, ""
 
-    def _providers(self) -> tuple[list[HostedProvider], dict[str, str], str]:
-        providers: list[HostedProvider] = []
-        keys: dict[str, str] = {}
-        for row in range(self.providers.rowCount()):
-            name, base_url = _text(self.providers, row, 0), _text(self.providers, row, 2)
-            kinds = self.providers.cellWidget(row, 1)
-            assert isinstance(kinds, QComboBox)
-            kind = kinds.currentText()
-            if not name:
-                return providers, keys, f"row {row + 1}: a provider needs a name"
-            if name in {p.name for p in providers}:
-                return providers, keys, f"two providers are called {name!r}"
-            if base_url and not _valid_url(base_url):
-                return providers, keys, f"{name}: {base_url!r} is not an http(s) URL"
-            if not base_url and kind in ("ollama", "openai-compatible"):
-                return providers, keys, f"{name}: a {kind} provider needs its base URL"
-            providers.append(HostedProvider(name, kind, base_url))
-            if key := self.api_key_field(row).text().strip():
-                keys[name] = key
-        return providers, keys, ""
-
     def save(self) -> bool:
         """Validate, store typed keys in the keyring, write the settings; True when saved."""
         collected = self.collect()
         if collected is None:
             return False
         settings, keys = collected
-        try:
-            for name, key in keys.items():
-                store_api_key(name, key)
-            kept = {p.name for p in settings.providers}
-            for provider in self.controller.settings.providers:
-                if provider.name not in kept and api_key(provider.name) is not None:
-                    delete_api_key(provider.name)
-        except SecretStoreError as exc:
-            self.provider_error.setText(str(exc))
+        problem = self.store_keys(keys, settings, self.controller.settings)
+        if problem:
+            self.provider_error.setText(problem)
             self.provider_error.show()
             self.tabs.setCurrentIndex(3)
             return False
@@ -376,8 +300,7 @@ class SettingsDialog(QDialog):
             self.file_error.setText(f"could not write {self.controller.path}: {exc}")
             self.file_error.show()
             return False
-        for row in range(self.providers.rowCount()):
-            self.api_key_field(row).clear()  # the key is in the keyring; drop our copy
+        self.forget_typed_keys()
         self._theme_before = settings.theme
         self.accept()
         return True
@@ -388,47 +311,3 @@ class SettingsDialog(QDialog):
             if isinstance(app, QApplication):
                 apply_theme(app, self._theme_before)
         super().reject()
-
-
-def _mark(field: QWidget, invalid: bool) -> None:
-    """Border `field` in the danger colour while it holds a value that cannot be saved."""
-    field.setProperty("invalid", invalid)
-    field.style().unpolish(field)
-    field.style().polish(field)
-
-
-def _text(table: QTableWidget, row: int, column: int) -> str:
-    item = table.item(row, column)
-    return item.text().strip() if item is not None else ""
-
-
-def _table(headers: list[str], name: str) -> QTableWidget:
-    table = QTableWidget(0, len(headers))
-    table.setHorizontalHeaderLabels(headers)
-    table.setAccessibleName(name)
-    table.verticalHeader().hide()
-    table.horizontalHeader().setStretchLastSection(True)
-    table.setColumnWidth(0, 140)
-    table.setColumnWidth(1, 220 if len(headers) == 3 else 150)
-    table.setColumnWidth(2, 200)
-    return table
-
-
-def _row(*buttons: QPushButton) -> QHBoxLayout:
-    layout = QHBoxLayout()
-    for button in buttons:
-        layout.addWidget(button)
-    layout.addStretch(1)
-    return layout
-
-
-def _page(*parts: QWidget | QHBoxLayout) -> QWidget:
-    page = QWidget()
-    layout = QVBoxLayout(page)
-    layout.setContentsMargins(16, 16, 16, 16)
-    for part in parts:
-        if isinstance(part, QHBoxLayout):
-            layout.addLayout(part)
-        else:
-            layout.addWidget(part, 1 if isinstance(part, QTableWidget) else 0)
-    return page

@@ -9,11 +9,13 @@ shown on its message in the chat, so they are not repeated here (the bar has to 
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QToolButton, QWidget
 
 from vak_desktop.context.capacity.probe import is_probed
 from vak_desktop.context.capacity.profile import usable_horizon
 from vak_desktop.runtime import ModelBinding
+from vak_desktop.runtime.capacity.probe import ProbeProgress
 from vak_desktop.ui.chat_service import Reachability
 from vak_desktop.ui.inspector.source import Gauge, Inspection
 
@@ -33,12 +35,15 @@ def fidelity_text(gauge: Gauge) -> str:
 class StatusBar(QStatusBar):
     """Shows the inspection's gauge and the service's model and server state."""
 
+    pauseRequested = Signal(str)  # the model whose probe the user paused
+
     def __init__(self, inspection: Inspection, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("statusBar")
         self.setAccessibleName("Status")
         self.setSizeGripEnabled(False)
         self._inspection = inspection
+        self.probing = ""  # the model being measured, '' when none
         self.model_status = QLabel()
         self.model_status.setObjectName("modelStatus")
         self.model_status.setAccessibleName("Bound model and its horizon")
@@ -54,7 +59,19 @@ class StatusBar(QStatusBar):
         self.host_status = QLabel()
         self.host_status.setObjectName("hostStatus")
         self.host_status.setAccessibleName("Model server")
+        self.probe_status = QLabel()
+        self.probe_status.setObjectName("probeStatus")
+        self.probe_status.setAccessibleName("Capacity probe running")
+        self.probe_pause = QToolButton()
+        self.probe_pause.setText("Pause")
+        self.probe_pause.setAccessibleName("Pause the capacity probe")
+        self.probe_pause.setToolTip(
+            "Stop measuring now; the probe runs again after a later turn, or from Tools → Models"
+        )
+        self.probe_pause.clicked.connect(self._pause)
         for widget in (
+            self.probe_status,
+            self.probe_pause,
             self.model_status,
             self.gauge,
             self.gauge_label,
@@ -63,6 +80,32 @@ class StatusBar(QStatusBar):
             self.addPermanentWidget(widget)
         inspection.gaugeChanged.connect(self.show_gauge)
         self.show_gauge(inspection.gauge)
+        self.show_probe("", None)
+
+    # -- probe ----------------------------------------------------------------------------
+
+    def show_probe(self, model: str, progress: ProbeProgress | None) -> None:
+        """'measuring MODEL… rung k' while a probe runs (None: it ended)."""
+        running = progress is not None
+        was = self.probing
+        self.probing = model if running else ""
+        if bool(was) != running:
+            self.show_gauge(self._inspection.gauge)
+        # the probe's line names the model; the bound model's own line makes room for it
+        binding = self._inspection.binding
+        self.model_status.setVisible(not (running and binding and binding.model == model))
+        self.probe_status.setVisible(running)
+        self.probe_pause.setVisible(running)
+        if progress is not None:
+            self.probe_status.setText(f"measuring {model}… rung {progress.rung}")
+            self.probe_status.setToolTip(
+                f"Capacity probe: rung {progress.rung} ({progress.phase}), "
+                f"{progress.tokens:,} tokens, sample {progress.sample}"
+            )
+
+    def _pause(self) -> None:
+        if self.probing:
+            self.pauseRequested.emit(self.probing)
 
     # -- model ----------------------------------------------------------------------------
 
@@ -103,7 +146,9 @@ class StatusBar(QStatusBar):
         self.gauge_label.show()
         self.gauge.setRange(0, gauge.horizon)
         self.gauge.setValue(min(gauge.request_tokens, gauge.horizon))
-        self.gauge_label.setText(f"{gauge_text(gauge)} · {fidelity_text(gauge)}")
+        # while a probe's line shows, the fidelities go to the tooltip: the bar has 1,100 px
+        fidelities = "" if self.probing else f" · {fidelity_text(gauge)}"
+        self.gauge_label.setText(gauge_text(gauge) + fidelities)
         share = gauge.request_tokens / gauge.horizon
         source = (
             "counted by the provider for the last request"

@@ -226,3 +226,33 @@ async def test_a_bare_model_name_finds_the_digest_of_its_latest_tag(
     assert await provider.inner.digest("llama3.2") == tagged
     assert await provider.inner.digest("qwen2.5:0.5b") == "a" * 64
     assert await provider.inner.digest("missing") == ""
+
+
+async def test_a_watcher_hears_every_sample_then_the_end_and_a_paused_probe_ends_too(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger
+) -> None:
+    provider = GatedRunner(http, double)
+    provider.gate.set()
+    heard: list[tuple[str, int | None]] = []
+    capacity = probing_capacity(
+        ledger, provider, on_progress=lambda b, p: heard.append((b.model, p and p.rung))
+    )
+    scheduler = capacity.scheduler
+    assert isinstance(scheduler, ProbeScheduler)
+    binding = await bind_model(provider, MODEL)
+    record = await scheduler.maybe_start(binding)  # type: ignore[misc]
+    assert record is not None
+    assert heard[0] == (binding.model, 1) and heard[-1] == (binding.model, None)
+    assert all(rung for _, rung in heard[:-1])
+
+    heard.clear()
+    provider.gate.clear()
+    provider.probe_waiting.clear()
+    scheduler.request_reprobe(key_of(binding))
+    task = scheduler.maybe_start(binding)
+    assert task is not None
+    await asyncio.wait_for(provider.probe_waiting.wait(), 5)
+    assert scheduler.cancel_model(binding.model)
+    await asyncio.gather(task, return_exceptions=True)
+    assert heard[-1] == (binding.model, None)
+    await scheduler.aclose()

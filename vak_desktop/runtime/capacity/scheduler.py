@@ -32,7 +32,13 @@ from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import ChatProvider, ModelDigests, is_local
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
-from vak_desktop.runtime.capacity.probe import ProbeRecord, ladder_within, probe_window, run_probe
+from vak_desktop.runtime.capacity.probe import (
+    ProbeProgress,
+    ProbeRecord,
+    ladder_within,
+    probe_window,
+    run_probe,
+)
 from vak_desktop.runtime.capacity.service import (
     CapacityService,
     ProfileCache,
@@ -44,6 +50,7 @@ from vak_desktop.runtime.capacity.service import (
 log = logging.getLogger(__name__)
 
 ProbeRunner = Callable[..., Awaitable[ProbeRecord]]
+ProbeWatcher = Callable[[ModelBinding, ProbeProgress | None], None]
 
 
 @dataclass(frozen=True)
@@ -69,8 +76,12 @@ class ProbeScheduler:
         policy: ProbePolicy | None = None,
         clock: Callable[[], str] = utc_now,
         probe: ProbeRunner = run_probe,
+        on_progress: ProbeWatcher | None = None,
     ) -> None:
         self.provider = provider
+        # told of every sample of a probe this scheduler runs, then None when it ends (the
+        # window's status bar says "measuring MODEL… rung k" and re-reads the profile)
+        self.on_progress = on_progress
         self.cache = cache if cache is not None else ProfileCache()
         self.store = store
         self.policy = policy or ProbePolicy()
@@ -116,6 +127,10 @@ class ProbeScheduler:
         task.cancel()
         return True
 
+    def cancel_model(self, model: str) -> bool:
+        """Cancel every in-flight probe of `model` (the user paused it). Returns at once."""
+        return any([self.cancel(key) for key in list(self._tasks) if key[1] == model])
+
     def request_reprobe(self, key: ProfileKey) -> None:
         """Probe `key` at the next opportunity even if its profile is fresh."""
         self._reprobe.add(key)
@@ -144,23 +159,32 @@ class ProbeScheduler:
             num_ctx = binding.num_ctx or self.probe_window(binding)
             ceiling = self.policy.max_prompt_tokens
             ceiling = min(ceiling, ladder_within(num_ctx)) if ceiling else ladder_within(num_ctx)
-            record = await self._probe(
-                self.provider,
-                binding.model,
-                details=binding.details,
-                digest=digest,
-                max_prompt_tokens=ceiling,
-                keep_alive=self.policy.keep_alive,
-                clock=self.clock,
-                num_ctx=num_ctx,
-            )
+            watcher = self.on_progress
+            options: dict[str, Any] = {}
+            if watcher is not None:
+                options["on_sample"] = lambda progress: watcher(binding, progress)
+            try:
+                record = await self._probe(
+                    self.provider,
+                    binding.model,
+                    details=binding.details,
+                    digest=digest,
+                    max_prompt_tokens=ceiling,
+                    keep_alive=self.policy.keep_alive,
+                    clock=self.clock,
+                    num_ctx=num_ctx,
+                    **options,
+                )
+                self.cache.put(key, record)
+                if self.store is not None:
+                    self.store.record(record.profile, record.activity)
+            finally:
+                if watcher is not None:
+                    watcher(binding, None)
         except ProviderError as exc:  # the next finished turn tries again
             self.last_error[key] = str(exc)
             log.info("capacity probe of %s failed: %s", binding.model, exc)
             return None
-        self.cache.put(key, record)
-        if self.store is not None:
-            self.store.record(record.profile, record.activity)
         return record
 
     async def aclose(self) -> None:

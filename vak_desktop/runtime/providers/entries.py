@@ -22,7 +22,12 @@ from vak_desktop.providers import (
     known_providers,
     open_provider,
 )
-from vak_desktop.runtime.providers.secrets import SecretStoreError, api_key
+from vak_desktop.runtime.providers.secrets import (
+    SecretStoreError,
+    api_key,
+    env_api_key,
+    env_var_for,
+)
 from vak_desktop.runtime.settings import HostedProvider, Settings
 
 KEYED_KINDS = (*HOSTED_KINDS, "openai-compatible")  # a gateway or vLLM may want a key too
@@ -51,7 +56,8 @@ def open_entry(
     if key is None and entry.kind in HOSTED_KINDS:
         raise ProviderSetupError(
             f"no API key is stored for provider {entry.name!r} ({entry.kind}); set it in "
-            "Settings → Providers (it is kept in the system keyring)"
+            "Settings → Providers (it is kept in the system keyring), or set "
+            f"{env_var_for(entry.kind, entry.api_key_env)} in the environment"
         )
     try:
         return open_provider(
@@ -88,9 +94,13 @@ def open_named(
 
 
 def _key_for(entry: HostedProvider) -> str | None:
+    """The keyring's key for the entry, else its environment variable's."""
+    from_env = env_api_key(entry.kind, entry.api_key_env)
     try:
-        return api_key(entry.name)
-    except SecretStoreError:
-        if entry.kind in HOSTED_KINDS:
-            raise
-        return None  # a local server that may take a key works without one
+        stored = api_key(entry.name)
+    except SecretStoreError as exc:
+        if from_env is not None or entry.kind not in HOSTED_KINDS:
+            return from_env  # a local server that may take a key works without one
+        variable = env_var_for(entry.kind, entry.api_key_env)
+        raise SecretStoreError(f"{exc}; or set {variable} in the environment") from exc
+    return stored if stored is not None else from_env

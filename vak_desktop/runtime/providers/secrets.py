@@ -1,16 +1,50 @@
-"""API keys, kept only in the operating system's keyring.
+"""API keys: kept in the operating system's keyring, or read from the provider's environment
+variable.
 
-A key is stored under the service `vak-desktop` and the provider entry's name. Nothing here
-logs a key, and no other module writes one anywhere: the settings file names the provider, the
-ledger records the provider and model, and a key travels only from here to the request header.
+A key is stored under the service `vak-desktop` and the provider entry's name. Where there is no
+keyring backend (common on minimal Linux), or nothing is stored, the key is read from the
+environment variable the provider's own tools use (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
+`OPENROUTER_API_KEY`) or the one the entry names (`api_key_env`); it is never written to a file.
+Nothing here logs a key, and no other module writes one anywhere: the settings file names the
+provider, the ledger records the provider and model, and a key travels only from here to the
+request header.
 """
 
 from __future__ import annotations
 
+import os
+
 import keyring
+from keyring.backends import chainer, fail
 from keyring.errors import KeyringError, PasswordDeleteError
 
 SERVICE = "vak-desktop"
+ENV_VARS = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+}
+
+
+def keyring_available() -> bool:
+    """Whether a keyring backend can store keys here (False: the 'fail' backend, or a chain
+    with no backend in it)."""
+    backend = keyring.get_keyring()
+    if isinstance(backend, fail.Keyring):
+        return False
+    return not (isinstance(backend, chainer.ChainerBackend) and not backend.backends)
+
+
+def env_var_for(kind: str, named: str = "") -> str:
+    """The environment variable a key of `kind` is read from ('' when the kind has none)."""
+    return named or ENV_VARS.get(kind, "")
+
+
+def env_api_key(kind: str, named: str = "") -> str | None:
+    """The key in the provider's environment variable, or None when it is unset or empty."""
+    name = env_var_for(kind, named)
+    value = os.environ.get(name, "").strip() if name else ""
+    return value or None
 
 
 class SecretStoreError(RuntimeError):

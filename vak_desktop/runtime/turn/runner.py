@@ -47,6 +47,7 @@ from vak_desktop.runtime.events import (
     TurnStarted,
 )
 from vak_desktop.runtime.presentations import acked_card, card_library, shown
+from vak_desktop.runtime.sessions.system_prompts import system_prompt_of
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
 from vak_desktop.runtime.tools.surface import ToolSurface, tool_surface
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
@@ -124,14 +125,15 @@ class TurnRunner:
         # Opt-in: one usage-only request per profile counts the prefix (spec §6)
         self.prefix_meter = PrefixMeter(ledger, provider, self.capacity) if measure_prefix else None
 
-    def _surface(self, binding: ModelBinding, directive: str) -> ToolSurface:
+    def _surface(self, binding: ModelBinding, directive: str, prompt: str = "") -> ToolSurface:
         """The turn's tool surface. A model that says it cannot call tools is sent none
         (Ollama refuses the request otherwise) and its system text says how to write a card as
-        a ```vak fence instead."""
-        surface = tool_surface(self.tools, self.system_prompt, directive)
+        a ```vak fence instead. `prompt`: the session's own system prompt, if it set one."""
+        prompt = prompt or self.system_prompt
+        surface = tool_surface(self.tools, prompt, directive)
         if not self._without_tools(binding):
             return surface
-        system = f"{self.system_prompt.rstrip()}\n\n{fence_guide(self.cards)}"
+        system = f"{prompt.rstrip()}\n\n{fence_guide(self.cards)}"
         return dataclasses.replace(surface, system=system, prefix=(), catalogue=())
 
     @staticmethod
@@ -159,12 +161,17 @@ class TurnRunner:
         self.close_interrupted(session)
         self.capacity.turn_starting(binding)  # a probe of this model yields the runner
         self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
+        # the branch's own system prompt (runtime/sessions/system_prompts.py), else ours
+        before = ledger.chain_to_root(session, parent) if parent else []
+        if parent is None:
+            before = ledger.chain_to_root(session)
+        prompt = system_prompt_of(before, self.system_prompt)
         directive = Directive(
             text=text,
             images=images,
             model=binding.model,
             provider=binding.provider,
-            system=self.system_prompt,
+            system=prompt,
         )
         if parent is None:
             turn = ledger.append(session, directive)
@@ -173,7 +180,7 @@ class TurnRunner:
         yield TurnStarted(session, turn.id, binding.model)
         total = Usage()
         outcome, error = "completed", ""
-        state = _TurnState(self._surface(binding, text))
+        state = _TurnState(self._surface(binding, text, prompt))
         called: list[str] = []
         largest_prompt = 0
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
@@ -282,7 +289,8 @@ class TurnRunner:
     async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
         """Write the packet the session's next turn will want, if it wants one not stored
         (`/compact`, "Compact now", and the look-ahead after each turn)."""
-        floor = self._surface(binding, "")  # the next ask is unknown
+        prompt = system_prompt_of(self.ledger.chain_to_root(session), self.system_prompt)
+        floor = self._surface(binding, "", prompt)  # the next ask is unknown
         return await compact_session(
             self.ledger,
             session,

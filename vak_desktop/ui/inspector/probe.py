@@ -231,7 +231,8 @@ class ProbePanel(QWidget):
     def _fill_feedback(self, provenance: Provenance) -> None:
         rows = provenance.feedback
         self.feedback_title.setText(
-            f"<b>Since the probe</b>: {provenance.receipts} receipts of this model in this chat"
+            f"<b>This chat</b>: {provenance.receipts_total} receipts of this model, "
+            f"{provenance.receipts} since the probe"
             + (f", {len(rows)} contradictions" if rows else ", nothing contradicted it")
         )
         self.feedback.setRowCount(len(rows))

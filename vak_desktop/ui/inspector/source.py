@@ -107,6 +107,7 @@ class Provenance:
     activity: Activity | None  # the capacity_probe Activity that measured it
     feedback: list[tuple[str, str, str]] = field(default_factory=list)  # (when, what, detail)
     receipts: int = 0  # receipts of this model in the session since the baseline
+    receipts_total: int = 0  # receipts of this model in the session, before the probe too
 
 
 def _asked(turns: list[Turn]) -> dict[str, str]:
@@ -152,6 +153,13 @@ class Inspection(QObject):
     @property
     def binding(self) -> ModelBinding | None:
         return self._service.binding
+
+    @property
+    def tools(self) -> ToolRegistry | tuple[ToolSpec, ...]:
+        """The runners' tools now (the settings may have changed them since the start)."""
+        if isinstance(self._tools, ToolRegistry):
+            return self._service.runner.tools
+        return self._tools
 
     @property
     def gauge(self) -> Gauge | None:
@@ -200,8 +208,9 @@ class Inspection(QObject):
         session = self.session
         if profile is None or not session:
             return None
+        system = self._service.system_prompt  # the chat's own, else the runner's
         return preview_next(
-            self._ledger, session, profile, directive="", system=self._system, tools=self._tools
+            self._ledger, session, profile, directive="", system=system, tools=self.tools
         )
 
     def preview(self) -> PlanView | None:
@@ -246,7 +255,7 @@ class Inspection(QObject):
             turn_id,
             step,
             system=self._system,
-            tools=self._tools,
+            tools=self.tools,
             chain=self.chain(),
         )
 
@@ -313,8 +322,11 @@ class Inspection(QObject):
                 break
         since = str(baseline.provenance.get("probed_at") or "")
         feedback, receipts = [], 0
+        total = 0
         for entry in self.chain():
             payload = entry.payload
+            if isinstance(payload, Receipt) and payload.model == binding.model:
+                total += 1
             if entry.created_at <= since:
                 continue
             if isinstance(payload, Receipt) and payload.model == binding.model:
@@ -325,7 +337,7 @@ class Inspection(QObject):
                 and payload.detail.get("model") == binding.model
             ):
                 feedback.append((entry.created_at, payload.type, payload.message))
-        return Provenance(profile, baseline, activity, feedback, receipts)
+        return Provenance(profile, baseline, activity, feedback, receipts, total)
 
     def measured(self) -> bool:
         profile = self.profile()
@@ -379,9 +391,13 @@ class Inspection(QObject):
                 else None
             )
         else:
+            # the horizon the next request is planned against: a probe that ended since the
+            # last request moves it at once, not a turn later
+            profile = self.profile()
+            horizon = usable_horizon(profile) if profile is not None else 0
             self._gauge = Gauge(
                 view.model,
-                int(view.plan["budget"]["horizon"]),
+                horizon or int(view.plan["budget"]["horizon"]),
                 view.last_tokens or view.request_tokens,
                 view.count("full"),
                 view.count("card"),

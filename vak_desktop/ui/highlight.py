@@ -1,0 +1,47 @@
+"""Syntax colours for code blocks in answers, with Pygments, in the theme's light or dark style.
+
+A code block is coloured only when its fence names a language Pygments knows (guessing costs
+milliseconds per block and guesses wrong on short snippets); anything else stays plain,
+escaped text. The output is Pygments' inline-styled spans (`noclasses`), the one form Qt's text
+engine draws without a style sheet. Measured: ~0.35 ms for a 250-character Python block, so
+the streaming pane can colour its live part on every render tick (bench/ui_stream.py). Pygments
+is imported on the first code block, not at start-up.
+"""
+
+from __future__ import annotations
+
+import html
+from functools import lru_cache
+from typing import Any
+
+LIGHT_STYLE = "default"
+DARK_STYLE = "one-dark"
+
+
+@lru_cache(maxsize=64)
+def _lexer(language: str) -> Any:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_by_name(language, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+@lru_cache(maxsize=4)
+def _formatter(style: str) -> Any:
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(nowrap=True, noclasses=True, style=style)
+
+
+def highlighted(code: str, language: str, dark: bool) -> str:
+    """`code` as HTML spans coloured for `language` (escaped plain text if it is unknown)."""
+    lexer = _lexer(language.lower()) if language else None
+    if lexer is None:
+        return html.escape(code)
+    from pygments import highlight
+
+    out: str = highlight(code, lexer, _formatter(DARK_STYLE if dark else LIGHT_STYLE))
+    return out.rstrip("\n")
