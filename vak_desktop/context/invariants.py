@@ -243,9 +243,18 @@ def _structure(
 _PACKET_LISTED = re.compile(r"^(?:- Turn (\d+):|Turn (\d+) \()", re.MULTILINE)
 
 
+_PACKET_NUMBERED = re.compile(r"^Also covered, by number: turns (.+)\.$", re.MULTILINE)
+
+
 def _packet_listed(packet: str) -> set[int]:
-    """The turn numbers a packet lists (a line each) or shows as a card."""
-    return {int(a or b) for a, b in _PACKET_LISTED.findall(packet)}
+    """The turn numbers a packet lists (a line each), shows as a card or names by number."""
+    listed = {int(a or b) for a, b in _PACKET_LISTED.findall(packet)}
+    for match in _PACKET_NUMBERED.finditer(packet):
+        for run in match.group(1).split(", "):
+            first, _, last = run.partition("–")
+            if first.isdigit() and (not last or last.isdigit()):
+                listed.update(range(int(first), int(last or first) + 1))
+    return listed
 
 
 def _batch_findings(history: Sequence[Turn], first: Turn, last: Turn) -> list[Finding]:

@@ -19,7 +19,7 @@ import pytest
 
 from tests.context.invariants import check_request
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
-from vak_desktop.context.capacity.profile import DEFAULT_OUTPUT_RESERVE, tokens_per_char
+from vak_desktop.context.capacity.profile import tokens_per_char
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.planner import Fidelity, Plan
@@ -111,7 +111,7 @@ def test_a_13k_horizon_under_a_12k_prefix_carries_the_current_turn_and_says_what
 
 
 def test_a_small_model_keeps_about_two_turns_whole_and_the_rest_as_cards(ledger: Ledger) -> None:
-    capacity = profile(8_192, output_reserve=DEFAULT_OUTPUT_RESERVE, ratio=RATIO)
+    capacity = profile(8_192, output_reserve=2_048, ratio=RATIO)  # the spec's reserve
     index = spec_session(ledger).index()
     plan, history = planned(index, capacity, DEFAULT_SYSTEM_PROMPT)
     counts = fidelities(plan)

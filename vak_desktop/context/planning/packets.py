@@ -27,7 +27,9 @@ from vak_desktop.context.planning.turn_cards import render_card, turn_numbers
 from vak_desktop.context.planning.turns import Turn
 from vak_desktop.context.request import Message
 
-SUMMARY_PENDING = "No summary has been written for these turns yet; they are listed from their cards."
+SUMMARY_PENDING = (
+    "No summary has been written for these turns yet; they are listed from their cards."
+)
 FEATURED_HEADER = "The covered turns closest to the request, as cards:"
 LISTED_HEADER = "The other covered turns, one line each:"
 SUMMARISER_SYSTEM = (

@@ -315,11 +315,19 @@ def plan_working_set(
 
     summary_tokens = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, budget.available // 4))
     packet_end, stored, packet, packet_cost, over_batch = 0, None, None, 0, False
+    settling = 0  # rounds spent pricing the packet's "shown outside" line for a fixed range
     while True:
         chosen = fill(max(0, budget.available - handoff - packet_cost), packet_end)
         overflow = [p for p in range(packet_end, len(live)) if chosen[p] is Fidelity.PACKET]
         if not overflow:
-            break
+            # the bare packet names the turns of its range carried elsewhere; price that line
+            # and fill again when it grew the packet, with a margin that doubles each round
+            # (the line depends on which turns the fill retrieves, so it can move a little)
+            actual = _bare_cost(packet, live, chosen, packet_end, ratio) if packet_end else 0
+            if actual <= packet_cost or settling == 12:
+                break
+            packet_cost, settling = actual + (1 << settling) - 1, settling + 1
+            continue
         # The packet covers the oldest turns up to a batch boundary past the last overflow
         # turn; it moves in whole batches of PACKET_BATCH_TURNS at both ends, so a partial
         # newest batch never enters it (it would grow by one turn a request, every request).
@@ -335,6 +343,7 @@ def plan_working_set(
         stored = index.packet_for(live[0].turn_id, live[packet_end - 1].turn_id)
         packet = stored.packet if stored else None
         packet_cost = estimate_tokens(len(_bare_packet(packet, live[:packet_end])), ratio)
+        settling = 0
     spent = priced(chosen, packet_end)
     shape = PacketShape()
     if packet_end:
@@ -346,8 +355,14 @@ def plan_working_set(
             ratio=ratio,
         )
         packeted = [(live[p], cards[p]) for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
-        text = render_packet(packet, live[:packet_end], packeted, shape, listing=ranked.listing)
-        packet_cost = estimate_tokens(len(text), ratio)
+        while True:  # the shape was priced line by line; the rendered text is what counts
+            text = render_packet(packet, live[:packet_end], packeted, shape, listing=ranked.listing)
+            packet_cost = estimate_tokens(len(text), ratio)
+            if handoff + spent + packet_cost <= budget.available or shape == PacketShape():
+                break
+            shape = (
+                PacketShape(shape.featured) if shape.detailed else PacketShape(shape.featured[:-1])
+            )
 
     planned = [
         PlannedTurn(t.turn_id, t.index, Fidelity.BEHIND_RESET, 0, 0.0)
@@ -386,6 +401,18 @@ def plan_working_set(
 def _bare_packet(packet: Compaction | None, span: Sequence[Turn]) -> str:
     """The smallest the packet over `span` can be: summary (or its absence), range, recall."""
     return render_packet(packet, span, [(t, _NO_CARD) for t in span])
+
+
+def _bare_cost(
+    packet: Compaction | None,
+    live: Sequence[Turn],
+    chosen: Sequence[Fidelity],
+    packet_end: int,
+    ratio: float,
+) -> int:
+    """The bare packet's cost when the turns of its range not packeted are carried elsewhere."""
+    packeted = [(live[p], _NO_CARD) for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+    return estimate_tokens(len(render_packet(packet, live[:packet_end], packeted)), ratio)
 
 
 _NO_CARD = TurnCard(turn_id="", asked="", did=(), answered=Answer(), outcome="")

@@ -155,7 +155,9 @@ class TurnRunner:
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn and yield what happens. `parent` starts a branch (edit / regenerate)."""
         ledger = self.ledger
-        await self.settle(session)  # a packet being written ahead lands before this turn
+        # a real turn never waits on a summary being written ahead: it cancels it (the
+        # deterministic packet stands in) and the look-ahead starts again after this turn
+        await self.abandon_lookahead(session)
         self.close_interrupted(session)
         self.capacity.turn_starting(binding)  # a probe of this model yields the runner
         self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
@@ -187,8 +189,7 @@ class TurnRunner:
                     tools=state.surface.tools,
                     keep_alive=self.keep_alive,
                 )
-            async for event in self._replan(session, binding, state):
-                yield event
+            self._replan(session, binding, state)
             for step in range(MAX_STEPS):
                 try:
                     async for event in self._step(session, binding, step, think, state):
@@ -352,27 +353,18 @@ class TurnRunner:
             state.recovered = True
             self.ledger.append(session, contradiction)
             yield Notice(contradiction.message)
-            async for event in self._replan(session, binding, state):
-                yield event
+            self._replan(session, binding, state)
 
-    async def _replan(
-        self, session: str, binding: ModelBinding, state: _TurnState
-    ) -> AsyncIterator[TurnEvent]:
+    def _replan(self, session: str, binding: ModelBinding, state: _TurnState) -> None:
         """Plan the turn against the profile the ledger gives now (again after a contradiction)."""
-        projected: list[Projection] = []
-        async for event in project_turn(
+        state.projection = project_turn(
             self.ledger,
             session,
-            self.provider,
             binding,
             system=state.surface.system,
             tools=state.surface.prefix,  # the plan prices the prefix loaded at step 0
-            keep_alive=self.keep_alive,
             capacity=self.capacity,
-            out=projected,
-        ):
-            yield event
-        state.projection = projected[-1]
+        )
         state.ratio = state.projection.ratio
 
     def _request(
