@@ -94,10 +94,8 @@ def learn_output_reserve(profile: CapacityProfile, completion: int, stopped_at_l
     if profile.provenance.get(DECLARED_OUTPUT) or completion <= 0:
         return reserve
     target = 2 * completion if stopped_at_limit else completion
-    if target >= reserve:
-        learned = target
-    else:
-        learned = round(reserve + OUTPUT_ALPHA * (target - reserve))
+    decayed = round(reserve + OUTPUT_ALPHA * (target - reserve))
+    learned = target if target >= reserve else decayed
     return max(DEFAULT_OUTPUT_RESERVE, min(learned, profile.declared_window // 2))
 
 

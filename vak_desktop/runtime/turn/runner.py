@@ -62,6 +62,7 @@ from vak_desktop.runtime.turn.recovery import (
     truncated,
     truncation_activity,
 )
+from vak_desktop.runtime.turn.reset import over_budget_activity, reset_if_unfit
 from vak_desktop.runtime.turn.rules import TurnRules, system_step
 from vak_desktop.runtime.turn.step import (
     StepOutcome,
@@ -161,6 +162,19 @@ class TurnRunner:
         self.close_interrupted(session)
         self.capacity.turn_starting(binding)  # a probe of this model yields the runner
         self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
+        state = _TurnState(self._surface(binding, text))
+        if parent is None:  # no room even for a packet: the boundary goes in before the turn
+            reset = reset_if_unfit(
+                ledger,
+                session,
+                binding,
+                text,
+                system=state.surface.system,
+                tools=state.surface.prefix,
+                capacity=self.capacity,
+            )
+            if reset is not None:
+                yield Notice(reset.reason)
         directive = Directive(
             text=text,
             images=images,
@@ -175,7 +189,6 @@ class TurnRunner:
         yield TurnStarted(session, turn.id, binding.model)
         total = Usage()
         outcome, error = "completed", ""
-        state = _TurnState(self._surface(binding, text))
         called: list[str] = []
         largest_prompt = 0
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
@@ -356,7 +369,8 @@ class TurnRunner:
             self._replan(session, binding, state)
 
     def _replan(self, session: str, binding: ModelBinding, state: _TurnState) -> None:
-        """Plan the turn against the profile the ledger gives now (again after a contradiction)."""
+        """Plan the turn against the profile the ledger gives now (again after a contradiction).
+        A plan past its budget is never silent: an Activity says by how much and why."""
         state.projection = project_turn(
             self.ledger,
             session,
@@ -366,6 +380,9 @@ class TurnRunner:
             capacity=self.capacity,
         )
         state.ratio = state.projection.ratio
+        over = over_budget_activity(state.projection.plan)
+        if over is not None:
+            self.ledger.append(session, over)
 
     def _request(
         self,
