@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vak_desktop.context.payloads import Activity, Directive, Reset
-from vak_desktop.context.planning.planner import Plan
+from vak_desktop.context.planning.planner import Fidelity, Plan
 from vak_desktop.context.planning.turn_cards import card_of, turn_numbers
 from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
 from vak_desktop.context.request import ToolSpec
@@ -39,6 +39,20 @@ def handoff_text(turns: Sequence[Turn], ratio: float) -> str:
         f"The latest were — {'; '.join(asks)}. "
         f'recall({{"turn": {first}}}) returns turn {first} whole (any turn number works).'
     )
+
+
+def needs_reset(plan: Plan) -> bool:
+    """No budget is left for earlier turns, not even their bare packet fits in it, or the
+    newest partial batch, carried as cards, would take the request past the horizon (past the
+    budget by more than the output reserve it holds back)."""
+    live = [t for t in plan.turns if t.fidelity is not Fidelity.BEHIND_RESET]
+    if not live:
+        return False
+    if plan.budget.available == 0:
+        return True
+    if not plan.partial_batch:
+        return plan.over_budget > 0
+    return plan.over_budget > plan.budget.output_reserve
 
 
 def reset_if_unfit(
@@ -65,7 +79,7 @@ def reset_if_unfit(
         ahead, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
     )
     budget = projection.plan.budget
-    if budget.available > 0:
+    if not needs_reset(projection.plan):
         return None
     spent = budget.prefix_tokens + budget.tail_tokens + budget.current_turn_reserve
     reason = (
