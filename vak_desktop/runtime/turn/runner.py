@@ -192,7 +192,8 @@ class TurnRunner:
         called: list[str] = []
         largest_prompt = 0
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
-        rules = TurnRules(ledger, session, self.cards, self.tools.observes_now)
+        offered = [spec.name for spec in self.tools.specs()]
+        rules = TurnRules(ledger, session, self.cards, self.tools.observes_now, offered)
         try:
             if self.prefix_meter is not None:  # the turn's own prefix, counted once per profile
                 await self.prefix_meter.ensure(
@@ -263,6 +264,10 @@ class TurnRunner:
                     instruction = "answer the current request instead of repeating an old answer"
                     self.instruction_failed(
                         session, binding, projection, instruction, largest_prompt
+                    )
+                if after.failed_instruction:  # an asked-for action not performed
+                    self.instruction_failed(
+                        session, binding, projection, after.failed_instruction, largest_prompt
                     )
                 if after.nudge is not None:
                     ledger.append(session, after.nudge)
