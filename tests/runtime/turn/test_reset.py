@@ -53,3 +53,24 @@ async def test_a_turn_that_cannot_fit_with_any_history_resets_with_a_handoff(
     recalled = next(e.payload for e in chain if isinstance(e.payload, ToolResult))
     assert "Question 4: the colour of box 4?" in recalled.content  # still reachable
     assert json.dumps(receipt.plan)  # the plan is recorded as planned from the reset
+
+
+async def test_a_horizon_of_zero_still_answers_and_says_why(ledger: Ledger) -> None:
+    """A model whose probe found no instruction followed at all (horizon 0): the turn is sent,
+    answered, and an Activity says the request exceeds the horizon; never a hang or a cut."""
+    zero = profile(0, output_reserve=256, ratio=0.3, provider="scripted", model="zero")
+    session = SessionBuilder(ledger)
+    session.append(zero)
+    binding = ModelBinding(provider="scripted", model="zero", details=None)
+    provider = ScriptedProvider(Scripted(text="Hello."))
+    runner = TurnRunner(ledger, provider, default_tools())
+    outcomes = []
+    async for event in runner.run(session.session, "Hi there", binding):
+        outcomes.append(event)
+    assert len(provider.requests) == 1
+    said = [
+        e.payload.message
+        for e in session.chain()
+        if isinstance(e.payload, Activity) and e.payload.type == "plan_over_budget"
+    ]
+    assert said and "exceed the measured horizon of 0 tokens" in said[0]

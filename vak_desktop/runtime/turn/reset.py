@@ -99,7 +99,21 @@ PLAN_OVER_BUDGET = "plan_over_budget"  # Activity: the plan carries more than it
 
 def over_budget_activity(plan: Plan) -> Activity | None:
     """The Activity that says why a plan goes past its budget (None when it does not): the
-    newest turns that are not yet a whole batch of the packet travel as cards."""
+    newest turns that are not yet a whole batch of the packet travel as cards, or the prefix
+    and the turn alone exceed the horizon (a model that follows nothing: horizon 0)."""
+    budget = plan.budget
+    if plan.over_budget <= 0 and budget.available == 0:  # nothing earlier, and still too big
+        fixed = budget.prefix_tokens + budget.tail_tokens + budget.current_turn_reserve
+        return Activity(
+            type=PLAN_OVER_BUDGET,
+            message=(
+                f"the prefix and this turn alone ({fixed:,} tokens, with an output reserve of "
+                f"{budget.output_reserve:,}) exceed the measured horizon of {budget.horizon:,} "
+                "tokens: the request is sent as it is; the model may not follow it — re-probe "
+                "it or bind a larger model"
+            ),
+            detail={"over_budget": 0, "horizon": budget.horizon},
+        )
     if plan.over_budget <= 0:
         return None
     why = (
@@ -107,7 +121,6 @@ def over_budget_activity(plan: Plan) -> Activity | None:
         if plan.partial_batch
         else "the packet and handoff alone do not fit"
     )
-    budget = plan.budget
     return Activity(
         type=PLAN_OVER_BUDGET,
         message=(
