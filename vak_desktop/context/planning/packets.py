@@ -87,19 +87,22 @@ def render_packet(
     name = turn_numbers(span)
     summary = packet.summary.strip() if packet and packet.summary.strip() else SUMMARY_PENDING
     lines = [f'<context_summary turns="{name}">', summary]
-    by_id = {t.turn_id: (t, c) for t, c in packeted}
-    featured = [by_id[i] for i in shape.featured if i in by_id]
-    if featured:
-        lines += ["", FEATURED_HEADER, *(render_card(c, t.number) for t, c in featured)]
-    rest = [(t, c) for t, c in packeted if t.turn_id not in shape.featured]
+    chosen = set(shape.featured)
+    if chosen:
+        by_id = {t.turn_id: (t, c) for t, c in packeted if t.turn_id in chosen}
+        featured = [by_id[i] for i in shape.featured if i in by_id]
+        lines += ["", FEATURED_HEADER, *(render_card(c, t.index + 1) for t, c in featured)]
+    rest = [(t, c) for t, c in packeted if t.turn_id not in chosen] if chosen else packeted
     if rest and shape.detailed:
         lines += ["", LISTED_HEADER]
-        lines += [(listing or {}).get(t.turn_id) or listing_line(t, c) for t, c in rest]
+        known = listing or {}
+        lines += [known.get(t.turn_id) or listing_line(t, c) for t, c in rest]
     elif rest:
-        numbers = [t.number for t, _ in rest]
+        numbers = [t.index + 1 for t, _ in rest]
         lines += ["", f"Also covered, by number: turns {number_ranges(numbers)}."]
-    elsewhere = sorted({t.number for t in span} - {t.number for t, _ in packeted})
-    if elsewhere:
+    if len(packeted) < len(span):
+        inside = {t.index for t, _ in packeted}
+        elsewhere = [t.index + 1 for t in span if t.index not in inside]
         lines.append(f"Turns {number_ranges(elsewhere)} of this range are shown outside it.")
     first = span[0].number if span else 1
     lines.append(
