@@ -22,6 +22,10 @@ their range. Every size is priced at the bound model's tokens/char (cards store 
 card-block wrappers and the reset's handoff included. Every cost check is turn-whole: a turn is
 never split, and a turn is in exactly one fidelity. A stored packet is used only when its range
 is exactly the plan's; otherwise those turns come from the ledger.
+
+Over 400 lines on purpose: the fill, the batch-aligned packet loop and the packet's shape price
+one budget together (each reads the others' choices); split, that shared accounting would cross
+module boundaries.
 """
 
 from __future__ import annotations
