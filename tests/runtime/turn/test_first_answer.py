@@ -23,6 +23,7 @@ from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime import TurnRunner, default_tools
 from vak_desktop.runtime.capacity.binding import bind_model
 from vak_desktop.runtime.sessions.interchange import import_openai
+from vak_desktop.runtime.tools.surface import COMPACT_SYSTEM
 
 MODEL = "qwen2.5-coder:0.5b"
 CODE = "ZX-4471-Q"
@@ -91,6 +92,10 @@ async def test_the_first_request_is_the_turns_own_and_carries_the_referred_turn(
             )
             assert receipt.plan["packet_range"] is not None and receipt.plan["packet"] is None
             assert "num_predict" in first.get("options", {})  # a max output on every request
+            # the prefix fits the model: the compact system text, within a third of the horizon
+            assert first["messages"][0]["content"].startswith(COMPACT_SYSTEM)
+            prefix = receipt.plan["budget"]["prefix_tokens"]
+            assert prefix * 3 <= SMALL.instruction_horizon.tokens, prefix
             # after the close, the summary is written in the background and stored by range
             await asyncio.wait_for(runner.settle(session), 30)
             packets = [
@@ -128,3 +133,24 @@ async def test_a_real_turn_cancels_the_summary_being_written_instead_of_waiting(
                 e for e in ledger.chain_to_root(session) if isinstance(e.payload, Compaction)
             ]
             await runner.aclose()
+
+
+async def test_the_compact_prefix_is_byte_stable_across_turns(ledger: Ledger) -> None:
+    session = import_openai(ledger, conversation(), title="imported").session
+    ledger.append(session, SMALL)
+    with OllamaDouble(default_text="Fine.") as server:
+        server.add_model(MODEL, trained_window=32_768)
+        async with httpx.AsyncClient(timeout=30) as client:
+            ollama = OllamaProvider(client, server.url)
+            binding = await bind_model(ollama, MODEL)
+            runner = TurnRunner(ledger, ollama, default_tools())
+            for ask in ("What did we decide about part 9?", "Thanks, and part 10?"):
+                async for _ in runner.run(session, ask, binding):
+                    pass
+            chats = [b for _, p, b in server.requests if p == "/api/chat"]
+            systems = {c["messages"][0]["content"] for c in chats}
+            assert len(systems) == 1 and next(iter(systems)).startswith(COMPACT_SYSTEM)
+            receipts = [
+                e.payload for e in ledger.chain_to_root(session) if isinstance(e.payload, Receipt)
+            ]
+            assert len({r.prefix_digest for r in receipts}) == 1

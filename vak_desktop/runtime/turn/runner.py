@@ -18,7 +18,12 @@ import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
+from vak_desktop.context.capacity.profile import (
+    FALLBACK_TOKENS_PER_CHAR,
+    estimate_tokens,
+    tokens_per_char,
+    usable_horizon,
+)
 from vak_desktop.context.evidence.text_calls import adopt_text_calls
 from vak_desktop.context.payloads import (
     Activity,
@@ -48,7 +53,7 @@ from vak_desktop.runtime.events import (
 )
 from vak_desktop.runtime.presentations import acked_card, card_library, shown
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
-from vak_desktop.runtime.tools.surface import ToolSurface, tool_surface
+from vak_desktop.runtime.tools.surface import ToolSurface, compact_surface, tool_surface
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.turn.closing import close_interrupted, close_turn
 from vak_desktop.runtime.turn.compaction import CompactionResult, compact_session
@@ -125,15 +130,27 @@ class TurnRunner:
         # Opt-in: one usage-only request per profile counts the prefix (spec §6)
         self.prefix_meter = PrefixMeter(ledger, provider, self.capacity) if measure_prefix else None
 
-    def _surface(self, binding: ModelBinding, directive: str) -> ToolSurface:
+    def _surface(self, binding: ModelBinding, directive: str, session: str = "") -> ToolSurface:
         """The turn's tool surface. A model that says it cannot call tools is sent none
         (Ollama refuses the request otherwise) and its system text says how to write a card as
-        a ```vak fence instead."""
+        a ```vak fence instead. When the full prefix would take more than a third of the bound
+        profile's horizon, the compact form is used (decided on the floor surface, so the
+        choice and its bytes hold while the profile does)."""
         surface = tool_surface(self.tools, self.system_prompt, directive)
+        if session and self._crowded(binding, session):
+            surface = compact_surface(surface, self.tools)
         if not self._without_tools(binding):
             return surface
         system = f"{self.system_prompt.rstrip()}\n\n{fence_guide(self.cards)}"
         return dataclasses.replace(surface, system=system, prefix=(), catalogue=())
+
+    def _crowded(self, binding: ModelBinding, session: str) -> bool:
+        """Whether the full prefix (system and the floor's schemas) passes a third of the
+        bound profile's horizon."""
+        profile = self.capacity.profile_for(binding, self.ledger.chain_to_root(session), utc_now())
+        floor = tool_surface(self.tools, self.system_prompt, "")
+        chars = len(floor.system) + sum(spec.chars() for spec in floor.prefix)
+        return estimate_tokens(chars, tokens_per_char(profile)) * 3 > usable_horizon(profile)
 
     @staticmethod
     def _without_tools(binding: ModelBinding) -> bool:
@@ -162,7 +179,7 @@ class TurnRunner:
         self.close_interrupted(session)
         self.capacity.turn_starting(binding)  # a probe of this model yields the runner
         self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
-        state = _TurnState(self._surface(binding, text))
+        state = _TurnState(self._surface(binding, text, session))
         if parent is None:  # no room even for a packet: the boundary goes in before the turn
             reset = reset_if_unfit(
                 ledger,
@@ -298,7 +315,7 @@ class TurnRunner:
     async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
         """Write the packet the session's next turn will want, if it wants one not stored
         (`/compact`, "Compact now", and the look-ahead after each turn)."""
-        floor = self._surface(binding, "")  # the next ask is unknown
+        floor = self._surface(binding, "", session)  # the next ask is unknown
         return await compact_session(
             self.ledger,
             session,
