@@ -128,6 +128,20 @@ class Sample:
     first_token_s: float
     end_s: float
     refused: str = ""
+    reached: bool = False  # the request carried the early fact
+
+
+class Recording:
+    """The provider, remembering the requests it was sent (to see what reached the model)."""
+
+    def __init__(self, provider: ChatProvider) -> None:
+        self.inner = provider
+        self.name = provider.name
+        self.requests: list[ChatRequest] = []
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[Any]:
+        self.requests.append(request)
+        return self.inner.stream(request)
 
 
 @dataclass
@@ -144,6 +158,7 @@ class Arm:
         return (
             f"{self.name:<10} tool {sum(s.tool_call for s in ok)}/{len(self.samples)}  "
             f"correct {sum(s.correct for s in ok)}/{len(self.samples)}  "
+            f"fact sent {sum(s.reached for s in ok)}/{len(self.samples)}  "
             f"prompt {med(s.prompt_tokens for s in ok):>7,.0f} tok  "
             f"first token {med(s.first_token_s for s in ok):6.1f} s  "
             f"end {med(s.end_s for s in ok):6.1f} s"
@@ -175,7 +190,8 @@ async def timed_stream(provider: ChatProvider, request: ChatRequest) -> Sample:
         return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
     called, right = correct(calls, text)
     end = time.monotonic() - start
-    return Sample(called, right, prompt, first or end, end)
+    reached = any(CODE in m.content for m in request.messages)
+    return Sample(called, right, prompt, first or end, end, reached=reached)
 
 
 def naive_messages(document: dict[str, Any], ask: str, budget: int | None) -> list[Message]:
@@ -221,7 +237,8 @@ async def vak_try(
             if profile is not None:
                 ledger.append(session, profile)
             tools = default_tools(Settings(workspace=(str(files),)))
-            runner = TurnRunner(ledger, provider, tools, keep_alive=None)
+            recording = Recording(provider)
+            runner = TurnRunner(ledger, recording, tools, keep_alive=None)  # type: ignore[arg-type]
             start = time.monotonic()
             first, calls, prompt = 0.0, [], 0
             events: AsyncIterator[Any] = runner.run(session, ASK, binding)
@@ -241,7 +258,9 @@ async def vak_try(
         finally:
             ledger.close()
     called, right = correct(calls, "")
-    return Sample(called, right, prompt, first or end, end)
+    sent = recording.requests[0].messages if recording.requests else ()
+    reached = any(CODE in m.content for m in sent)
+    return Sample(called, right, prompt, first or end, end, reached=reached)
 
 
 def measured_profile(binding: ModelBinding, horizon: int, n_ctx: int) -> CapacityProfile:

@@ -74,3 +74,16 @@ async def test_a_horizon_of_zero_still_answers_and_says_why(ledger: Ledger) -> N
         if isinstance(e.payload, Activity) and e.payload.type == "plan_over_budget"
     ]
     assert said and "exceed the measured horizon of 0 tokens" in said[0]
+
+
+async def test_the_handoff_carries_the_turn_a_refer_back_points_at(ledger: Ledger) -> None:
+    session = _session(ledger)
+    binding = ModelBinding(provider="scripted", model="tiny", details=None)
+    provider = ScriptedProvider(Scripted(text="It was red."))
+    runner = TurnRunner(ledger, provider, default_tools())
+    ask = "Remind me what I asked earlier about the colour of box 7. " * 20
+    async for _ in runner.run(session.session, ask, binding):
+        pass
+    (reset,) = [e.payload for e in session.chain() if isinstance(e.payload, Reset)]
+    assert "Turn 7 (completed) — asked: Question 7: the colour of box 7?" in reset.handoff
+    assert any("Question 7" in m.content for m in provider.requests[0].messages)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vak_desktop.context.payloads import Activity, Directive, Reset
-from vak_desktop.context.planning.planner import Fidelity, Plan
-from vak_desktop.context.planning.turn_cards import card_of, turn_numbers
+from vak_desktop.context.planning.planner import Fidelity, Plan, candidates
+from vak_desktop.context.planning.turn_cards import card_of, render_card, turn_numbers
 from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
@@ -29,16 +29,25 @@ RESET_WRITTEN = "reset_written"  # Activity: why the session was reset with a ha
 HANDOFF_ASKS = 3  # the newest asks the handoff repeats
 
 
-def handoff_text(turns: Sequence[Turn], ratio: float) -> str:
-    """The deterministic handoff over `turns` (the live turns going behind the reset)."""
+def handoff_text(turns: Sequence[Turn], ratio: float, directive: str = "") -> str:
+    """The deterministic handoff over `turns` (the live turns going behind the reset): the
+    card of the turn a refer-back directive points at (its best BM25 match), the newest asks,
+    and how to recall any of them."""
     span = turn_numbers(turns)
     asks = [f"turn {t.number}: {card_of(t, ratio).asked}" for t in turns[-HANDOFF_ASKS:]]
     first = turns[0].number
-    return (
+    parts = [
         f"Turns {span} are behind a reset: this model's context cannot hold them. "
-        f"The latest were — {'; '.join(asks)}. "
-        f'recall({{"turn": {first}}}) returns turn {first} whole (any turn number works).'
-    )
+        f"The latest were — {'; '.join(asks)}."
+    ]
+    ranked = candidates(turns, ratio, directive)
+    if ranked.pinned is not None:
+        turn = ranked.live[ranked.pinned]
+        parts.append(
+            f"The earlier turn closest to the request:\n{render_card(ranked.cards[ranked.pinned], turn.number)}"
+        )
+    parts.append(f'recall({{"turn": {first}}}) returns turn {first} whole (any turn number works).')
+    return "\n".join(parts)
 
 
 def needs_reset(plan: Plan) -> bool:
@@ -89,7 +98,7 @@ def reset_if_unfit(
         f"turns {turn_numbers(live)} go behind a reset with a handoff, still recallable"
     )
     ledger.append(session, Activity(type=RESET_WRITTEN, message=reason))
-    reset = Reset(handoff=handoff_text(live, projection.ratio), reason=reason)
+    reset = Reset(handoff=handoff_text(live, projection.ratio, text), reason=reason)
     ledger.append(session, reset)
     return reset
 
