@@ -16,6 +16,7 @@ from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.invariants import (
     NO_CUT,
     NO_SPLIT,
+    PACKET_BATCH,
     UNIQUENESS,
     WITHIN_HORIZON,
     Finding,
@@ -28,6 +29,7 @@ from vak_desktop.context.planning.assemble import (
     plan_request,
 )
 from vak_desktop.context.planning.planner import Fidelity, Plan
+from vak_desktop.context.planning.turn_cards import full_record
 from vak_desktop.context.planning.turns import TurnIndex
 from vak_desktop.context.request import Message, ToolSpec
 from vak_desktop.ledger import Ledger
@@ -156,3 +158,65 @@ async def test_a_tool_twice_and_a_history_over_budget_are_named(
     small = dataclasses.replace(plan.budget, horizon=plan.budget.horizon // 3)
     over = dataclasses.replace(plan, budget=small, packet_tokens=0)
     assert WITHIN_HORIZON in {f.invariant for f in findings(index, over, request)}
+
+
+def _long_session(ledger: Ledger, turns: int) -> TurnIndex:
+    session = SessionBuilder(ledger)
+    for n in range(turns):
+        result = search_result(f"r{n}", 3_000)
+        session.turn(TurnScript(f"Question {n}?", ((Call("search", {"n": n}, result),),), "ok"))
+    session.pending("And the next one?")
+    return session.index()
+
+
+def test_a_packet_growing_by_one_turn_is_caught(ledger: Ledger) -> None:
+    """The packet range moves in whole batches of 8; a range that grew by one turn (the old
+    defect: a new summariser call on every request) is named."""
+    index = _long_session(ledger, 20)
+    plan, request = build(index, 1_800)
+    assert plan.packet_range is not None and findings(index, plan, request) == []
+    last = index.by_id(plan.packet_range[1])
+    assert last is not None and (last.index + 1) % 8 == 0
+    grown = index.turns[last.index + 1]
+    turns = tuple(
+        dataclasses.replace(p, fidelity=Fidelity.PACKET, tokens=0)
+        if p.turn_id == grown.turn_id
+        else p
+        for p in plan.turns
+    )
+    wider = dataclasses.replace(
+        plan, turns=turns, packet_range=(plan.packet_range[0], grown.turn_id)
+    )
+    current = index.turns[-1]
+    rebuilt = assemble(
+        index,
+        wider,
+        current,
+        system=DEFAULT_SYSTEM_PROMPT,
+        tools=(),
+        tail=request.tail,
+        ratio=RATIO,
+    )
+    found = findings(index, wider, rebuilt)
+    assert any(f.invariant == PACKET_BATCH and f.turn == grown.number for f in found)
+
+
+def test_a_turn_both_whole_and_in_the_packet_is_caught(ledger: Ledger) -> None:
+    index = _long_session(ledger, 20)
+    plan, request = build(index, 1_800)
+    packeted = next(p for p in plan.turns if p.fidelity is Fidelity.PACKET)
+    number = packeted.index + 1
+    record = full_record(index.turns[packeted.index])
+    at = next(i for i, m in enumerate(request.messages) if m.content.startswith("<context_summary"))
+    packet = request.messages[at].content  # still lists the turn; now it is also whole in front
+    messages = [*request.messages[:at], *record, request.messages[at], *request.messages[at + 1 :]]
+    turns = tuple(
+        dataclasses.replace(p, fidelity=Fidelity.FULL) if p.turn_id == packeted.turn_id else p
+        for p in plan.turns
+    )
+    both = dataclasses.replace(plan, turns=turns)
+    assert str(number) in packet.split("by number: turns ")[1]
+    found = findings(index, both, with_messages(request, messages))
+    assert any(
+        f.invariant == NO_SPLIT and f.turn == number and "in the packet" in f.message for f in found
+    )

@@ -25,7 +25,7 @@ from vak_desktop.ui.status import gauge_text
 
 MODEL = "llama3.2:latest"
 HORIZON = 5_000  # the double follows the probe's instruction up to here
-ANSWER = "This paragraph explains one more aspect of the topic in some detail. " * 40
+ANSWER = "This paragraph explains one more aspect of the topic in some detail. " * 70
 
 
 @pytest.fixture

@@ -15,8 +15,12 @@ plan and the ledger's turns, then each invariant is checked:
   contiguous, and nothing of a turn shown as a card or packeted appears anywhere else; every
   tool call has exactly one result after it; turns keep their order;
 - plan_within_horizon: the history costs no more than the plan priced it, and the plan stays
-  within its budget (so the request within the horizon) whenever the compact part fits;
-- uniqueness: no tool twice; no directive both whole and in the thread.
+  within its budget (so the request within the horizon) whenever the compact part fits and the
+  plan did not say it carried a partial newest batch past it;
+- uniqueness: no tool twice; no directive both whole and in the thread;
+- packet_batch: the packet starts at the first live turn and spans whole batches of
+  PACKET_BATCH_TURNS (so its range holds steady and its summary is reused), and it lists no turn
+  the request carries at another fidelity.
 
 Over 400 lines on purpose: every invariant reads the same parsed layout of one request (cards,
 packet, thread, tool pairs); split, that private layout would cross module boundaries.
@@ -33,7 +37,7 @@ from vak_desktop.context.evidence.windows import LINE_LIMIT, RESULT_LIMIT, carry
 from vak_desktop.context.payloads import EvidenceBody, ToolResult
 from vak_desktop.context.planning.assemble import AssembledRequest, current_turn_messages
 from vak_desktop.context.planning.packets import render_handoff
-from vak_desktop.context.planning.planner import Fidelity, Plan
+from vak_desktop.context.planning.planner import PACKET_BATCH_TURNS, Fidelity, Plan
 from vak_desktop.context.planning.turn_cards import card_of, full_record, is_card_tool
 from vak_desktop.context.planning.turns import Turn, TurnIndex
 from vak_desktop.context.request import Message
@@ -42,6 +46,7 @@ NO_CUT = "no_cut"
 NO_SPLIT = "no_split"
 WITHIN_HORIZON = "plan_within_horizon"
 UNIQUENESS = "uniqueness"
+PACKET_BATCH = "packet_batch"
 
 _CARD_LINE = re.compile(r"^Turn (\d+) \(", re.MULTILINE)
 _PACKET_OPEN = re.compile(r'^<context_summary turns="(\d+)(?:–(\d+))?">')
@@ -214,8 +219,9 @@ def _structure(
                 found.append(Finding(NO_SPLIT, "behind the reset and in the packet", number))
             for number in sorted(wanted[Fidelity.PACKET] - covered):
                 found.append(Finding(NO_SPLIT, "packeted outside the packet's range", number))
-            for number in sorted(covered & set(layout.cards)):
-                found.append(Finding(NO_SPLIT, "a card inside the packet's range", number))
+            for number in sorted(_packet_listed(layout.packet) - wanted[Fidelity.PACKET]):
+                found.append(Finding(NO_SPLIT, "in the packet and carried elsewhere too", number))
+            found += _batch_findings(history, first, last)
             if 'recall({"turn": ' not in layout.packet:
                 found.append(Finding(NO_CUT, "the packet does not say how to recall its turns"))
     elif plan.packet_range is None:
@@ -232,6 +238,40 @@ def _structure(
         if not before <= covered or after & covered:
             found.append(Finding(NO_SPLIT, "a turn of the packet's range sits outside it"))
     return found, covered
+
+
+_PACKET_LISTED = re.compile(r"^(?:- Turn (\d+):|Turn (\d+) \()", re.MULTILINE)
+
+
+_PACKET_NUMBERED = re.compile(r"^Also covered, by number: turns (.+)\.$", re.MULTILINE)
+
+
+def _packet_listed(packet: str) -> set[int]:
+    """The turn numbers a packet lists (a line each), shows as a card or names by number."""
+    listed = {int(a or b) for a, b in _PACKET_LISTED.findall(packet)}
+    for match in _PACKET_NUMBERED.finditer(packet):
+        for run in match.group(1).split(", "):
+            first, _, last = run.partition("–")
+            if first.isdigit() and (not last or last.isdigit()):
+                listed.update(range(int(first), int(last or first) + 1))
+    return listed
+
+
+def _batch_findings(history: Sequence[Turn], first: Turn, last: Turn) -> list[Finding]:
+    """The packet starts at the first turn not behind the reset and spans whole batches."""
+    live = [t for t in history if not t.behind_reset]
+    if not live or first.turn_id != live[0].turn_id:
+        return [Finding(PACKET_BATCH, "the packet does not start at the first live turn")]
+    size = last.index - first.index + 1
+    if size % PACKET_BATCH_TURNS:
+        return [
+            Finding(
+                PACKET_BATCH,
+                f"the packet covers {size} turns, not whole batches of {PACKET_BATCH_TURNS}",
+                last.number,
+            )
+        ]
+    return []
 
 
 def _acked(result: ToolResult | None) -> str:
@@ -303,6 +343,9 @@ def _no_cut(
             elif where is Fidelity.PACKET:
                 if n not in covered:
                     found.append(Finding(NO_CUT, f"result {ref} is absent (packet)", n))
+                elif turn.turn_id in plan.packet_featured and not card_call:
+                    if f"[evidence:{ref}]" not in _packet_card(layout.packet, n):
+                        found.append(Finding(NO_CUT, f"the packet's card lacks {ref}", n))
                 elif plan.packet_detailed and not card_call:
                     line = next(
                         (ln for ln in layout.packet.split("\n") if ln.startswith(f"- Turn {n}:")),
@@ -310,7 +353,7 @@ def _no_cut(
                     )
                     if ref not in line:
                         found.append(Finding(NO_CUT, f"the packet lists it without {ref}", n))
-                elif not plan.packet_detailed and f"Turns {min(covered)}" not in layout.packet:
+                elif f"Turns {min(covered)}" not in layout.packet:
                     found.append(Finding(NO_CUT, "the packet does not name its range", n))
             else:
                 found.append(Finding(NO_CUT, f"result {ref}: the plan does not cover its turn", n))
@@ -319,6 +362,16 @@ def _no_cut(
             ):
                 found.append(Finding(NO_SPLIT, f"result {ref} appears outside its whole turn", n))
     return found
+
+
+def _packet_card(packet: str, number: int) -> str:
+    """The lines of turn `number`'s card inside a packet ("" if it shows none)."""
+    lines = packet.split("\n")
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(f"Turn {number} (")), None)
+    if start is None:
+        return ""
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), None)
+    return "\n".join(lines[start:end])
 
 
 def _card_title(turn: Turn, presentation: str) -> str:
@@ -365,7 +418,7 @@ def budget_findings(
         )
     available = plan.budget.available
     compact = plan.packet_tokens + handoff_tokens(index, plan, ratio)
-    if compact <= available and plan.history_tokens > available:
+    if compact <= available and plan.history_tokens > available and not plan.partial_batch:
         found.append(
             Finding(
                 WITHIN_HORIZON,

@@ -3,8 +3,9 @@
 The session is the spec's: 31 turns, each a web search returning ~14k characters of JSON and a
 short answer. The same ledger is planned for three models:
 
-(a) a 13k horizon under a ~12k prefix: the current turn only, and a packet telling the model
-    which turns it is missing and how to recall them;
+(a) a 13k horizon under a ~12k prefix: the packet over the three whole batches of 8 telling the
+    model which turns it is missing and how to recall them, and the newest partial batch as
+    cards past the budget (the packet moves only in whole batches; the plan says so);
 (b) a small model (8,192 tokens, 2,048 of them reserved for output): about two turns whole, the
     other turns as cards, no packet, under 3k tokens of history;
 (c) a frontier model (200k): every turn whole.
@@ -18,7 +19,7 @@ import pytest
 
 from tests.context.invariants import check_request
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
-from vak_desktop.context.capacity.profile import DEFAULT_OUTPUT_RESERVE, tokens_per_char
+from vak_desktop.context.capacity.profile import tokens_per_char
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.planner import Fidelity, Plan
@@ -93,22 +94,24 @@ def test_a_13k_horizon_under_a_12k_prefix_carries_the_current_turn_and_says_what
     index = session.index()
     if summarised:  # the runtime's summariser wrote the packet the plan asks for
         plan, _ = planned(index, capacity, system)
-        assert plan.packet_range == (session.turn_ids[0], session.turn_ids[30])
-        session.compaction(1, 31, "The user asked about six recurring topics.")
+        assert plan.packet_range == (session.turn_ids[0], session.turn_ids[23])
+        session.compaction(1, 24, "The user asked about six recurring topics.")
         index = session.index()
     plan, history = planned(index, capacity, system)
     assert plan.budget.prefix_tokens >= 12_000 and plan.budget.available == 0
-    assert fidelities(plan) == {Fidelity.PACKET: 31}
+    assert fidelities(plan) == {Fidelity.PACKET: 24, Fidelity.CARD: 7}
+    assert plan.partial_batch and plan.over_budget > 0
     assert (plan.packet is not None) == summarised
-    (packet,) = history  # nothing of the history but the packet
-    assert packet.startswith('<context_summary turns="1–31">')
-    assert 'Turns 1–31 (31 turns) are summarised here; recall({"turn": 1}) returns turn 1' in packet
+    packet, cards = history  # the packet and one run of cards: turns 25–31
+    assert packet.startswith('<context_summary turns="1–24">')
+    assert 'Turns 1–24 are summarised here; recall({"turn": 1}) returns turn 1' in packet
+    assert cards.startswith("<earlier_turns>") and "Turn 25 (" in cards
     if summarised:
         assert "The user asked about six recurring topics." in packet
 
 
 def test_a_small_model_keeps_about_two_turns_whole_and_the_rest_as_cards(ledger: Ledger) -> None:
-    capacity = profile(8_192, output_reserve=DEFAULT_OUTPUT_RESERVE, ratio=RATIO)
+    capacity = profile(8_192, output_reserve=2_048, ratio=RATIO)  # the spec's reserve
     index = spec_session(ledger).index()
     plan, history = planned(index, capacity, DEFAULT_SYSTEM_PROMPT)
     counts = fidelities(plan)

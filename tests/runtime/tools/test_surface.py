@@ -167,7 +167,7 @@ async def test_the_catalogue_is_byte_identical_across_turns_whatever_is_loaded(
     runner = TurnRunner(ledger, provider, _registry(tmp_path))
     session = ledger.create_session().id
     asks = [
-        "grep the notes for TODO",
+        "grep for TODO",
         "Plot a chart of rainfall by month",
         "What did we discuss earlier?",
         "hello",

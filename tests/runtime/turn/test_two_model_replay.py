@@ -23,7 +23,7 @@ from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, se
 from tests.doubles.ollama_server import OllamaDouble
 from tests.doubles.openai_server import OpenAIDouble
 from tests.runtime.scripted import Scripted, ScriptedProvider
-from vak_desktop.context.payloads import Activity, Compaction, Receipt
+from vak_desktop.context.payloads import Activity, Compaction, Directive, Receipt
 from vak_desktop.context.planning.assemble import TailContext, assemble
 from vak_desktop.context.planning.packets import SUMMARISER_SYSTEM
 from vak_desktop.context.planning.planner import Fidelity
@@ -43,7 +43,8 @@ from vak_desktop.runtime import (
 )
 from vak_desktop.runtime.capacity.service import CapacityService
 from vak_desktop.runtime.tools.surface import tool_surface
-from vak_desktop.runtime.turn.projection import Projection, plan_turn, project_turn, step_request
+from vak_desktop.runtime.turn.compaction import project_summarised
+from vak_desktop.runtime.turn.projection import Projection, plan_turn, step_request
 
 TOOLS = default_tools().specs()
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
@@ -104,8 +105,7 @@ async def project(
     """What the runtime does before a turn's first step: plan (summarising first if the plan
     needs a packet no stored one covers), then build the step's request."""
     bound = binding(model)
-    out: list[Projection] = []
-    async for _ in project_turn(
+    projection = await project_summarised(
         session.ledger,
         session.session,
         provider,
@@ -114,20 +114,18 @@ async def project(
         tools=TOOLS,
         keep_alive=None,
         capacity=CapacityService(session.ledger),
-        out=out,
-    ):
-        pass
+    )
     request = step_request(
         session.ledger,
         session.session,
         bound,
-        out[0],
+        projection,
         system=DEFAULT_SYSTEM_PROMPT,
         tools=TOOLS,
         keep_alive=None,
         think=None,
     )
-    return out[0], request
+    return projection, request
 
 
 async def test_a_packet_written_for_a_small_model_is_a_cache_never_a_boundary(
@@ -194,20 +192,23 @@ async def test_the_request_a_small_model_was_sent_is_rebuilt_from_the_ledger_alo
     ledger: Ledger,
 ) -> None:
     session = fixture(ledger)
-    provider = ScriptedProvider(Scripted(text=SUMMARY), Scripted(text="They agree."))
+    provider = ScriptedProvider(Scripted(text="They agree."))
     registry = default_tools()
     runner = TurnRunner(ledger, provider, registry)
     surface = tool_surface(registry, DEFAULT_SYSTEM_PROMPT, ASK)  # what the turn's prefix was
     async for _ in runner.run(session.session, ASK, binding("small")):
         pass
-    assert [r.messages[0].content == SUMMARISER_SYSTEM for r in provider.requests] == [True, False]
-    sent = provider.requests[1]
+    # the turn's own request is the first and only one: no summariser call precedes it, and it
+    # carries the deterministic packet built from the covered turns' cards
+    (sent,) = provider.requests
+    assert sent.messages[0].content != SUMMARISER_SYSTEM
     assert any(m.content.startswith("<context_summary") for m in sent.messages)
+    assert compactions(session) == []
 
     chain = session.chain()
-    (stored,) = compactions(session)
     receipt = next(e.payload for e in chain if isinstance(e.payload, Receipt))
-    before = chain[: chain.index(stored) + 1]  # the ledger as it stood when the step was planned
+    directive = max(i for i, e in enumerate(chain) if isinstance(e.payload, Directive))
+    before = chain[: directive + 1]  # the ledger as it stood when the step was planned
     index = build_turn_index(before)
     capacity = CapacityService(ledger)
     replayed = {}
@@ -323,12 +324,12 @@ async def test_a_session_moves_from_a_small_local_model_to_a_large_hosted_one(
                 pass
 
     chats = [b for m, p, b in ollama_server.requests if p == "/api/chat"]
-    assert chats[0]["messages"][0]["content"] == SUMMARISER_SYSTEM
-    assert any(m["content"].startswith("<context_summary") for m in chats[-1]["messages"])
-    (stored,) = compactions(session)
+    (chat,) = chats  # the turn's own request, with the deterministic packet: no summariser
+    assert any(m["content"].startswith("<context_summary") for m in chat["messages"])
+    assert compactions(session) == []
     receipts = [e.payload for e in session.chain() if isinstance(e.payload, Receipt)]
     packeted = [t["turn_id"] for t in receipts[0].plan["turns"] if t["fidelity"] == "packet"]
-    assert len(packeted) >= 8 and receipts[0].plan["packet"] == stored.id
+    assert len(packeted) >= 8 and receipts[0].plan["packet"] is None
 
     (body,) = [b for m, p, h, b in openai_server.requests if p == "/v1/chat/completions"]
     assert not any("<context_summary" in str(m["content"]) for m in body["messages"])

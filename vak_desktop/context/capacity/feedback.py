@@ -15,6 +15,8 @@ a cache means the profile of any past request can be rebuilt from the chain alon
                        that counted our request also raises tokens_per_char to that count
     horizon          ← lowered (confidence 0.6) when a request above 0.8 × horizon failed an
                        explicit instruction; then a re-probe is due
+    output_reserve   ← the provider's declared maximum output, else the EWMA of the largest
+                       completion (up at once, down slowly, twice a completion cut at the limit)
     prefix_tokens    ← a `prefix_measured` count, then EWMA of receipts whose messages are
                        small beside the prefix (`context/capacity/prefix.py`)
 
@@ -29,7 +31,7 @@ from collections.abc import Iterable
 from vak_desktop.context.capacity.prefix import PREFIX_MEASURED
 from vak_desktop.context.capacity.prefix import adopt_measurement as adopt_prefix_measurement
 from vak_desktop.context.capacity.prefix import calibrate as calibrate_prefix
-from vak_desktop.context.capacity.profile import learn_tokens_per_char
+from vak_desktop.context.capacity.profile import learn_output_reserve, learn_tokens_per_char
 from vak_desktop.context.payloads import (
     Activity,
     CapacityProfile,
@@ -102,7 +104,12 @@ def learn_from_receipt(
     seconds = receipt.timings.prompt_eval_ns / 1e9
     if prompt and seconds > 0 and _cache_miss(receipt, previous, profile):
         prefill = prefill.update(prompt / seconds)
-    return dataclasses.replace(profile, tokens_per_char=ratio, prefill_tps=prefill)
+    reserve = learn_output_reserve(
+        profile, receipt.usage.output_tokens, receipt.done_reason == "length"
+    )
+    return dataclasses.replace(
+        profile, tokens_per_char=ratio, prefill_tps=prefill, output_reserve=reserve
+    )
 
 
 def fold_feedback(

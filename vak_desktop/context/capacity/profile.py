@@ -17,7 +17,12 @@ from typing import Any
 from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon
 
 NUM_CTX_SIZES = (4_096, 8_192, 16_384, 32_768, 65_536, 131_072, 262_144)
-DEFAULT_OUTPUT_RESERVE = 2_048  # metadata-only reserve until a profile has observed completions
+# The output reserve until this model's completions were observed (spec §1: the provider's
+# maximum output when it declares one, else the largest completion observed, EWMA). Small: a
+# constant 2,048 alone exceeded the whole horizon of a 0.5B model.
+DEFAULT_OUTPUT_RESERVE = 512
+OUTPUT_ALPHA = 0.3  # how fast the reserve decays toward smaller completions (it rises at once)
+DECLARED_OUTPUT = "output_declared"  # provenance key: the reserve is the provider's maximum
 FALLBACK_TOKENS_PER_CHAR = 1 / 3  # before any receipt: a cautious ratio, over-counts English
 METADATA_CONFIDENCE = 0.3  # a declared window is a claim, not a measurement
 UNKNOWN_WINDOW = 8_192  # a provider that declares no window at all: assume little
@@ -28,22 +33,24 @@ def metadata_profile(
     model: str,
     declared_window: int | None,
     *,
-    output_reserve: int = DEFAULT_OUTPUT_RESERVE,
+    output_reserve: int | None = None,
     quantisation: str = "",
     model_digest: str = "",
     now: str = "",
 ) -> CapacityProfile:
     """The profile a model has before anything was measured about it."""
     window = declared_window or UNKNOWN_WINDOW
+    declared = output_reserve is not None
+    reserve = output_reserve if output_reserve is not None else DEFAULT_OUTPUT_RESERVE
     return CapacityProfile(
         provider=provider,
         model=model,
         declared_window=window,
         instruction_horizon=Horizon(window, METADATA_CONFIDENCE, now),
-        output_reserve=min(output_reserve, window // 4),
+        output_reserve=min(reserve, window // 4),
         quantisation=quantisation,
         model_digest=model_digest,
-        provenance={"source": "metadata", "probed_at": now},
+        provenance={"source": "metadata", "probed_at": now, DECLARED_OUTPUT: declared},
     )
 
 
@@ -76,6 +83,20 @@ def choose_num_ctx(needed_tokens: int, declared_window: int | None, current: int
     if declared_window:
         size = min(size, declared_window)
     return size
+
+
+def learn_output_reserve(profile: CapacityProfile, completion: int, stopped_at_limit: bool) -> int:
+    """The reserve after one completion: the provider's declared maximum stays; otherwise the
+    EWMA of the largest completion — up at once to a larger one (twice it when the completion
+    stopped at the limit we sent: it wanted more), down by OUTPUT_ALPHA toward a smaller one,
+    never below the starting value."""
+    reserve = profile.output_reserve
+    if profile.provenance.get(DECLARED_OUTPUT) or completion <= 0:
+        return reserve
+    target = 2 * completion if stopped_at_limit else completion
+    decayed = round(reserve + OUTPUT_ALPHA * (target - reserve))
+    learned = target if target >= reserve else decayed
+    return max(DEFAULT_OUTPUT_RESERVE, min(learned, profile.declared_window // 2))
 
 
 def learn_tokens_per_char(profile: CapacityProfile, prompt_tokens: int, chars: int) -> Ewma:

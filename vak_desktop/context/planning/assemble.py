@@ -35,6 +35,7 @@ from vak_desktop.context.planning.planner import (
     PACKET_BATCH_TURNS,
     Fidelity,
     Plan,
+    PlannedTurn,
     candidates,
     plan_working_set,
 )
@@ -236,7 +237,9 @@ def plan_request(
 
 
 def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message]:
-    """Every turn before the current one at the fidelity the plan chose, in request order."""
+    """Every turn before the current one at the fidelity the plan chose, in request order: the
+    handoff, the older turns retrieved from the packet's range (whole or as cards), the packet,
+    then the working set."""
     turns = {t.turn_id: t for t in index.turns}
     planned = [p for p in plan.turns if p.fidelity is not Fidelity.BEHIND_RESET]
     messages: list[Message] = []
@@ -245,21 +248,33 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
     packet_end = 0
     if plan.packet_range is not None:
         last = turns[plan.packet_range[1]].index
-        covered = [turns[p.turn_id] for p in planned if p.index <= last]
-        packet_end = len(covered)
-        for p in planned[:packet_end]:
-            if p.fidelity is Fidelity.FULL:  # retrieved older turns come before the packet
-                messages.extend(full_record(turns[p.turn_id]))
+        span = [turns[p.turn_id] for p in planned if p.index <= last]
+        packet_end = len(span)
+        messages += _turn_messages(turns, planned[:packet_end], ratio)
+        packeted = [
+            (turns[p.turn_id], card_of(turns[p.turn_id], ratio))
+            for p in planned[:packet_end]
+            if p.fidelity is Fidelity.PACKET
+        ]
         text = render_packet(
-            plan.packet.packet if plan.packet else None,
-            covered,
-            [card_of(t, ratio) for t in covered],
-            detailed=plan.packet_detailed,
+            plan.packet.packet if plan.packet else None, span, packeted, plan.packet_shape
         )
         messages.append(Message(role="user", content=text))
+    messages += _turn_messages(turns, planned[packet_end:], ratio)
+    return messages
+
+
+def _turn_messages(
+    turns: dict[str, Turn], planned: Sequence[PlannedTurn], ratio: float
+) -> list[Message]:
+    """Whole turns as their records and each run of card turns as one block (packeted turns
+    are skipped: the packet carries them)."""
+    messages: list[Message] = []
     cards: list[str] = []
-    for p in planned[packet_end:]:
+    for p in planned:
         turn = turns[p.turn_id]
+        if p.fidelity is Fidelity.PACKET:
+            continue
         if p.fidelity is Fidelity.CARD:
             cards.append(render_card(card_of(turn, ratio), turn.number))
             continue

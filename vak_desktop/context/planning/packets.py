@@ -1,10 +1,15 @@
 """Compaction packets: how turns outside the working set are still present in a request.
 
 A packet is a *cache*, keyed by the inclusive turn range it summarises; the ledger stays the
-original. Its text is the summariser's prose plus a deterministic list of what it covers: each
-turn with its evidence ids, so the model always knows what it is missing and how to `recall` it.
-When that list does not fit beside the working set, the packet names the range and the recall
-call instead.
+original. What the request carries of it is deterministic and needs no model call: the stored
+summary when one was written (else a line saying none was), the cards of the covered turns that
+match the directive best, first and in full as far as the budget allows, the rest one line each
+(with their evidence ids) or, when even that does not fit, named by range, and always last how
+to `recall` any turn. So the first answer never waits on a summariser: the model-written summary
+is a background refinement (spec §4, §10), used once it is stored.
+
+A turn of the range the plan carries whole or as a card elsewhere in the request (a retrieved
+older turn) is not listed again: every turn is in exactly one fidelity.
 
 The summariser's own request is built here too, as a purpose-built packet (spec §10 "side
 calls"): the longest stored packet over the same first turn as a seed, plus only the cards of
@@ -14,6 +19,7 @@ the newly covered turns — never the turn's own request.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import Compaction, TurnCard
@@ -21,7 +27,11 @@ from vak_desktop.context.planning.turn_cards import render_card, turn_numbers
 from vak_desktop.context.planning.turns import Turn
 from vak_desktop.context.request import Message
 
-SUMMARY_PENDING = "(no summary has been written for these turns yet)"
+SUMMARY_PENDING = (
+    "No summary has been written for these turns yet; they are listed from their cards."
+)
+FEATURED_HEADER = "The covered turns closest to the request, as cards:"
+LISTED_HEADER = "The other covered turns, one line each:"
 SUMMARISER_SYSTEM = (
     "You write the running summary of an earlier part of a conversation between a user and an "
     "assistant, for the assistant to read later. Keep every fact, name, number, decision and "
@@ -43,30 +53,62 @@ def render_handoff(handoff: str) -> str:
     return f"<handoff>{handoff}</handoff>"
 
 
+@dataclass(frozen=True)
+class PacketShape:
+    """What the request shows of the turns in the packet: `featured` (turn ids, best match
+    first) as whole cards, the rest as one line each when `detailed`, else by range."""
+
+    featured: tuple[str, ...] = ()
+    detailed: bool = False
+
+
+def number_ranges(numbers: Sequence[int]) -> str:
+    """Sorted turn numbers as runs: "1–2, 4–40"."""
+    runs: list[tuple[int, int]] = []
+    for n in numbers:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
 def render_packet(
     packet: Compaction | None,
-    covered: Sequence[Turn],
-    cards: Sequence[TurnCard],
+    span: Sequence[Turn],
+    packeted: Sequence[tuple[Turn, TurnCard]],
+    shape: PacketShape = PacketShape(),
     *,
-    detailed: bool = True,
-    listing: Sequence[str] | None = None,
+    listing: dict[str, str] | None = None,
 ) -> str:
-    """The packet as the request carries it. `listing` is the covered turns' `listing_line`s
-    when the caller has them already (the planner prices several packet sizes)."""
-    span = turn_numbers(covered)
+    """The packet as the request carries it. `span` is the packet's whole range (first and last
+    turn name it), `packeted` the turns of it the packet itself carries, with their cards.
+    `listing` maps turn ids to their `listing_line` when the caller has them already."""
+    name = turn_numbers(span)
     summary = packet.summary.strip() if packet and packet.summary.strip() else SUMMARY_PENDING
-    lines = [f'<context_summary turns="{span}">', summary, ""]
-    first = covered[0].number if covered else 1
-    how = f'recall({{"turn": {first}}}) returns turn {first} whole; any turn number works'
-    if detailed:
-        lines.append(
-            f'Turns {span} are summarised here; {how}, and recall({{"id": …}}) any result:'
-        )
-        if listing is None:
-            listing = [listing_line(t, c) for t, c in zip(covered, cards, strict=True)]
-        lines += listing
-    else:
-        lines.append(f"Turns {span} ({len(covered)} turns) are summarised here; {how}.")
+    lines = [f'<context_summary turns="{name}">', summary]
+    chosen = set(shape.featured)
+    if chosen:
+        by_id = {t.turn_id: (t, c) for t, c in packeted if t.turn_id in chosen}
+        featured = [by_id[i] for i in shape.featured if i in by_id]
+        lines += ["", FEATURED_HEADER, *(render_card(c, t.index + 1) for t, c in featured)]
+    rest = [(t, c) for t, c in packeted if t.turn_id not in chosen] if chosen else packeted
+    if rest and shape.detailed:
+        lines += ["", LISTED_HEADER]
+        known = listing or {}
+        lines += [known.get(t.turn_id) or listing_line(t, c) for t, c in rest]
+    elif rest:
+        numbers = [t.index + 1 for t, _ in rest]
+        lines += ["", f"Also covered, by number: turns {number_ranges(numbers)}."]
+    if len(packeted) < len(span):
+        inside = {t.index for t, _ in packeted}
+        elsewhere = [t.index + 1 for t in span if t.index not in inside]
+        lines.append(f"Turns {number_ranges(elsewhere)} of this range are shown outside it.")
+    first = span[0].number if span else 1
+    lines.append(
+        f'Turns {name} are summarised here; recall({{"turn": {first}}}) returns turn {first} '
+        'whole (any turn number works), and recall({"id": …}) any result by its evidence id.'
+    )
     lines.append("</context_summary>")
     return "\n".join(lines)
 

@@ -7,16 +7,25 @@
         anaphora  = 1.0 for the preceding turn when the directive refers back
 
 Turns go in as cards newest → oldest while they fit (in half the budget when not every card
-does); the overflow collapses into one packet over the oldest turns, its boundary moved in batches of PACKET_BATCH_TURNS so it holds steady across
-turns. The slice the cards and the packet leave promotes turns to Full in descending value (a
-turn that does not fit is skipped for a cheaper one further down): §10's "promoted to full record
-inside a reserved slice of the budget". That gives §10's small-model shape (~2 turns whole, the
-rest as cards, no packet), where filling Full first wholed a dozen turns and packeted the rest
-at any budget. The packet lists each covered turn only when that fits beside the working set.
-Every size is priced at the bound model's tokens/char (cards store characters), card-block
-wrappers and the reset's handoff included. Every cost check is turn-whole: a turn is never
-split. A stored packet is used only when its range is exactly the plan's; otherwise those turns
-come from the ledger.
+does); the overflow collapses into one packet over the oldest turns. The packet's range moves in
+whole batches of PACKET_BATCH_TURNS at both ends, so it holds steady across turns and a stored
+summary is reused: a newest batch that is not yet whole stays as cards, even past the budget
+(`over_budget` says by how much, and the runtime writes an Activity saying why). The slice the
+cards and the packet leave promotes turns to Full in descending value (a turn that does not fit
+is skipped for a cheaper one further down): §10's "promoted to full record inside a reserved
+slice of the budget". That gives §10's small-model shape (~2 turns whole, the rest as cards, no
+packet). When the directive refers back to an earlier turn ("the code I gave you earlier"), its
+best BM25 match is a card before anything else is placed, so it reaches the model however small
+the budget (spec §10: relevance survives a tiny budget). The packet is deterministic: what is
+left of the budget shows its best-matching turns as cards, then one line per other turn, else
+their range. Every size is priced at the bound model's tokens/char (cards store characters),
+card-block wrappers and the reset's handoff included. Every cost check is turn-whole: a turn is
+never split, and a turn is in exactly one fidelity. A stored packet is used only when its range
+is exactly the plan's; otherwise those turns come from the ledger.
+
+Over 400 lines on purpose: the fill, the batch-aligned packet loop and the packet's shape price
+one budget together (each reads the others' choices); split, that shared accounting would cross
+module boundaries.
 """
 
 from __future__ import annotations
@@ -29,15 +38,23 @@ from enum import StrEnum
 from typing import Any
 
 from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char, usable_horizon
-from vak_desktop.context.payloads import CapacityProfile, TurnCard
+from vak_desktop.context.payloads import Answer, CapacityProfile, Compaction, TurnCard
 from vak_desktop.context.planning.drift import PAUSED_RECENCY, paused_turns
-from vak_desktop.context.planning.packets import listing_line, render_handoff, render_packet
+from vak_desktop.context.planning.packets import (
+    FEATURED_HEADER,
+    LISTED_HEADER,
+    PacketShape,
+    listing_line,
+    render_handoff,
+    render_packet,
+)
 from vak_desktop.context.planning.relevance import relevance
 from vak_desktop.context.planning.turn_cards import (
     CARD_BLOCK_CHARS,
     card_of,
     card_tokens,
     full_tokens,
+    render_card,
 )
 from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
 
@@ -48,6 +65,17 @@ MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 64, 512  # the summariser's length, sca
 _ANAPHORA = re.compile(
     r"\b(that|this|these|those|it|its|them|they|again|above|previous|earlier|same|"
     r"the (first|second|third|last|other) one|you (said|wrote|found|mentioned))\b",
+    re.IGNORECASE,
+)
+# Words by which a directive points back at an earlier turn it does not name ("the code I gave
+# you earlier", "what did we decide about …"): the best match of the card index then travels at
+# card fidelity or better, whatever else the budget packets. Kept small and here so that the
+# reading's lexicons can take it over.
+_REFER_BACK = re.compile(
+    r"\b(earlier|before|previously|last time|remember|"
+    r"you (said|wrote|found|mentioned|told me|suggested)|"
+    r"i (gave|told|sent|showed|mentioned|said|shared|pasted|noted|asked)|"
+    r"we (decided|discussed|agreed|talked|said|settled|chose|found)|did we)\b",
     re.IGNORECASE,
 )
 
@@ -95,6 +123,13 @@ class Plan:
     summary_tokens: int  # the length to ask the summariser for, when the packet needs one
     framing_tokens: int  # the reset's handoff and the wrapper of each run of cards
     history_tokens: int  # Full + cards + packet + framing
+    packet_featured: tuple[str, ...] = ()  # packeted turns the packet shows as whole cards
+    over_budget: int = 0  # history tokens past the budget (the Activity that says why)
+    partial_batch: bool = False  # the newest partial batch went as cards past the budget
+
+    @property
+    def packet_shape(self) -> PacketShape:
+        return PacketShape(self.packet_featured, self.packet_detailed)
 
     def fidelity_of(self, turn_id: str) -> Fidelity | None:
         return next((t.fidelity for t in self.turns if t.turn_id == turn_id), None)
@@ -124,13 +159,21 @@ class Plan:
             "packet": self.packet.entry_id if self.packet else None,
             "packet_tokens": self.packet_tokens,
             "packet_detailed": self.packet_detailed,
+            "packet_featured": list(self.packet_featured),
+            "over_budget": self.over_budget,
             "framing_tokens": self.framing_tokens,
             "history_tokens": self.history_tokens,
         }
 
 
 def refers_back(directive: str) -> bool:
+    """The directive points at the exchange just before it ("do that again")."""
     return _ANAPHORA.search(directive) is not None
+
+
+def recalls_earlier(directive: str) -> bool:
+    """The directive points back at an earlier turn without naming it ("I gave you earlier")."""
+    return _REFER_BACK.search(directive) is not None
 
 
 @dataclass(frozen=True)
@@ -145,9 +188,11 @@ class Candidates:
     card_cost: tuple[int, ...]
     values: tuple[float, ...]
     by_value: tuple[int, ...]  # positions in `live`, most valuable first (newest first on ties)
-    # each turn's line in a detailed packet, rendered the first time a packet covers it
-    listing: list[str] = field(default_factory=list)
+    # each turn's line in a detailed packet (by turn id), rendered the first time it is needed
+    listing: dict[str, str] = field(default_factory=dict)
     paused: tuple[str, ...] = ()  # turn ids of the subject the directive moved away from
+    by_relevance: tuple[int, ...] = ()  # positions matching the directive, best first
+    pinned: int | None = None  # the best match of a directive that refers back to it
 
 
 def candidates(
@@ -168,6 +213,7 @@ def candidates(
         anaphora = 1.0 if back and age == 0 else 0.0
         recency = 1.0 / (1 + age) * (PAUSED_RECENCY if position in paused else 1.0)
         values.append(max(recency, rel[position], anaphora))
+    matching = sorted((p for p in range(len(live)) if rel[p] > 0), key=lambda p: (-rel[p], -p))
     return Candidates(
         live=live,
         cards=cards,
@@ -176,7 +222,25 @@ def candidates(
         values=tuple(values),
         by_value=tuple(sorted(range(len(live)), key=lambda p: (-values[p], -p))),
         paused=tuple(live[p].turn_id for p in paused),
+        by_relevance=tuple(matching),
+        pinned=matching[0] if matching and recalls_earlier(directive) else None,
     )
+
+
+def card_runs(chosen: Sequence[Fidelity], packet_end: int) -> int:
+    """How many `<earlier_turns>` wrappers the request renders for `chosen`: one per run of
+    consecutive card turns, a whole turn or the packet ending a run (packeted turns in front of
+    the packet are not rendered there, so they do not break a run of retrieved cards)."""
+    runs, open_run = 0, False
+    for position, fidelity in enumerate(chosen):
+        if position == packet_end:
+            open_run = False  # the packet sits between the retrieved turns and the rest
+        if fidelity is Fidelity.CARD:
+            runs += 0 if open_run else 1
+            open_run = True
+        elif fidelity is Fidelity.FULL:
+            open_run = False
+    return runs
 
 
 def plan_working_set(
@@ -209,22 +273,28 @@ def plan_working_set(
     if index.reset is not None and len(live) < len(history):
         handoff = estimate_tokens(len(render_handoff(index.reset.handoff)), ratio)
 
-    def fill(available: int, packet_end: int) -> tuple[list[Fidelity], int]:
-        """Fidelity per position in `live` given the budget. Every turn from `packet_end` on is
-        a card, newest → oldest while the cards fit (in half the budget when not all of them
-        do); the slice the cards leave promotes turns to Full in descending
-        value, a turn that does not fit skipped for a cheaper one further down (§10: "promoted
-        to full record inside a reserved slice of the budget"). The rest are in the packet.
-        Returns the fidelities and the tokens spent, the wrapper of every run of cards
-        included."""
+    def fill(available: int, packet_end: int) -> list[Fidelity]:
+        """Fidelity per position in `live` given the budget. The turn a refer-back directive
+        points at (`pinned`) is a card first, wherever it is. Every turn from `packet_end` on
+        is a card, newest → oldest while the cards fit (in half the budget when not all of them
+        do); the slice the cards leave promotes turns to Full in descending value, a turn that
+        does not fit skipped for a cheaper one further down (§10: "promoted to full record
+        inside a reserved slice of the budget"). The rest are in the packet. Costs are
+        counted with a wrapper per card run, never below what the request will carry."""
         chosen = [Fidelity.PACKET] * len(live)
         remaining, last = available, len(live) - 1
+        pinned = ranked.pinned
+        if pinned is not None and card_cost[pinned] + block <= remaining:
+            chosen[pinned] = Fidelity.CARD
+            remaining -= card_cost[pinned] + block
         # When not every card fits, the cards get half the budget and the other half is the
         # slice turns are promoted into: a frontier model on a long session keeps dozens of
         # turns whole instead of thousands of cards and a single whole turn.
         every_card = sum(card_cost[packet_end:]) + block
-        card_room = available if every_card <= available else available // 2
+        card_room = remaining if every_card <= remaining else remaining // 2
         for position in range(last, packet_end - 1, -1):
+            if chosen[position] is Fidelity.CARD:
+                continue  # the pinned turn, paid for
             cost = card_cost[position] + (block if position == last else 0)
             if cost > card_room:
                 break
@@ -236,40 +306,70 @@ def plan_working_set(
             if chosen[position] is Fidelity.CARD:
                 left = position > 0 and chosen[position - 1] is Fidelity.CARD
                 right = position < last and chosen[position + 1] is Fidelity.CARD
-                runs = 1 if left and right else 0 if left or right else -1  # split / end / lone
+                runs = 1 if left and right else 0  # splitting a run adds a wrapper
                 cost += runs * block - card_cost[position]
             if cost <= remaining:
                 chosen[position] = Fidelity.FULL
                 remaining -= cost
-        return chosen, available - remaining
+        return chosen
+
+    def priced(chosen: Sequence[Fidelity], packet_end: int) -> int:
+        turns = sum(
+            full_cost[p] if f is Fidelity.FULL else card_cost[p] if f is Fidelity.CARD else 0
+            for p, f in enumerate(chosen)
+        )
+        return turns + card_runs(chosen, packet_end) * block
 
     summary_tokens = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, budget.available // 4))
-    packet_end, stored, packet, pending, packet_cost = 0, None, None, 0, 0
+    packet_end, stored, packet, packet_cost, over_batch = 0, None, None, 0, False
+    settling = 0  # rounds spent pricing the packet's "shown outside" line for a fixed range
     while True:
-        chosen, spent = fill(max(0, budget.available - handoff - packet_cost), packet_end)
+        chosen = fill(max(0, budget.available - handoff - packet_cost), packet_end)
         overflow = [p for p in range(packet_end, len(live)) if chosen[p] is Fidelity.PACKET]
         if not overflow:
+            # the bare packet names the turns of its range carried elsewhere; price that line
+            # and fill again when it grew the packet, with a margin that doubles each round
+            # (the line depends on which turns the fill retrieves, so it can move a little)
+            actual = _bare_cost(packet, live, chosen, packet_end, ratio) if packet_end else 0
+            if actual <= packet_cost or settling == 12:
+                break
+            packet_cost, settling = actual + (1 << settling) - 1, settling + 1
+            continue
+        # The packet covers the oldest turns up to a batch boundary past the last overflow
+        # turn; it moves in whole batches of PACKET_BATCH_TURNS at both ends, so a partial
+        # newest batch never enters it (it would grow by one turn a request, every request).
+        wanted = math.ceil((max(overflow) + 1) / PACKET_BATCH_TURNS) * PACKET_BATCH_TURNS
+        if wanted > len(live):
+            wanted = len(live) // PACKET_BATCH_TURNS * PACKET_BATCH_TURNS
+        if wanted <= packet_end:  # the overflow is in the partial newest batch: cards
+            for position in overflow:
+                chosen[position] = Fidelity.CARD
+            over_batch = True
             break
-        # the packet covers the oldest turns up to a batch boundary past the last overflow turn
-        needed = max(overflow) + 1
-        packet_end = min(len(live), math.ceil(needed / PACKET_BATCH_TURNS) * PACKET_BATCH_TURNS)
+        packet_end = wanted
         stored = index.packet_for(live[0].turn_id, live[packet_end - 1].turn_id)
         packet = stored.packet if stored else None
-        pending = 0 if stored else summary_tokens
-        text = render_packet(packet, live[:packet_end], cards[:packet_end], detailed=False)
-        packet_cost = estimate_tokens(len(text), ratio) + pending
-    # The packet lists every covered turn with its evidence ids when that fits beside the
-    # working set; the listing never pushes a turn out of it (it costs about what a card does).
-    detailed = True
+        packet_cost = estimate_tokens(len(_bare_packet(packet, live[:packet_end])), ratio)
+        settling = 0
+    spent = priced(chosen, packet_end)
+    shape = PacketShape()
     if packet_end:
-        listing = ranked.listing
-        listing += map(listing_line, live[len(listing) : packet_end], cards[len(listing) :])
-        text = render_packet(
-            packet, live[:packet_end], cards[:packet_end], listing=listing[:packet_end]
+        shape = _packet_shape(
+            ranked,
+            chosen,
+            packet_end,
+            room=budget.available - handoff - spent - packet_cost,
+            ratio=ratio,
         )
-        listed = estimate_tokens(len(text), ratio) + pending
-        detailed = handoff + spent + listed <= budget.available
-        packet_cost = listed if detailed else packet_cost
+        packeted = [(live[p], cards[p]) for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+        while True:  # the shape was priced line by line; the rendered text is what counts
+            text = render_packet(packet, live[:packet_end], packeted, shape, listing=ranked.listing)
+            packet_cost = estimate_tokens(len(text), ratio)
+            if handoff + spent + packet_cost <= budget.available or shape == PacketShape():
+                break
+            shape = (
+                PacketShape(shape.featured) if shape.detailed else PacketShape(shape.featured[:-1])
+            )
 
     planned = [
         PlannedTurn(t.turn_id, t.index, Fidelity.BEHIND_RESET, 0, 0.0)
@@ -288,14 +388,73 @@ def plan_working_set(
         planned.append(PlannedTurn(turn.turn_id, turn.index, fidelity, cost, values[position]))
     planned.sort(key=lambda t: t.index)
     packet_range = (live[0].turn_id, live[packet_end - 1].turn_id) if packet_end else None
+    history_tokens = handoff + spent + packet_cost
     return Plan(
         budget=budget,
         turns=tuple(planned),
         packet_range=packet_range,
         packet=stored,
         packet_tokens=packet_cost,
-        packet_detailed=detailed,
+        packet_detailed=shape.detailed,
         summary_tokens=summary_tokens,
         framing_tokens=handoff + spent - sum(t.tokens for t in planned),
-        history_tokens=handoff + spent + packet_cost,
+        history_tokens=history_tokens,
+        packet_featured=shape.featured,
+        over_budget=max(0, history_tokens - budget.available),
+        partial_batch=over_batch,
+    )
+
+
+def _bare_packet(packet: Compaction | None, span: Sequence[Turn]) -> str:
+    """The smallest the packet over `span` can be: summary (or its absence), range, recall."""
+    return render_packet(packet, span, [(t, _NO_CARD) for t in span])
+
+
+def _bare_cost(
+    packet: Compaction | None,
+    live: Sequence[Turn],
+    chosen: Sequence[Fidelity],
+    packet_end: int,
+    ratio: float,
+) -> int:
+    """The bare packet's cost when the turns of its range not packeted are carried elsewhere."""
+    packeted = [(live[p], _NO_CARD) for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+    return estimate_tokens(len(render_packet(packet, live[:packet_end], packeted)), ratio)
+
+
+_NO_CARD = TurnCard(turn_id="", asked="", did=(), answered=Answer(), outcome="")
+
+
+def _packet_shape(
+    ranked: Candidates, chosen: Sequence[Fidelity], packet_end: int, *, room: int, ratio: float
+) -> PacketShape:
+    """What the packet shows beyond its bare range, within `room` tokens: the packeted turns
+    that match the directive, best first, as whole cards (at most a batch of them), then one
+    line for each of the others when those fit too."""
+    if room <= 0:
+        return PacketShape()
+    packeted = [p for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+    featured: list[int] = []
+    chars = len(FEATURED_HEADER) + 2
+    for position in ranked.by_relevance:
+        if position >= packet_end or chosen[position] is not Fidelity.PACKET:
+            continue
+        card = ranked.cards[position]
+        more = chars + (card.chars_card or len(render_card(card, position + 1))) + 1
+        if len(featured) == PACKET_BATCH_TURNS or estimate_tokens(more, ratio) > room:
+            break
+        featured.append(position)
+        chars = more
+    room -= estimate_tokens(chars, ratio) if featured else 0
+    listing = ranked.listing
+    rest = [p for p in packeted if p not in featured]
+    for position in rest:
+        if ranked.live[position].turn_id not in listing:
+            listing[ranked.live[position].turn_id] = listing_line(
+                ranked.live[position], ranked.cards[position]
+            )
+    listed = len(LISTED_HEADER) + 2 + sum(len(listing[ranked.live[p].turn_id]) + 1 for p in rest)
+    return PacketShape(
+        featured=tuple(ranked.live[p].turn_id for p in featured),
+        detailed=bool(rest) and estimate_tokens(listed, ratio) <= room,
     )

@@ -46,7 +46,8 @@ from vak_desktop.runtime.evaluation.fixture import (
 from vak_desktop.runtime.inspection.preview import PENDING_TURN, preview_next
 from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.runtime.tools.surface import tool_surface
-from vak_desktop.runtime.turn.projection import Projection, project_turn, step_request
+from vak_desktop.runtime.turn.compaction import project_summarised
+from vak_desktop.runtime.turn.projection import Projection, step_request
 from vak_desktop.runtime.turn.runner import TurnRunner
 
 CACHE_SHARE = 0.9  # of the stable prefix the second turn must read from the cache (estimates)
@@ -101,8 +102,7 @@ async def _project(
     gives (summarising first when the plan wants a packet no stored one covers), then build the
     step's request."""
     surface = tool_surface(registry, system, ASK)
-    out: list[Projection] = []
-    async for _ in project_turn(
+    projection = await project_summarised(
         ledger,
         session,
         provider,
@@ -111,20 +111,18 @@ async def _project(
         tools=surface.prefix,
         keep_alive=keep_alive,
         capacity=CapacityService(ledger),
-        out=out,
-    ):
-        pass
+    )
     request = step_request(
         ledger,
         session,
         binding,
-        out[-1],
+        projection,
         system=surface.system,
         tools=surface.tools,
         keep_alive=keep_alive,
         think=None,
     )
-    return out[-1], request
+    return projection, request
 
 
 def _whole_in(messages: tuple[Message, ...], record: list[Message]) -> bool:

@@ -125,3 +125,28 @@ def tool_surface(
         spec for spec in registry.specs() if loads(spec, registry.traits(spec.name), reading)
     )
     return ToolSurface(stable_system(base_system, registry), reading, prefix, registry.catalogue())
+
+
+COMPACT_SYSTEM = (
+    "You are a helpful assistant on the user's own machine. Use the tools when the user asks "
+    "for an action. Earlier turns may be cards or a summary; recall brings any back in full."
+)
+
+
+def compact_surface(
+    surface: ToolSurface, registry: ToolRegistry, *, own_prompt: str = ""
+) -> ToolSurface:
+    """The same surface in its compact form, for a model whose horizon the full prefix would
+    crowd (issue #17: the prefix within a third of the horizon): the short system text, the
+    catalogue as one line of names, every loaded schema described by its first sentence. A
+    function of the admitted set and the reading only, so it is byte-stable for a profile.
+    `own_prompt`, a session's own system prompt, stands in for the short system text."""
+    names = sorted(spec.name for spec in registry.catalogue())
+    parts = [own_prompt or COMPACT_SYSTEM, *registry.prompt_sections()]
+    if names:
+        parts.append("More tools (find_tools loads them): " + ", ".join(names) + ".")
+    prefix = tuple(
+        dataclasses.replace(spec, description=leading_sentence(spec.description))
+        for spec in surface.prefix
+    )
+    return dataclasses.replace(surface, system="\n\n".join(parts), prefix=prefix)

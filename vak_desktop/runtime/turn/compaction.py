@@ -24,7 +24,12 @@ from vak_desktop.providers.base import ChatProvider
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.service import CapacityService
-from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
+from vak_desktop.runtime.turn.projection import (
+    Projection,
+    plan_turn,
+    project_turn,
+    tail_context_now,
+)
 from vak_desktop.runtime.turn.summariser import write_packet
 
 NEXT_TURN = "next"  # the id of the turn a look-ahead plans for; it is never written
@@ -80,3 +85,33 @@ async def compact_session(
     if isinstance(written, ProviderError):
         return CompactionResult(None, f"the summariser failed: {written}")
     return CompactionResult(written, f"turns {span} summarised into the context packet")
+
+
+async def project_summarised(
+    ledger: Ledger,
+    session: str,
+    provider: ChatProvider,
+    binding: ModelBinding,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    keep_alive: str | int | None,
+    capacity: CapacityService,
+) -> Projection:
+    """The running turn's projection once the summary its plan wants is stored: plan, write the
+    packet in the foreground when none is stored for exactly that range, plan again. A turn
+    never does this (it goes on with the deterministic packet); `vak eval` and the replay tests
+    do, to check the packet a later request reuses."""
+    projection = project_turn(
+        ledger, session, binding, system=system, tools=tools, capacity=capacity
+    )
+    plan = projection.plan
+    if plan.packet_range is None or plan.packet is not None:
+        return projection
+    index = build_turn_index(ledger.chain_to_root(session))
+    written = await write_packet(
+        ledger, session, provider, binding, index, plan, projection.profile, keep_alive=keep_alive
+    )
+    if isinstance(written, ProviderError):
+        return projection
+    return project_turn(ledger, session, binding, system=system, tools=tools, capacity=capacity)

@@ -1,9 +1,11 @@
 """Packets written ahead: one background compaction task per session, at most.
 
-After a turn closes, a runner with `compact_ahead` starts writing the packet the session's next
-turn will want; the next turn waits for that task to land (`settle`) before it plans. A
-look-ahead is an optimisation: when it fails the turn plans without it, and its failure is
-logged, never raised into the turn.
+After a turn closes, a runner with `compact_ahead` starts writing the summary of the packet the
+session's next turn will want, while the model is idle (single-flight per session; the packet
+is range-keyed, so a stored range is never summarised again). A real turn never waits for it:
+it cancels it (`abandon`) and plans with the deterministic packet, and the next close starts
+it again. A look-ahead is an optimisation: when it fails the turn plans without it, and its
+failure is logged, never raised into the turn. `settle` waits for it (tests, quitting).
 """
 
 from __future__ import annotations

@@ -2,15 +2,15 @@
 
 A turn is planned once, at its first step, against the bound model's profile: which earlier
 turns go whole, as cards or into the packet, and the tail block. If the plan wants a packet no
-stored one covers exactly, the summariser writes it first (a Compaction entry keyed by the
-range). Every later step of the turn reuses that plan and tail, so request k+1 is request k plus
+stored one covers exactly, the request carries the deterministic packet (no model call); the
+summary is a background job for later requests. Every later step of the turn reuses that plan and tail, so request k+1 is request k plus
 the new steps: the prefix cache hits and nothing already sent changes shape.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -19,18 +19,13 @@ from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.planner import Plan
 from vak_desktop.context.planning.reading import read_directive
-from vak_desktop.context.planning.turn_cards import turn_numbers
 from vak_desktop.context.planning.turns import TurnIndex, build_turn_index
 from vak_desktop.context.request import ChatRequest, ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.ledger.canonical import utc_now
-from vak_desktop.providers.base import ChatProvider
-from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.service import CapacityService
-from vak_desktop.runtime.events import Notice, TurnEvent
 from vak_desktop.runtime.lexicons import lexicons
-from vak_desktop.runtime.turn.summariser import write_packet
 
 
 @dataclass(frozen=True)
@@ -82,42 +77,26 @@ def plan_turn(
     return Projection(profile, plan, tail)
 
 
-async def project_turn(
+def project_turn(
     ledger: Ledger,
     session: str,
-    provider: ChatProvider,
     binding: ModelBinding,
     *,
     system: str,
     tools: Sequence[ToolSpec],
-    keep_alive: str | int | None,
     capacity: CapacityService,
-    out: list[Projection],
-) -> AsyncIterator[TurnEvent]:
-    """Plan the running turn (writing a packet first if the plan needs a new one) and append the
-    projection to `out`; yields a notice while the summariser works. The profile is read from
+) -> Projection:
+    """Plan the running turn. It never waits on a model-written summary: a packet no stored
+    one covers exactly goes as the deterministic packet built from the covered turns' cards,
+    and the summary is written later, in the background, while the model is idle
+    (`compaction.compact_session` through the runner's look-ahead). The profile is read from
     the ledger as it stands, so a re-plan after feedback (an over-length refusal) sees it."""
-    tail_context = tail_context_now()
-    for attempt in range(2):
-        chain = ledger.chain_to_root(session)
-        index = build_turn_index(chain)
-        profile = capacity.profile_for(binding, chain, utc_now())
-        projection = plan_turn(
-            index, profile, system=system, tools=tools, tail_context=tail_context, pending=True
-        )
-        plan = projection.plan
-        if plan.packet_range is None or plan.packet is not None or attempt == 1:
-            break
-        first, last = (index.by_id(i) for i in plan.packet_range)
-        assert first is not None and last is not None
-        span = turn_numbers(index.turns[first.index : last.index + 1])
-        yield Notice(f"summarising turns {span} into the context packet")
-        written = await write_packet(
-            ledger, session, provider, binding, index, plan, profile, keep_alive=keep_alive
-        )
-        if isinstance(written, ProviderError):
-            break  # the plan's packet still names every covered turn and how to recall it
-    out.append(projection)
+    chain = ledger.chain_to_root(session)
+    index = build_turn_index(chain)
+    profile = capacity.profile_for(binding, chain, utc_now())
+    return plan_turn(
+        index, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
+    )
 
 
 def step_request(
@@ -148,6 +127,9 @@ def step_request(
         tools=assembled.tools,
         keep_alive=keep_alive,
         think=think,
+        # a max output on every turn request (num_predict / max_tokens): the reserve the plan
+        # kept, so a model stuck repeating itself cannot fill the window
+        max_tokens=projection.profile.output_reserve,
         session_key=session,
         cache_breakpoints=assembled.cache_breakpoints,
     )

@@ -32,6 +32,12 @@ from vak_desktop.context.payloads import (
     ToolCall,
     ToolResult,
 )
+from vak_desktop.context.planning.actions import (
+    ACTION_CHECK,
+    action_nudge,
+    action_statement,
+    requested_tool,
+)
 from vak_desktop.context.planning.drift import (
     EMPTY_STEP,
     FRESHNESS_CHECK,
@@ -78,6 +84,7 @@ class Next:
     statement: str = ""  # a system-authored step written before closing
     nudge: Nudge | None = None
     drift: bool = False  # a model-drift event (the instruction-failure hook is told)
+    failed_instruction: str = ""  # an explicit instruction not followed (horizon feedback)
 
 
 CONTINUE = Next()
@@ -99,7 +106,15 @@ def strikes(turn: Turn, tag: str) -> int:
 class TurnRules:
     """One turn's bookkeeping of the §6/§7 rules (a new one per turn)."""
 
-    def __init__(self, ledger: Ledger, session: str, library: CardLibrary, observes: Observes):
+    def __init__(
+        self,
+        ledger: Ledger,
+        session: str,
+        library: CardLibrary,
+        observes: Observes,
+        offered: Sequence[str] = (),
+    ):
+        self.offered = tuple(offered)  # the tools the turn can call (asked-for actions)
         self.ledger = ledger
         self.session = session
         self.library = library
@@ -163,6 +178,9 @@ class TurnRules:
                 return Next(nudge=Nudge(EMPTY_STEP, empty_step_nudge()))
             return Next(close=True, outcome="degraded", error="the model returned no answer")
         directive = turn.directive.text
+        acted = self._unperformed(chain, turn, directive)
+        if acted is not None:
+            return acted
         if (
             not carded
             and seeks_live_data(directive, lexicons())
@@ -195,6 +213,40 @@ class TurnRules:
                 "so the turn was stopped. Ask again, or try another model."
             ),
             drift=True,
+        )
+
+    def _unperformed(self, chain: list[Entry], turn: Turn, directive: str) -> Next | None:
+        """An asked-for action (`context/planning/actions.py`) the turn never performed: one
+        nudge naming the tool, then the degraded outcome; both feed the horizon feedback."""
+        tool = requested_tool(directive, self.offered)
+        if tool is None:
+            return None
+        called = {
+            c.name
+            for e in turn.entries
+            if isinstance(e.payload, AssistantStep)
+            for c in e.payload.tool_calls
+        }
+        if called & {"grep", "glob", "read", tool}:
+            return None
+        instruction = f"call the `{tool}` tool the request asks for"
+        if strikes(turn, ACTION_CHECK) == 0:
+            nudge = Nudge(ACTION_CHECK, action_nudge(tool, directive))
+            return Next(nudge=nudge, failed_instruction=instruction)
+        self.ledger.append(
+            self.session,
+            Activity(
+                type=FAILED_CLOSED,
+                message=f"the asked-for `{tool}` call was not made after one repair",
+                detail={"check": ACTION_CHECK, "turn": turn.turn_id},
+            ),
+        )
+        return Next(
+            close=True,
+            outcome="degraded",
+            error=f"the model did not call `{tool}` after one repair",
+            statement=action_statement(tool),
+            failed_instruction=instruction,
         )
 
     def _strike(self, chain: list[Entry], turn: Turn, tag: str, text: str) -> Next:

@@ -18,7 +18,12 @@ import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
+from vak_desktop.context.capacity.profile import (
+    FALLBACK_TOKENS_PER_CHAR,
+    estimate_tokens,
+    tokens_per_char,
+    usable_horizon,
+)
 from vak_desktop.context.evidence.text_calls import adopt_text_calls
 from vak_desktop.context.payloads import (
     Activity,
@@ -49,7 +54,7 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.presentations import acked_card, card_library, shown
 from vak_desktop.runtime.sessions.system_prompts import system_prompt_of
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
-from vak_desktop.runtime.tools.surface import ToolSurface, tool_surface
+from vak_desktop.runtime.tools.surface import ToolSurface, compact_surface, tool_surface
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.turn.closing import close_interrupted, close_turn
 from vak_desktop.runtime.turn.compaction import CompactionResult, compact_session
@@ -63,6 +68,7 @@ from vak_desktop.runtime.turn.recovery import (
     truncated,
     truncation_activity,
 )
+from vak_desktop.runtime.turn.reset import over_budget_activity, reset_if_unfit
 from vak_desktop.runtime.turn.rules import TurnRules, system_step
 from vak_desktop.runtime.turn.step import (
     StepOutcome,
@@ -125,16 +131,32 @@ class TurnRunner:
         # Opt-in: one usage-only request per profile counts the prefix (spec §6)
         self.prefix_meter = PrefixMeter(ledger, provider, self.capacity) if measure_prefix else None
 
-    def _surface(self, binding: ModelBinding, directive: str, prompt: str = "") -> ToolSurface:
+    def _surface(
+        self, binding: ModelBinding, directive: str, session: str = "", prompt: str = ""
+    ) -> ToolSurface:
         """The turn's tool surface. A model that says it cannot call tools is sent none
         (Ollama refuses the request otherwise) and its system text says how to write a card as
-        a ```vak fence instead. `prompt`: the session's own system prompt, if it set one."""
+        a ```vak fence instead. `prompt`: the session's own system prompt, if it set one. When
+        the full prefix would take more than a third of the bound profile's horizon, the
+        compact form is used (decided on the floor surface, so the choice and its bytes hold
+        while the profile does); a session's own prompt is kept whole in it."""
         prompt = prompt or self.system_prompt
         surface = tool_surface(self.tools, prompt, directive)
+        if session and self._crowded(binding, session, prompt):
+            own = prompt if prompt != DEFAULT_SYSTEM_PROMPT else ""
+            surface = compact_surface(surface, self.tools, own_prompt=own)
         if not self._without_tools(binding):
             return surface
         system = f"{prompt.rstrip()}\n\n{fence_guide(self.cards)}"
         return dataclasses.replace(surface, system=system, prefix=(), catalogue=())
+
+    def _crowded(self, binding: ModelBinding, session: str, prompt: str) -> bool:
+        """Whether the full prefix (system and the floor's schemas) passes a third of the
+        bound profile's horizon."""
+        profile = self.capacity.profile_for(binding, self.ledger.chain_to_root(session), utc_now())
+        floor = tool_surface(self.tools, prompt, "")
+        chars = len(floor.system) + sum(spec.chars() for spec in floor.prefix)
+        return estimate_tokens(chars, tokens_per_char(profile)) * 3 > usable_horizon(profile)
 
     @staticmethod
     def _without_tools(binding: ModelBinding) -> bool:
@@ -157,7 +179,9 @@ class TurnRunner:
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn and yield what happens. `parent` starts a branch (edit / regenerate)."""
         ledger = self.ledger
-        await self.settle(session)  # a packet being written ahead lands before this turn
+        # a real turn never waits on a summary being written ahead: it cancels it (the
+        # deterministic packet stands in) and the look-ahead starts again after this turn
+        await self.abandon_lookahead(session)
         self.close_interrupted(session)
         self.capacity.turn_starting(binding)  # a probe of this model yields the runner
         self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
@@ -166,6 +190,19 @@ class TurnRunner:
         if parent is None:
             before = ledger.chain_to_root(session)
         prompt = system_prompt_of(before, self.system_prompt)
+        state = _TurnState(self._surface(binding, text, session, prompt))
+        if parent is None:  # no room even for a packet: the boundary goes in before the turn
+            reset = reset_if_unfit(
+                ledger,
+                session,
+                binding,
+                text,
+                system=state.surface.system,
+                tools=state.surface.prefix,
+                capacity=self.capacity,
+            )
+            if reset is not None:
+                yield Notice(reset.reason)
         directive = Directive(
             text=text,
             images=images,
@@ -180,11 +217,11 @@ class TurnRunner:
         yield TurnStarted(session, turn.id, binding.model)
         total = Usage()
         outcome, error = "completed", ""
-        state = _TurnState(self._surface(binding, text, prompt))
         called: list[str] = []
         largest_prompt = 0
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
-        rules = TurnRules(ledger, session, self.cards, self.tools.observes_now)
+        offered = [spec.name for spec in self.tools.specs()]
+        rules = TurnRules(ledger, session, self.cards, self.tools.observes_now, offered)
         try:
             if self.prefix_meter is not None:  # the turn's own prefix, counted once per profile
                 await self.prefix_meter.ensure(
@@ -194,8 +231,7 @@ class TurnRunner:
                     tools=state.surface.tools,
                     keep_alive=self.keep_alive,
                 )
-            async for event in self._replan(session, binding, state):
-                yield event
+            self._replan(session, binding, state)
             for step in range(MAX_STEPS):
                 try:
                     async for event in self._step(session, binding, step, think, state):
@@ -260,6 +296,10 @@ class TurnRunner:
                     self.instruction_failed(
                         session, binding, projection, instruction, largest_prompt
                     )
+                if after.failed_instruction:  # an asked-for action not performed
+                    self.instruction_failed(
+                        session, binding, projection, after.failed_instruction, largest_prompt
+                    )
                 if after.nudge is not None:
                     ledger.append(session, after.nudge)
                     yield Notice(after.nudge.text)
@@ -290,7 +330,7 @@ class TurnRunner:
         """Write the packet the session's next turn will want, if it wants one not stored
         (`/compact`, "Compact now", and the look-ahead after each turn)."""
         prompt = system_prompt_of(self.ledger.chain_to_root(session), self.system_prompt)
-        floor = self._surface(binding, "", prompt)  # the next ask is unknown
+        floor = self._surface(binding, "", session, prompt)  # the next ask is unknown
         return await compact_session(
             self.ledger,
             session,
@@ -363,28 +403,23 @@ class TurnRunner:
             state.recovered = True
             self.ledger.append(session, contradiction)
             yield Notice(contradiction.message)
-            async for event in self._replan(session, binding, state):
-                yield event
+            self._replan(session, binding, state)
 
-    async def _replan(
-        self, session: str, binding: ModelBinding, state: _TurnState
-    ) -> AsyncIterator[TurnEvent]:
-        """Plan the turn against the profile the ledger gives now (again after a contradiction)."""
-        projected: list[Projection] = []
-        async for event in project_turn(
+    def _replan(self, session: str, binding: ModelBinding, state: _TurnState) -> None:
+        """Plan the turn against the profile the ledger gives now (again after a contradiction).
+        A plan past its budget is never silent: an Activity says by how much and why."""
+        state.projection = project_turn(
             self.ledger,
             session,
-            self.provider,
             binding,
             system=state.surface.system,
             tools=state.surface.prefix,  # the plan prices the prefix loaded at step 0
-            keep_alive=self.keep_alive,
             capacity=self.capacity,
-            out=projected,
-        ):
-            yield event
-        state.projection = projected[-1]
+        )
         state.ratio = state.projection.ratio
+        over = over_budget_activity(state.projection.plan)
+        if over is not None:
+            self.ledger.append(session, over)
 
     def _request(
         self,

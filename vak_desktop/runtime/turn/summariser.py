@@ -20,7 +20,7 @@ from vak_desktop.context.planning.turns import Turn, TurnIndex
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, TextDelta
-from vak_desktop.providers.errors import ProviderError
+from vak_desktop.providers.errors import BadResponse, ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
 
 
@@ -98,6 +98,10 @@ async def write_packet(
     except ProviderError as exc:
         ledger.append(session, Activity(type="summary_failed", message=str(exc)))
         return exc
+    if not packet.summary:  # stored, an empty summary would stop the range being asked again
+        empty = BadResponse("the summariser returned no text")
+        ledger.append(session, Activity(type="summary_failed", message=str(empty)))
+        return empty
     ledger.append(session, packet)
     return packet
 

@@ -192,7 +192,8 @@ class PlanPanel(QWidget):
         stored = (
             f"the stored summary {plan['packet'][:14]}…"
             if plan.get("packet")
-            else "no stored summary of exactly these turns yet (sending writes one)"
+            else "no stored summary of exactly these turns yet (the request carries their cards; the "
+            "summary is written in the background)"
         )
         detail = (
             "each covered turn listed by number"

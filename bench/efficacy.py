@@ -1,0 +1,366 @@
+"""Efficacy on a real model: does the turn the user refers to reach it, and does it act?
+
+    python bench/efficacy.py --model ~/.cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
+        [--tries 6] [--arms vak,full,truncated,fresh] [--turns 40] [--horizon 4096 | --probe] \
+        [--direct 1000,2000,4000] [--n-ctx 32768] [--threads N]
+
+One llama.cpp server (the project's embedded engine, `runtime/providers/embedded.py`; its prompt
+cache is on, and every arm runs against the same server and the same tools) serves a generated
+session: `--turns` turns with varied tool results (some over 30k characters) and a fact stated
+in turn 3 ("the shipment code is …"). The directive then needs a tool call *and* that early
+fact: "Search my files for the shipment code I gave you earlier." A try is correct when the
+model calls a file tool whose arguments carry the code. Arms:
+
+    vak        a real TurnRunner turn, planned against the bound profile (`--horizon` tokens
+               measured, or the real probe with `--probe`), first step only
+    full       the naive full history (what Open WebUI / LM Studio send)
+    truncated  the naive history cut to its newest 4,096 tokens (Ollama's default)
+    fresh      a fresh one-turn chat asking the same with the code in it: the first-token
+               baseline the imported session is measured against
+
+Per arm: tool-call rate, correct rate, median prompt tokens, median seconds to the first token
+and to the end of the step. `--probe` times the probe (requests, seconds); `--direct` is the
+direct measurement beside it: a fixed real-shaped request (the naive history cut to each
+size) sampled `--tries` times a size, its tool-call rate per size. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, ToolCall
+from vak_desktop.context.request import ChatRequest, Message
+from vak_desktop.ledger import Ledger
+from vak_desktop.providers.base import ChatProvider, Done, ModelDetails, TextDelta, ToolCallEvent
+from vak_desktop.providers.errors import ProviderError
+from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools, run_probe
+from vak_desktop.runtime.events import StepFinished, TextChunk, ToolCallRequested
+from vak_desktop.runtime.providers.embedded import EngineConfig, chat_template, start_engine
+from vak_desktop.runtime.sessions.interchange import import_openai
+from vak_desktop.runtime.settings import Settings
+
+DEFAULT_MODEL = Path.home() / ".cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+CODE = "ZX-4471-Q"
+ASK = "Search my files for the shipment code I gave you earlier."
+FRESH_ASK = f"Search my files for the shipment code {CODE}."
+TRUNCATED_TOKENS = 4_096  # Ollama's default num_ctx
+RATIO = 0.3  # tokens per char for the naive cut (the server counts the real prompt)
+MAX_OUTPUT = 256
+FILE_TOOLS = ("grep", "glob", "read")
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def conversation(turns: int) -> dict[str, Any]:
+    """The generated session in the OpenAI chat format: facts early, varied tool results."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a helpful assistant."}]
+    for n in range(1, turns + 1):
+        if n == 3:
+            messages += [
+                {"role": "user", "content": f"Note for later: the shipment code is {CODE}."},
+                {"role": "assistant", "content": "Noted: I will keep the shipment code in mind."},
+            ]
+            continue
+        if n == 5:
+            messages += [
+                {"role": "user", "content": "Also remember: the warehouse is in Tilburg."},
+                {"role": "assistant", "content": "Noted: the warehouse is in Tilburg."},
+            ]
+            continue
+        kind = n % 4
+        messages.append(
+            {"role": "user", "content": f"Step {n}: check the build log of module {n}."}
+        )
+        if kind in (0, 1):
+            tool = "read" if kind == 0 else "grep"
+            arguments = {"path": f"logs/module{n}.log"} if kind == 0 else {"pattern": f"mod{n}"}
+            call = {
+                "id": f"call{n}",
+                "type": "function",
+                "function": {"name": tool, "arguments": json.dumps(arguments)},
+            }
+            messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+            lines = 900 if n % 8 == 0 else 40  # every 8th result is over 30k characters
+            body = "\n".join(
+                f"[{i:04}] module{n}: compiled unit {i} in {i % 97} ms" for i in range(lines)
+            )
+            messages.append({"role": "tool", "tool_call_id": f"call{n}", "content": body})
+        messages.append(
+            {"role": "assistant", "content": f"Module {n} builds cleanly; {n % 7} warnings remain."}
+        )
+    return {"messages": messages}
+
+
+def workspace(root: Path) -> Path:
+    """The user's files the directive asks to search: the manifest holds the code."""
+    folder = root / "files"
+    (folder / "shipping").mkdir(parents=True)
+    (folder / "shipping" / "manifest.txt").write_text(
+        f"Shipment {CODE}: 40 crates, due Friday.\nShipment AB-1000-X: 2 crates.\n"
+    )
+    (folder / "notes.md").write_text("# Notes\nNothing about shipments here.\n")
+    return folder
+
+
+@dataclass
+class Sample:
+    tool_call: bool
+    correct: bool
+    prompt_tokens: int
+    first_token_s: float
+    end_s: float
+    refused: str = ""
+    reached: bool = False  # the request carried the early fact
+
+
+class Recording:
+    """The provider, remembering the requests it was sent (to see what reached the model)."""
+
+    def __init__(self, provider: ChatProvider) -> None:
+        self.inner = provider
+        self.name = provider.name
+        self.requests: list[ChatRequest] = []
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[Any]:
+        self.requests.append(request)
+        return self.inner.stream(request)
+
+
+@dataclass
+class Arm:
+    name: str
+    samples: list[Sample] = field(default_factory=list)
+
+    def row(self) -> str:
+        ok = [s for s in self.samples if not s.refused]
+        if not ok:
+            why = self.samples[0].refused if self.samples else "not run"
+            return f"{self.name:<10} refused: {why[:80]}"
+        med = statistics.median
+        return (
+            f"{self.name:<10} tool {sum(s.tool_call for s in ok)}/{len(self.samples)}  "
+            f"correct {sum(s.correct for s in ok)}/{len(self.samples)}  "
+            f"fact sent {sum(s.reached for s in ok)}/{len(self.samples)}  "
+            f"prompt {med(s.prompt_tokens for s in ok):>7,.0f} tok  "
+            f"first token {med(s.first_token_s for s in ok):6.1f} s  "
+            f"end {med(s.end_s for s in ok):6.1f} s"
+        )
+
+
+def correct(calls: Sequence[ToolCall], text: str) -> tuple[bool, bool]:
+    """(a file tool was called, one carried the code)."""
+    files = [c for c in calls if c.name in FILE_TOOLS]
+    return bool(files), any(CODE in json.dumps(c.arguments) for c in files)
+
+
+async def timed_stream(provider: ChatProvider, request: ChatRequest) -> Sample:
+    """One model call, timed from send to the first text or call and to its end."""
+    start = time.monotonic()
+    first, calls, text, prompt = 0.0, [], "", 0
+    try:
+        async with contextlib.aclosing(provider.stream(request)) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta | ToolCallEvent) and not first:
+                    first = time.monotonic() - start
+                if isinstance(event, TextDelta):
+                    text += event.text
+                elif isinstance(event, ToolCallEvent):
+                    calls.append(event.call)
+                elif isinstance(event, Done):
+                    prompt = event.usage.prompt_tokens()
+    except ProviderError as exc:
+        return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
+    called, right = correct(calls, text)
+    end = time.monotonic() - start
+    reached = any(CODE in m.content for m in request.messages)
+    return Sample(called, right, prompt, first or end, end, reached=reached)
+
+
+def naive_messages(document: dict[str, Any], ask: str, budget: int | None) -> list[Message]:
+    """The history as chat apps send it: every message whole, or only the newest that fit."""
+    raw = document["messages"]
+    out: list[Message] = []
+    for m in raw:
+        calls = tuple(
+            ToolCall(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in m.get("tool_calls", ())
+        )
+        out.append(
+            Message(
+                role=m["role"],
+                content=m.get("content") or "",
+                tool_calls=calls,
+                tool_call_id=m.get("tool_call_id", ""),
+            )
+        )
+    out.append(Message(role="user", content=ask))
+    if budget is None:
+        return out
+    system, rest = out[0], out[1:]
+    while rest and sum(m.chars() for m in (system, *rest)) * RATIO > budget:
+        rest = rest[1:]
+    while rest and rest[0].role != "user":  # never open on a tool result or an answer
+        rest = rest[1:]
+    return [system, *rest]
+
+
+async def vak_try(
+    provider: ChatProvider,
+    binding: ModelBinding,
+    document: dict[str, Any],
+    files: Path,
+    profile: CapacityProfile | None,
+) -> Sample:
+    """One real turn's first step, on a fresh import of the session."""
+    with tempfile.TemporaryDirectory() as scratch:
+        ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
+        try:
+            session = import_openai(ledger, document, title="efficacy").session
+            if profile is not None:
+                ledger.append(session, profile)
+            tools = default_tools(Settings(workspace=(str(files),)))
+            recording = Recording(provider)
+            runner = TurnRunner(ledger, recording, tools, keep_alive=None)  # type: ignore[arg-type]
+            start = time.monotonic()
+            first, calls, prompt = 0.0, [], 0
+            events: AsyncIterator[Any] = runner.run(session, ASK, binding)
+            async with contextlib.aclosing(events) as stream:
+                async for event in stream:
+                    if isinstance(event, TextChunk | ToolCallRequested) and not first:
+                        first = time.monotonic() - start
+                    if isinstance(event, ToolCallRequested):
+                        calls.append(ToolCall(event.id, event.name, event.arguments))
+                    if isinstance(event, StepFinished):
+                        prompt = event.receipt.usage.prompt_tokens()
+                        break
+            end = time.monotonic() - start
+            await tools.aclose()
+        except ProviderError as exc:
+            return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
+        finally:
+            ledger.close()
+    called, right = correct(calls, "")
+    sent = recording.requests[0].messages if recording.requests else ()
+    reached = any(CODE in m.content for m in sent)
+    return Sample(called, right, prompt, first or end, end, reached=reached)
+
+
+def measured_profile(binding: ModelBinding, horizon: int, n_ctx: int) -> CapacityProfile:
+    return CapacityProfile(
+        provider=binding.provider,
+        model=binding.model,
+        declared_window=n_ctx,
+        instruction_horizon=Horizon(horizon, 0.9, "2026-12-01T00:00:00Z"),
+        output_reserve=MAX_OUTPUT,
+        tokens_per_char=Ewma(RATIO, 5),
+        provenance={"source": "bench", "probed_at": "2026-12-01T00:00:00Z"},
+    )
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--tries", type=int, default=6)
+    parser.add_argument("--arms", default="vak,full,truncated,fresh")
+    parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--horizon", type=int, default=4_096, help="the measured horizon")
+    parser.add_argument("--probe", action="store_true", help="measure it with the real probe")
+    parser.add_argument("--direct", default="", help="sizes for the direct measurement")
+    parser.add_argument("--n-ctx", type=int, default=32_768)
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args(argv)
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    document = conversation(args.turns)
+    config = EngineConfig(
+        args.model,
+        n_ctx=args.n_ctx,
+        chat_template=chat_template("qwen2.5-tools"),
+        threads=args.threads,
+        max_output_tokens=MAX_OUTPUT,
+    )
+    say(f"starting the engine on {args.model.name} (n_ctx {args.n_ctx:,}) …")
+    with tempfile.TemporaryDirectory() as root:
+        files = workspace(Path(root))
+        async with await start_engine(config) as engine, httpx.AsyncClient(timeout=900) as client:
+            provider = engine.provider(client)
+            details = ModelDetails(name=engine.model, declared_window=args.n_ctx)
+            binding = ModelBinding(provider=provider.name, model=engine.model, details=details)
+            specs = default_tools(Settings(workspace=(str(files),))).specs()
+            profile: CapacityProfile | None = measured_profile(binding, args.horizon, args.n_ctx)
+            if args.probe:
+                say("probing …")
+                start = time.monotonic()
+                record = await run_probe(provider, engine.model, details=details, nonce="efficacy")
+                spent = time.monotonic() - start
+                profile = dataclasses.replace(record.profile, provider=binding.provider)
+                requests = record.activity.detail.get("requests", "?")
+                print(
+                    f"probe: horizon {profile.instruction_horizon.tokens:,} tokens, "
+                    f"{requests} requests, {spent:.0f} s"
+                )
+            results: dict[str, Arm] = {name: Arm(name) for name in arms}
+            for attempt in range(args.tries):
+                for name in arms:
+                    say(f"try {attempt + 1}/{args.tries}: {name} …")
+                    if name == "vak":
+                        sample = await vak_try(provider, binding, document, files, profile)
+                    else:
+                        budget = TRUNCATED_TOKENS if name == "truncated" else None
+                        ask = FRESH_ASK if name == "fresh" else ASK
+                        messages = (
+                            [Message(role="user", content=ask)]
+                            if name == "fresh"
+                            else naive_messages(document, ask, budget)
+                        )
+                        request = ChatRequest(
+                            model=engine.model,
+                            messages=tuple(messages),
+                            tools=specs,
+                            max_tokens=MAX_OUTPUT,
+                        )
+                        sample = await timed_stream(provider, request)
+                    results[name].samples.append(sample)
+                    say(f"  {results[name].row()}")
+            print(f"\nefficacy: {engine.model}, {args.turns} turns, {args.tries} tries an arm")
+            for arm in results.values():
+                print(arm.row())
+            fresh, vak = results.get("fresh"), results.get("vak")
+            if fresh and vak and fresh.samples and vak.samples:
+                ratio = statistics.median(s.first_token_s for s in vak.samples) / max(
+                    1e-9, statistics.median(s.first_token_s for s in fresh.samples)
+                )
+                print(f"vak first token ÷ fresh one-turn chat first token: {ratio:.2f}×")
+            for size in [int(s) for s in args.direct.split(",") if s.strip()]:
+                request = ChatRequest(
+                    model=engine.model,
+                    messages=tuple(naive_messages(document, FRESH_ASK, size)),
+                    tools=specs,
+                    max_tokens=MAX_OUTPUT,
+                )
+                samples = [await timed_stream(provider, request) for _ in range(args.tries)]
+                called = sum(s.tool_call for s in samples)
+                tokens = statistics.median(s.prompt_tokens for s in samples)
+                print(f"direct: {tokens:>7,.0f} prompt tokens: tool call {called}/{len(samples)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))

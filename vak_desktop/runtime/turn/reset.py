@@ -1,0 +1,140 @@
+"""Reset-with-handoff: the rescue when even the smallest prefix plus the new turn cannot fit.
+
+A packet is a cache, never a boundary; the one true boundary is a `Reset` entry (spec §4). It
+is written when the plan for the turn about to start has no budget left at all for the earlier
+turns — the prefix and the current turn alone fill the model's horizon — so that the request
+carries a short handoff instead of a packet it cannot afford. The handoff is deterministic
+(no model call: the turn must not wait on one): how many turns lie behind it, the last few
+asks from their cards, and how to `recall` any of them, which still reaches every turn behind
+the reset. The Reset is written *before* the turn's directive, so the turn itself is in front of
+it, and an Activity says why, so the cut is never silent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vak_desktop.context.payloads import Activity, Directive, Reset
+from vak_desktop.context.planning.planner import Fidelity, Plan, candidates
+from vak_desktop.context.planning.turn_cards import card_of, render_card, turn_numbers
+from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
+from vak_desktop.context.request import ToolSpec
+from vak_desktop.ledger import Ledger
+from vak_desktop.ledger.canonical import utc_now
+from vak_desktop.runtime.capacity.binding import ModelBinding
+from vak_desktop.runtime.capacity.service import CapacityService
+from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
+
+RESET_WRITTEN = "reset_written"  # Activity: why the session was reset with a handoff
+HANDOFF_ASKS = 3  # the newest asks the handoff repeats
+
+
+def handoff_text(turns: Sequence[Turn], ratio: float, directive: str = "") -> str:
+    """The deterministic handoff over `turns` (the live turns going behind the reset): the
+    card of the turn a refer-back directive points at (its best BM25 match), the newest asks,
+    and how to recall any of them."""
+    span = turn_numbers(turns)
+    asks = [f"turn {t.number}: {card_of(t, ratio).asked}" for t in turns[-HANDOFF_ASKS:]]
+    first = turns[0].number
+    parts = [
+        f"Turns {span} are behind a reset: this model's context cannot hold them. "
+        f"The latest were — {'; '.join(asks)}."
+    ]
+    ranked = candidates(turns, ratio, directive)
+    if ranked.pinned is not None:
+        turn = ranked.live[ranked.pinned]
+        parts.append(
+            f"The earlier turn closest to the request:\n{render_card(ranked.cards[ranked.pinned], turn.number)}"
+        )
+    parts.append(f'recall({{"turn": {first}}}) returns turn {first} whole (any turn number works).')
+    return "\n".join(parts)
+
+
+def needs_reset(plan: Plan) -> bool:
+    """No budget is left for earlier turns, not even their bare packet fits in it, or the
+    newest partial batch, carried as cards, would take the request past the horizon (past the
+    budget by more than the output reserve it holds back)."""
+    live = [t for t in plan.turns if t.fidelity is not Fidelity.BEHIND_RESET]
+    if not live:
+        return False
+    if plan.budget.available == 0:
+        return True
+    if not plan.partial_batch:
+        return plan.over_budget > 0
+    return plan.over_budget > plan.budget.output_reserve
+
+
+def reset_if_unfit(
+    ledger: Ledger,
+    session: str,
+    binding: ModelBinding,
+    text: str,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    capacity: CapacityService,
+) -> Reset | None:
+    """Write a Reset with its handoff when the turn about to ask `text` has no budget left for
+    any earlier turn; None when the plan fits (or there is nothing in front of a reset)."""
+    chain = ledger.chain_to_root(session)
+    index = build_turn_index(chain)
+    live = [t for t in index.turns if not t.behind_reset]
+    if not live:
+        return None
+    profile = capacity.profile_for(binding, chain, utc_now())
+    upcoming = Turn("next", len(index.turns), Directive(text=text), ())
+    ahead = TurnIndex((*index.turns, upcoming), index.packets, index.reset)
+    projection = plan_turn(
+        ahead, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
+    )
+    budget = projection.plan.budget
+    if not needs_reset(projection.plan):
+        return None
+    spent = budget.prefix_tokens + budget.tail_tokens + budget.current_turn_reserve
+    reason = (
+        f"the prefix ({budget.prefix_tokens:,} tokens), the tail and the new turn "
+        f"({spent - budget.prefix_tokens:,}) with the output reserve "
+        f"({budget.output_reserve:,}) fill the horizon of {budget.horizon:,} tokens: "
+        f"turns {turn_numbers(live)} go behind a reset with a handoff, still recallable"
+    )
+    ledger.append(session, Activity(type=RESET_WRITTEN, message=reason))
+    reset = Reset(handoff=handoff_text(live, projection.ratio, text), reason=reason)
+    ledger.append(session, reset)
+    return reset
+
+
+PLAN_OVER_BUDGET = "plan_over_budget"  # Activity: the plan carries more than its budget
+
+
+def over_budget_activity(plan: Plan) -> Activity | None:
+    """The Activity that says why a plan goes past its budget (None when it does not): the
+    newest turns that are not yet a whole batch of the packet travel as cards, or the prefix
+    and the turn alone exceed the horizon (a model that follows nothing: horizon 0)."""
+    budget = plan.budget
+    if plan.over_budget <= 0 and budget.available == 0:  # nothing earlier, and still too big
+        fixed = budget.prefix_tokens + budget.tail_tokens + budget.current_turn_reserve
+        return Activity(
+            type=PLAN_OVER_BUDGET,
+            message=(
+                f"the prefix and this turn alone ({fixed:,} tokens, with an output reserve of "
+                f"{budget.output_reserve:,}) exceed the measured horizon of {budget.horizon:,} "
+                "tokens: the request is sent as it is; the model may not follow it — re-probe "
+                "it or bind a larger model"
+            ),
+            detail={"over_budget": 0, "horizon": budget.horizon},
+        )
+    if plan.over_budget <= 0:
+        return None
+    why = (
+        "the newest turns are not yet a whole batch of the packet, so they travel as cards"
+        if plan.partial_batch
+        else "the packet and handoff alone do not fit"
+    )
+    return Activity(
+        type=PLAN_OVER_BUDGET,
+        message=(
+            f"the history goes {plan.over_budget:,} tokens past its budget of "
+            f"{budget.available:,} (horizon {budget.horizon:,}): {why}"
+        ),
+        detail={"over_budget": plan.over_budget, "horizon": budget.horizon},
+    )
