@@ -17,13 +17,16 @@ import pytest
 
 from tests.doubles.ollama_server import OllamaDouble
 from vak_desktop.context.capacity.probe import PROBE_ACTIVITY
+from vak_desktop.context.capacity.profile import tokens_per_char, usable_horizon
+from vak_desktop.context.planning.turns import build_turn_index
 from vak_desktop.ledger import Ledger
+from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers import OllamaProvider
 from vak_desktop.runtime import ModelBinding, TurnRunner, bind_model, default_tools
 from vak_desktop.runtime.capacity.scheduler import ProbeScheduler, probing_capacity
 from vak_desktop.runtime.capacity.service import CapacityService, key_of
 from vak_desktop.runtime.events import TurnFinished
-from vak_desktop.runtime.turn.compaction import compact_session
+from vak_desktop.runtime.turn.summariser import summarise_range
 
 MODEL = "llama3.2"
 
@@ -80,17 +83,20 @@ async def test_a_first_ten_turn_session_with_probing_reloads_at_most_once_for_nu
     for number in range(1, 11):
         await _turn(runner, session, binding, f"turn {number}: {filler}")
         if number == 8:  # the summariser's request path, on the bound model
-            compacted = await compact_session(
-                ledger,
-                session,
+            # (a turn itself never calls the summariser: its packet is written in the background)
+            index = build_turn_index(ledger.chain_to_root(session))
+            profile = capacity.profile_for(binding, ledger.chain_to_root(session), utc_now())
+            packet = await summarise_range(
                 provider,
                 binding,
-                system=runner.system_prompt,
-                tools=(),
+                index,
+                (index.turns[0].turn_id, index.turns[-1].turn_id),
+                max_tokens=200,
+                ratio=tokens_per_char(profile),
                 keep_alive="30m",
-                capacity=capacity,
+                window=usable_horizon(profile),
             )
-            assert compacted.packet is not None  # the summariser did send its request
+            assert packet.summary  # the summariser did send its request
         probe = scheduler.in_flight(key_of(binding))
         if number < 5:  # the next turn cancels the probe a couple of rungs in
             await _let_the_probe_send(double, 2)
