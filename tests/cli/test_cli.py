@@ -165,6 +165,7 @@ def test_a_non_utf8_byte_is_replaced_visibly_and_kept_raw(
     store.close()
 
 
+@pytest.mark.allow_log_warnings  # the dropped trigger is restored, with a warning
 def test_verify_passes_then_names_a_tampered_entry_and_exits_1(
     double: OllamaDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

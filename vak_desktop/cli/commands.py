@@ -149,14 +149,24 @@ def cmd_ledger_verify(args: argparse.Namespace) -> int:
         "sessions": report.sessions,
         "ok": report.ok,
         "first_broken": to_json_value(broken) if broken else None,
+        "removed": [to_json_value(r) for r in report.removed],
+        "anchor_lost": report.anchor_lost,
+        "notes": list(report.notes),
     }
     if args.json:
         emit(out)
-    elif broken:
+        return 0 if report.ok else 1
+    if broken:
         print(
             f"BROKEN at entry #{broken.seq} {broken.id} (session {broken.session}): {broken.reason}"
         )
-    else:
+    for gone in report.removed:
+        print(f"REMOVED from session {gone.session} at entry #{gone.seq}: {gone.reason}")
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if report.anchor_lost:
+        print("NOT VERIFIABLE: the head anchor went missing once (see the notes)")
+    if report.ok:
         print(f"ok: {report.entries} entries in {report.sessions} sessions verify")
     return 0 if report.ok else 1
 

@@ -4,15 +4,14 @@ from vak_desktop.ledger.location import data_dir
 from vak_desktop.ledger.profiles import ProfileStore, StoredProfile
 from vak_desktop.ledger.store import (
     LEDGER_FILENAME,
-    BrokenLink,
     Entry,
     Ledger,
     LedgerError,
     SessionInfo,
     UnknownEntry,
     UnknownSession,
-    VerifyReport,
 )
+from vak_desktop.ledger.verification import BrokenLink, VerifyReport
 
 __all__ = [
     "LEDGER_FILENAME",
