@@ -82,7 +82,7 @@ REFUSED = [
 def test_every_rewrite_sqlite_offers_is_refused(tmp_path: Path, sql: str, recursive: bool) -> None:
     path = tmp_path / "ledger.sqlite3"
     _ledger(path)
-    with pytest.raises(sqlite3.IntegrityError, match="refused|insert-only|never deleted"):
+    with pytest.raises(sqlite3.IntegrityError, match=r"refused|insert-only|never deleted"):
         _outside(path, sql, recursive=recursive)
     store = Ledger.open(path)
     report = store.verify()
