@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vak_desktop.ledger.location import data_dir
+from vak_desktop.runtime.settings_schema import check_settings_table
 
 SETTINGS_FILE = "settings.toml"
 THEMES = ("system", "light", "dark")
@@ -113,6 +114,7 @@ def load_settings(path: Path | None = None) -> Settings:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: not valid TOML: {exc}") from exc
     try:
+        check_settings_table(table)
         return _from_table(table)
     except (TypeError, ValueError) as exc:
         raise SettingsError(f"{path}: {exc}") from exc
