@@ -12,6 +12,7 @@ from vak_desktop.ledger.store import (
     UnknownSession,
 )
 from vak_desktop.ledger.verification import BrokenLink, VerifyReport
+from vak_desktop.ledger.writers import SessionBusy
 
 __all__ = [
     "LEDGER_FILENAME",
@@ -20,6 +21,7 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "ProfileStore",
+    "SessionBusy",
     "SessionInfo",
     "StoredProfile",
     "UnknownEntry",

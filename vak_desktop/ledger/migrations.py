@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from vak_desktop.ledger.integrity import create_events_table, create_missing_triggers
+from vak_desktop.ledger.journal import create_journal
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0002_sessions", _create_sessions),
     Migration("0003_capacity_profiles", _create_capacity_profiles),
     Migration("0004_refuse_every_rewrite", _refuse_every_rewrite),
+    Migration("0005_stream_journal", create_journal),
 )
 
 

@@ -13,6 +13,7 @@ entries it forks from, so "newest" and "current tip" are the same thing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -42,9 +43,11 @@ from vak_desktop.ledger.integrity import (
     events,
     record_event,
 )
+from vak_desktop.ledger.journal import unfolded
 from vak_desktop.ledger.migrations import migrate
 from vak_desktop.ledger.profiles import ProfileStore
 from vak_desktop.ledger.verification import VerifyReport, verify_ledger
+from vak_desktop.ledger.writers import hold_session
 
 log = logging.getLogger(__name__)
 LEDGER_FILENAME = "ledger.sqlite3"
@@ -163,6 +166,11 @@ class Ledger:
             " JOIN entries e ON e.seq = c.last"
         ).fetchall()
         return [AnchorPoint(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def hold(self, session: str) -> contextlib.AbstractContextManager[None]:
+        """Hold `session` for writing while a turn runs (`writers.py`): SessionBusy when
+        another process or window is running a turn in it."""
+        return hold_session(self.path, session)
 
     def profiles(self) -> ProfileStore:
         """The measured capacity profiles kept outside any session (`ledger/profiles.py`)."""
@@ -283,6 +291,27 @@ class Ledger:
         self._counts[point.session] = (point.head, point.count)
         if self._anchor is not None:
             self._anchor.record([point])
+
+    # -- the stream journal (`journal.py`) --------------------------------------------------
+
+    def checkpoint(
+        self, session: str, stream: str, base_seq: int, text: str, thinking: str
+    ) -> None:
+        """Journal what a step streamed since its last checkpoint (outside the chain)."""
+        self._db.conn.execute(
+            "INSERT INTO stream_journal (session, stream, base_seq, text, thinking, at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [session, stream, base_seq, text, thinking, utc_now()],
+        )
+
+    def unfolded_stream(self, session: str) -> tuple[str, str] | None:
+        """(text, thinking) a killed process was streaming in `session`, if never stored."""
+        return unfolded(self._db, session)
+
+    def last_seq(self) -> int:
+        """The seq of the newest entry of the ledger (0 when empty)."""
+        row = self._db.conn.execute("SELECT MAX(seq) FROM entries").fetchone()
+        return int(row[0] or 0)
 
     def _head_id(self, session: str) -> str | None:
         row = self._db.execute(
