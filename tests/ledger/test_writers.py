@@ -20,9 +20,11 @@ def test_a_held_session_refuses_a_second_writer_until_released(tmp_path: Path) -
     other = Ledger.open(tmp_path / "ledger.sqlite3")  # a second window
     session = ledger.create_session().id
     with ledger.hold(session):
-        with pytest.raises(SessionBusy, match=f"session {session} is busy") as caught:
-            with other.hold(session):
-                pass
+        with (
+            pytest.raises(SessionBusy, match=f"session {session} is busy") as caught,
+            other.hold(session),
+        ):
+            pass
         assert f"process {os.getpid()}" in str(caught.value)
         with other.hold(ledger.create_session().id):  # another session is free
             pass
