@@ -48,6 +48,7 @@ from vak_desktop.ledger.migrations import migrate
 from vak_desktop.ledger.profiles import ProfileStore
 from vak_desktop.ledger.verification import VerifyReport, verify_ledger
 from vak_desktop.ledger.writers import hold_session
+from vak_desktop.redaction import redact
 
 log = logging.getLogger(__name__)
 LEDGER_FILENAME = "ledger.sqlite3"
@@ -230,6 +231,9 @@ class Ledger:
         """
         kind = type(payload).KIND
         payload_text = canonical_text(to_json_value(payload))
+        cleaned = redact(payload_text)  # no secret the process holds is ever stored
+        if cleaned != payload_text:
+            payload_text, payload = cleaned, decode_payload(kind, json.loads(cleaned))
         conn = self._db.conn  # the raw connection: this is the hot path
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -32,6 +32,7 @@ from vak_desktop.providers.base import (
     ThinkingDelta,
     ToolCallEvent,
 )
+from vak_desktop.redaction import redact
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.events import (
     Notice,
@@ -195,5 +196,6 @@ def step_receipt(
 
 def repaired(notice: StreamNotice) -> Activity:
     """The record of a repaired stream line, with the raw bytes as they arrived."""
-    raw = base64.b64encode(notice.raw).decode("ascii")
+    kept = redact(notice.raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+    raw = base64.b64encode(kept).decode("ascii")  # base64 would hide a secret from the ledger
     return Activity(type="stream_repaired", message=notice.message, detail={"raw_base64": raw})
