@@ -13,6 +13,7 @@ from typing import Any
 from vak_desktop.cli.common import CliError, emit, open_ledger, unreachable_hint, with_provider
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.ledger import LedgerError
+from vak_desktop.ledger.canonical import CanonicalFormError
 from vak_desktop.providers import (
     ChatProvider,
     LoadedModels,
@@ -115,11 +116,19 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise CliError(f"{args.file} is not UTF-8 (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise CliError(f"{args.file} is not JSON: {exc}") from None
+    except RecursionError:
+        raise CliError(f"{args.file}: the JSON is nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise CliError(f"{args.file}: a value cannot be read: {exc}") from None
     ledger = open_ledger(args)
     try:
         report = import_openai(ledger, document)
-    except ConversationFormatError as exc:
-        raise CliError(f"{args.file}: {exc}") from None
+    except (ConversationFormatError, CanonicalFormError) as exc:
+        raise CliError(f"{args.file}: {exc}; nothing was imported") from None
+    except RecursionError:
+        raise CliError(
+            f"{args.file}: a message is nested too deeply; nothing was imported"
+        ) from None
     out = {"session": report.session, "turns": report.turns, "entries": report.entries}
     if args.json:
         emit(out)

@@ -1,12 +1,12 @@
 """The append-only ledger: storage, identity (content-addressed ids) and the hash chain."""
 
+from vak_desktop.ledger.errors import LedgerError, StorageError
 from vak_desktop.ledger.location import data_dir
 from vak_desktop.ledger.profiles import ProfileStore, StoredProfile
 from vak_desktop.ledger.store import (
     LEDGER_FILENAME,
     Entry,
     Ledger,
-    LedgerError,
     SessionInfo,
     UnknownEntry,
     UnknownSession,
@@ -23,6 +23,7 @@ __all__ = [
     "ProfileStore",
     "SessionBusy",
     "SessionInfo",
+    "StorageError",
     "StoredProfile",
     "UnknownEntry",
     "UnknownSession",

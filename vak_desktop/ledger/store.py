@@ -7,6 +7,10 @@ and any changed byte shows up as a broken link. SQLite triggers refuse UPDATE, D
 UPSERT (`integrity.py`, restored at open if dropped); the head anchor beside the file
 (`anchor.py`) lets `verify` see a removed tail, session or sessions row.
 
+Over 400 lines on purpose: `Ledger` is the one door every read and write goes through; the
+rules around it live beside it (`integrity`, `anchor`, `journal`, `verification`, `writers`,
+`errors`).
+
 A session's head is its most recently appended entry: a branch is always appended after the
 entries it forks from, so "newest" and "current tip" are the same thing.
 """
@@ -36,6 +40,7 @@ from vak_desktop.ledger.canonical import (
     envelope_bytes,
     utc_now,
 )
+from vak_desktop.ledger.errors import LedgerError, storage
 from vak_desktop.ledger.integrity import (
     ANCHOR_MISSING,
     ANCHOR_STARTED,
@@ -53,10 +58,6 @@ from vak_desktop.redaction import redact
 log = logging.getLogger(__name__)
 LEDGER_FILENAME = "ledger.sqlite3"
 _HEAD = object()  # sentinel: "append after the session's current head"
-
-
-class LedgerError(Exception):
-    """Base of the ledger's errors."""
 
 
 class UnknownSession(LedgerError):
@@ -116,23 +117,34 @@ class Ledger:
         self.path = path
         self._anchor = HeadAnchor(anchor_path(path)) if path is not None else None
         self._counts: dict[str, tuple[str, int]] = {}  # session -> (head, entries), this process
+        self._pending: dict[str, AnchorPoint] | None = None  # inside `transaction()`
         self.restored_triggers: list[str] = []
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Ledger:
         """Open (creating and migrating if needed) the ledger at `path`; ':memory:' works too."""
         where = str(path)
-        if where != ":memory:":
-            Path(where).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(where, isolation_level=None)  # we issue BEGIN/COMMIT ourselves
-        conn.execute("PRAGMA busy_timeout = 10000")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable across process crash
-        db = sqlite_utils.Database(conn)
-        migrate(db, utc_now())
-        ledger = cls(db, None if where == ":memory:" else Path(where))
-        ledger.restored_triggers = check_triggers(db, utc_now(), where)
-        ledger._start_anchor()
+        try:
+            if where != ":memory:":
+                Path(where).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            parent = Path(where).parent
+            why = "a file is in the way" if parent.is_file() else exc.strerror
+            raise LedgerError(f"cannot create the ledger's folder {parent}: {why}") from None
+        with storage(where):
+            conn = sqlite3.connect(where, isolation_level=None)  # we issue BEGIN/COMMIT
+            try:
+                conn.execute("PRAGMA busy_timeout = 10000")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: survives a crash
+                db = sqlite_utils.Database(conn)
+                migrate(db, utc_now())
+                ledger = cls(db, None if where == ":memory:" else Path(where))
+                ledger.restored_triggers = check_triggers(db, utc_now(), where)
+                ledger._start_anchor()
+            except BaseException:
+                conn.close()
+                raise
         return ledger
 
     def close(self) -> None:
@@ -183,10 +195,11 @@ class Ledger:
         info = SessionInfo(
             id=secrets.token_hex(8), created_at=utc_now(), title=title, archived=False
         )
-        self._db.execute(
-            "INSERT INTO sessions (id, created_at, title, archived) VALUES (?, ?, ?, 0)",
-            [info.id, info.created_at, info.title],
-        )
+        with storage(str(self.path or ":memory:")):
+            self._db.execute(
+                "INSERT INTO sessions (id, created_at, title, archived) VALUES (?, ?, ?, 0)",
+                [info.id, info.created_at, info.title],
+            )
         return info
 
     def session(self, session: str) -> SessionInfo:
@@ -235,7 +248,9 @@ class Ledger:
         if cleaned != payload_text:
             payload_text, payload = cleaned, decode_payload(kind, json.loads(cleaned))
         conn = self._db.conn  # the raw connection: this is the hot path
-        conn.execute("BEGIN IMMEDIATE")
+        own = self._pending is None  # else inside `transaction()`
+        if own:
+            self._begin()
         try:
             row = conn.execute(
                 "SELECT title, (SELECT id FROM entries WHERE session = ?1 ORDER BY seq DESC LIMIT 1)"
@@ -260,19 +275,22 @@ class Ledger:
                     session=session,
                 )
             )
-            cursor = conn.execute(
-                "INSERT INTO entries (id, parent, session, kind, payload, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                [new_id, parent, session, kind, payload_text, created_at],
-            )
+            with storage(str(self.path or ":memory:")):
+                cursor = conn.execute(
+                    "INSERT INTO entries (id, parent, session, kind, payload, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [new_id, parent, session, kind, payload_text, created_at],
+                )
             if isinstance(payload, Directive) and not title:
                 conn.execute(
                     "UPDATE sessions SET title = ? WHERE id = ?",
                     [auto_title(payload.text), session],
                 )
-            conn.execute("COMMIT")
+            if own:
+                self._commit()
         except BaseException:
-            conn.execute("ROLLBACK")
+            if own:
+                self._rollback()
             raise
         seq = cursor.lastrowid or 0
         self._anchored(AnchorPoint(session, seq, new_id, count))
@@ -293,8 +311,44 @@ class Ledger:
 
     def _anchored(self, point: AnchorPoint) -> None:
         self._counts[point.session] = (point.head, point.count)
-        if self._anchor is not None:
+        if self._pending is not None:
+            self._pending[point.session] = point  # anchored when the transaction commits
+        elif self._anchor is not None:
             self._anchor.record([point])
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything appended (and every session created) inside is committed together, or
+        nothing is (an import: a rejected file leaves no session behind)."""
+        if self._pending is not None:
+            raise LedgerError("transactions do not nest")
+        self._begin()
+        self._pending = {}
+        try:
+            yield
+            self._commit()
+        except BaseException:
+            self._pending = None
+            self._rollback()
+            self._counts.clear()
+            raise
+        points, self._pending = self._pending, None
+        if self._anchor is not None:
+            self._anchor.record(points.values())
+
+    def _begin(self) -> None:
+        with storage(str(self.path or ":memory:")):
+            self._db.conn.execute("BEGIN IMMEDIATE")
+
+    def _commit(self) -> None:
+        with storage(str(self.path or ":memory:")):
+            self._db.conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        conn = self._db.conn
+        if conn.in_transaction:  # SQLite rolls back by itself on a full disk
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
 
     # -- the stream journal (`journal.py`) --------------------------------------------------
 
