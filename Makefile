@@ -43,6 +43,7 @@ test-live: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/ledger.py
+	$(BIN)/python bench/streaming.py
 	$(BIN)/python bench/planner.py
 	$(BIN)/python bench/probe.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/ui_start.py

@@ -40,7 +40,7 @@ from vak_desktop.ledger.canonical import (
     envelope_bytes,
     utc_now,
 )
-from vak_desktop.ledger.errors import LedgerError, storage
+from vak_desktop.ledger.errors import LedgerError, StorageError, storage
 from vak_desktop.ledger.integrity import (
     ANCHOR_MISSING,
     ANCHOR_STARTED,
@@ -249,9 +249,9 @@ class Ledger:
             payload_text, payload = cleaned, decode_payload(kind, json.loads(cleaned))
         conn = self._db.conn  # the raw connection: this is the hot path
         own = self._pending is None  # else inside `transaction()`
-        if own:
-            self._begin()
         try:
+            if own:
+                conn.execute("BEGIN IMMEDIATE")
             row = conn.execute(
                 "SELECT title, (SELECT id FROM entries WHERE session = ?1 ORDER BY seq DESC LIMIT 1)"
                 " FROM sessions WHERE id = ?1",
@@ -275,22 +275,23 @@ class Ledger:
                     session=session,
                 )
             )
-            with storage(str(self.path or ":memory:")):
-                cursor = conn.execute(
-                    "INSERT INTO entries (id, parent, session, kind, payload, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    [new_id, parent, session, kind, payload_text, created_at],
-                )
+            cursor = conn.execute(
+                "INSERT INTO entries (id, parent, session, kind, payload, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [new_id, parent, session, kind, payload_text, created_at],
+            )
             if isinstance(payload, Directive) and not title:
                 conn.execute(
                     "UPDATE sessions SET title = ? WHERE id = ?",
                     [auto_title(payload.text), session],
                 )
             if own:
-                self._commit()
-        except BaseException:
+                conn.execute("COMMIT")
+        except BaseException as exc:
             if own:
                 self._rollback()
+            if isinstance(exc, sqlite3.OperationalError):  # disk full, locked, read-only
+                raise StorageError(str(self.path or ":memory:"), exc) from None
             raise
         seq = cursor.lastrowid or 0
         self._anchored(AnchorPoint(session, seq, new_id, count))
