@@ -83,7 +83,7 @@ def test_random_kills_lose_nothing_and_every_tamper_is_named(tmp_path: Path) -> 
     store = Ledger.open(db)
     session = store.create_session().id
     store.close()
-    survived, lost, shown_total, kept_total = 0, 0, 0, 0
+    survived, lost, shown_total, kept_total, interrupted = 0, 0, 0, 0, 0
     committed: set[str] = set()
     with OllamaDouble(
         default_text=ANSWER, default_chunk_chars=6, default_delay_per_chunk=0.01
@@ -130,7 +130,9 @@ def test_random_kills_lose_nothing_and_every_tamper_is_named(tmp_path: Path) -> 
             assert killed or not seen  # killed before its directive was written: nothing shown
             if seen:
                 killed_turn = killed[0]
-                assert killed_turn["outcome"] == "interrupted"
+                # interrupted, or completed when the kill landed after the turn closed
+                assert killed_turn["outcome"] in ("interrupted", "completed"), killed_turn
+                interrupted += killed_turn["outcome"] == "interrupted"
                 kept = len(seen) if killed_turn["answer"].startswith(seen) else 0
                 shown_total += len(seen)
                 kept_total += kept
@@ -158,7 +160,8 @@ def test_random_kills_lose_nothing_and_every_tamper_is_named(tmp_path: Path) -> 
         named += report.returncode == 1 and not json.loads(report.stdout)["ok"]
 
     print(
-        f"\ncrash harness: {survived}/{KILLS} kills survived, {lost} committed entries lost, "
+        f"\ncrash harness: {survived}/{KILLS} kills survived ({interrupted} mid-stream), "
+        f"{lost} committed entries lost, "
         f"{kept_total}/{shown_total} characters shown >1 s before a kill kept, "
         f"{named}/{len(TAMPERS)} tamper cases named by verify"
     )
