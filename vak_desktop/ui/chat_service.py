@@ -32,7 +32,7 @@ from vak_desktop.context.payloads import (
     Directive,
     Usage,
 )
-from vak_desktop.ledger import Ledger
+from vak_desktop.ledger import Ledger, SessionBusy
 from vak_desktop.providers.base import ChatProvider, is_local
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
@@ -311,6 +311,8 @@ class ChatService(ModelSelection, SessionBrowsing):
                         self.turnFinished.emit(event)
                         if event.outcome == "failed":
                             self.refresh_models()  # was it the server? the banner will say
+        except SessionBusy as exc:  # another window or `vak chat` runs a turn in it
+            self.turnRefused.emit(str(exc))
         except asyncio.CancelledError:
             if started is not None:
                 stopped = TurnFinished(
