@@ -104,3 +104,35 @@ def _small_chat(tmp_path: Path) -> Path:
     path = tmp_path / "small.json"
     path.write_text(json.dumps({"messages": [{"role": "user", "content": "hello"}]}))
     return path
+
+
+def test_a_server_that_answers_404_is_could_not_start(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 13 item 13: not the server we expected is exit 2 (could not start), not 1."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class NotFound(BaseHTTPRequestHandler):
+        def _404(self) -> None:
+            self.send_response(404)
+            self.send_header("Content-Length", "9")
+            self.end_headers()
+            self.wfile.write(b"not found")
+
+        do_GET = do_POST = _404
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), NotFound)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        code, out, err = vak(capsys, "chat", "llama3.2", "hi", "--host", url)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
