@@ -24,6 +24,7 @@ from vak_desktop.providers.errors import (
     ServerError,
     Unreachable,
 )
+from vak_desktop.redaction import redact as redact_held
 
 # Connecting to a local server is instant or it is not running; loading a large model from
 # disk before the first byte can take minutes, so the read timeout allows for a cold load
@@ -92,10 +93,11 @@ _KEYLIKE = re.compile(r"\b(?:sk|rk|pk)-(?=[\w.\-]*[0-9*])[\w*.\-]{4,}")
 
 
 def redact(text: str, secret: str | None) -> str:
-    """`text` without `secret` and without anything shaped like an API key."""
+    """`text` without `secret`, any secret the process holds (`vak_desktop.redaction`) and
+    anything shaped like an API key (what a server says about a key it refused)."""
     if secret:
         text = text.replace(secret, "[redacted]")
-    return _KEYLIKE.sub("[redacted]", text)
+    return _KEYLIKE.sub("[redacted]", redact_held(text))
 
 
 def opt_int(value: Any) -> int | None:
