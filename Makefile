@@ -44,6 +44,7 @@ test-live: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/ledger.py
+	$(BIN)/python bench/streaming.py
 	$(BIN)/python bench/planner.py
 	$(BIN)/python bench/probe.py
 	$(BIN)/python bench/cli_start.py

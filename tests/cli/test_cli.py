@@ -165,6 +165,7 @@ def test_a_non_utf8_byte_is_replaced_visibly_and_kept_raw(
     store.close()
 
 
+@pytest.mark.allow_log_warnings  # the dropped trigger is restored, with a warning
 def test_verify_passes_then_names_a_tampered_entry_and_exits_1(
     double: OllamaDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -455,3 +456,92 @@ def test_import_reads_chatgpt_and_open_webui_exports_and_export_writes_markdown(
     assert code == 0 and report["format"] == "openwebui" and len(report["sessions"]) == 2
     code, out, _ = vak(capsys, "export", report["sessions"][1], "--format", "markdown")
     assert code == 0 and out.startswith("# Flat list only") and "Bonjour !" in out
+
+
+@pytest.mark.slow
+def test_text_streamed_before_a_kill_is_kept_and_shown_interrupted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 13 item 6: what was shown more than a second before the kill survives it."""
+    with OllamaDouble(default_text="slowly " * 400, default_delay_per_chunk=0.02) as double:
+        double.add_model(TOOL_MODEL)
+        data = tmp_path / "data"
+        command = [sys.executable, "-m", "vak_desktop.cli", "chat", TOOL_MODEL, "a story"]
+        command += ["--json", "--host", double.url, "--data-dir", str(data)]
+        child = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert child.stdout is not None
+        shown: list[tuple[float, str]] = []
+        first = None
+        while first is None or time.monotonic() - first < 2.0:
+            line = child.stdout.readline()
+            assert line, "the child ended before streaming"
+            event = json.loads(line)
+            if event["event"] == "text":
+                now = time.monotonic()
+                first = first or now
+                shown.append((now, event["text"]))
+        killed_at = time.monotonic()
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+        child.stdout.close()
+        seen = "".join(text for at, text in shown if at <= killed_at - 1.0)
+        assert len(seen) > 20
+
+        store = Ledger.open(data / "ledger.sqlite3")
+        [session] = store.sessions()
+        store.close()
+        code, _, _ = vak(
+            capsys, "chat", TOOL_MODEL, "again", "--session", session.id, "--json",
+            "--host", double.url, "--data-dir", str(data),
+        )  # fmt: skip
+        assert code == 0
+        code, out, _ = vak(capsys, "show", session.id, "--json", "--data-dir", str(data))
+        turn = json.loads(out)["turns"][0]
+        assert turn["outcome"] == "interrupted"
+        assert turn["answer"].startswith(seen)
+
+
+@pytest.mark.slow
+def test_a_second_chat_on_a_busy_session_is_refused_clearly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 13 item 5: never two turns at once in one session."""
+    with OllamaDouble(default_text="slowly " * 400, default_delay_per_chunk=0.02) as double:
+        double.add_model(TOOL_MODEL)
+        data = tmp_path / "data"
+        store = Ledger.open(data / "ledger.sqlite3")
+        session = store.create_session().id
+        store.close()
+        command = [sys.executable, "-m", "vak_desktop.cli", "chat", TOOL_MODEL, "a story"]
+        command += ["--session", session, "--json", "--host", double.url, "--data-dir", str(data)]
+        child = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert child.stdout is not None
+        try:
+            while json.loads(child.stdout.readline() or b'{"event": "eof"}')["event"] != "text":
+                pass
+            code, out, err = vak(
+                capsys, "chat", TOOL_MODEL, "me too", "--session", session, "--json",
+                "--host", double.url, "--data-dir", str(data),
+            )  # fmt: skip
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=10)
+            child.stdout.close()
+        assert code == 2 and out == ""
+        assert f"session {session} is busy" in err and f"process {child.pid}" in err
+        store = Ledger.open(data / "ledger.sqlite3")
+        texts = [e.payload.text for e in store.entries(session) if isinstance(e.payload, Directive)]
+        assert texts == ["a story"]  # the refused turn wrote nothing
+        store.close()

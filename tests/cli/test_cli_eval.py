@@ -88,6 +88,7 @@ def test_eval_passes_on_a_real_ledger_and_skips_the_model_checks(
     assert out.rstrip().endswith("6 passed, 0 failed, 3 skipped")
 
 
+@pytest.mark.allow_log_warnings  # the dropped trigger is restored, with a warning
 def test_a_tampered_ledger_fails_ledger_verify_and_exits_1(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

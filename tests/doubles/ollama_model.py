@@ -52,9 +52,10 @@ _DURATION = re.compile(r"(?:[0-9]*\.?[0-9]+(?:ns|us|µs|μs|ms|s|m|h))+")
 class Reject(Exception):
     """An HTTP error answer: status and Ollama's {"error": message}."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, retry_after: str | None = None) -> None:
         super().__init__(message)
         self.status, self.message = status, message
+        self.retry_after = retry_after  # a Retry-After header, as Ollama's busy 503 may send
 
 
 @dataclass
@@ -124,6 +125,7 @@ class Answer:
     # Streamed NDJSON: (object, or raw bytes sent verbatim; delay before it). Objects are
     # serialised when sent, so created_at is the moment each chunk leaves, as in Ollama.
     lines: list[tuple[dict[str, Any] | bytes, float]] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 # -- the prompt -------------------------------------------------------------------------------

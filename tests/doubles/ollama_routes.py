@@ -76,7 +76,7 @@ class OllamaRoutes:
         self.pullable: dict[str, dict[str, Any]] = {}
         self._loaded: dict[str, Loaded] = {}
         self._queue: deque[Reply] = deque()
-        self._failures: deque[tuple[int, str]] = deque()
+        self._failures: deque[tuple[int, str, str | None]] = deque()
         self._rng, self._ids = random.Random(seed), random.Random(seed + 1)
         self._lock = threading.RLock()
 
@@ -121,10 +121,11 @@ class OllamaRoutes:
         with self._lock:
             self._queue.extend(replies)
 
-    def fail_next(self, status: int, error: str) -> None:
-        """Answer the next /api/chat with HTTP `status` and {"error": error}."""
+    def fail_next(self, status: int, error: str, retry_after: str | None = None) -> None:
+        """Answer the next /api/chat with HTTP `status` and {"error": error} (and a
+        Retry-After header when given)."""
         with self._lock:
-            self._failures.append((status, error))
+            self._failures.append((status, error, retry_after))
 
     def chat_bodies(self) -> list[dict[str, Any]]:
         """The JSON bodies of every /api/chat request so far."""

@@ -145,7 +145,10 @@ class OllamaDouble(OllamaRoutes):
                 answer: Answer = getattr(self, "_" + path.rsplit("/", 1)[1])(body or {})
                 return answer
         except Reject as reject:
-            return json_answer(reject.status, {"error": reject.message})
+            answer = json_answer(reject.status, {"error": reject.message})
+            if reject.retry_after is not None:
+                answer.headers["Retry-After"] = reject.retry_after
+            return answer
 
 
 def go_json_error(exc: json.JSONDecodeError, text: str) -> str:
@@ -220,6 +223,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_response(answer.status)
                 self.send_header("Content-Type", answer.content_type)
                 self.send_header("Content-Length", str(len(answer.body)))
+                for key, value in answer.headers.items():
+                    self.send_header(key, value)
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(answer.body)

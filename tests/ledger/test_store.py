@@ -84,6 +84,7 @@ def test_update_and_delete_are_refused_by_the_database(ledger: Ledger, tmp_path:
     assert ledger.chain_to_root(session)[0].payload == Directive(text="keep me")
 
 
+@pytest.mark.allow_log_warnings  # the dropped trigger is restored, with a warning
 def test_verify_names_the_tampered_entry_as_first_broken(tmp_path: Path) -> None:
     path = tmp_path / "ledger.sqlite3"
     store = Ledger.open(path)
@@ -104,6 +105,7 @@ def test_verify_names_the_tampered_entry_as_first_broken(tmp_path: Path) -> None
     store.close()
 
 
+@pytest.mark.allow_log_warnings  # the dropped trigger is restored, with a warning
 def test_verify_catches_a_byte_that_is_not_even_utf8(tmp_path: Path) -> None:
     path = tmp_path / "ledger.sqlite3"
     store = Ledger.open(path)

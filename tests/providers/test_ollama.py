@@ -51,6 +51,7 @@ from vak_desktop.providers import (
 )
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.providers.ollama_wire import resolve_host
+from vak_desktop.providers.retry import NO_RETRY, RetryPolicy
 
 WEATHER = ToolSpec(
     "get_weather",
@@ -300,14 +301,32 @@ async def test_tools_on_a_model_without_tools_is_a_plain_provider_error(
 )
 async def test_http_status_maps_to_the_error_tree(
     double: OllamaDouble,
-    ollama: OllamaProvider,
+    http: httpx.AsyncClient,
     status: int,
     error: str,
     expected: type[ProviderError],
 ) -> None:
-    double.fail_next(status, error)
+    for _ in range(4):  # every attempt of the retry policy
+        double.fail_next(status, error)
     with pytest.raises(expected, match=r"busy|too many|terminated"):
-        await collect(ollama.stream(ask("hi")))
+        await collect(OllamaProvider(http, double.url, retry=NO_RETRY).stream(ask("hi")))
+
+
+async def test_a_busy_ollama_is_retried_after_the_pause_it_asks_for(
+    double: OllamaDouble, http: httpx.AsyncClient
+) -> None:
+    """Issue 13 item 8: the Ollama adapter honours Retry-After like the others."""
+    waited: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waited.append(seconds)
+
+    double.fail_next(503, "server busy, please try again.", retry_after="7")
+    double.fail_next(429, "too many requests")
+    provider = OllamaProvider(http, double.url, retry=RetryPolicy(sleep=sleep, jitter=lambda: 0))
+    events = await collect(provider.stream(ask("hi")))
+    assert isinstance(events[-1], Done)
+    assert waited == [7.0, 1.0]  # the asked-for pause, then the backoff
 
 
 @pytest.mark.slow
@@ -508,3 +527,29 @@ async def test_open_provider_by_name(
     assert open_provider("ollama", http, "other:1").host == "http://other:1"
     with pytest.raises(ValueError, match="known providers: anthropic, ollama"):
         open_provider("nope", http, None)
+
+
+async def test_a_silent_server_fails_at_the_first_byte_deadline_saying_so(
+    http: httpx.AsyncClient,
+) -> None:
+    """Issue 13 item 8: a server that accepts and never answers is named, not a 10-minute hang."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        provider = OllamaProvider(http, url, timeout=httpx.Timeout(0.5, connect=5.0))
+        with pytest.raises(
+            Unreachable, match=r"accepted the connection but did not answer within 0.5 s"
+        ):
+            await collect(provider.stream(ask("hi")))
+
+
+async def test_a_stream_that_stalls_mid_answer_says_so(
+    double: OllamaDouble, http: httpx.AsyncClient
+) -> None:
+    double.enqueue(Reply(text="one two three four", delay_per_chunk=1.5))
+    provider = OllamaProvider(
+        http, double.url, retry=NO_RETRY, timeout=httpx.Timeout(0.5, connect=5.0)
+    )
+    with pytest.raises(BadResponse, match=r"stopped sending mid-answer: nothing arrived for 0.5 s"):
+        await collect(provider.stream(ask("hi")))

@@ -45,3 +45,25 @@ async def test_send_is_refused_without_a_model_and_says_why(qtbot: Any, ledger_p
             assert refusals and "Pick a model" in refusals[0]
             assert harness.service.session is None
             assert harness.ledger.sessions() == []
+
+
+async def test_a_session_busy_in_another_window_or_process_is_refused_clearly(
+    double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    """Issue 13 item 5: the window never runs a second turn in a session another writer holds."""
+    from vak_desktop.ledger import Ledger
+
+    other = Ledger.open(ledger_path)  # another window (or `vak chat`) on the same ledger
+    session = other.create_session().id
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        service = harness.service
+        await until(lambda: service.binding is not None, what="the model binding")
+        refusals: list[str] = []
+        service.turnRefused.connect(refusals.append)
+        assert service.open_session(session)
+        with other.hold(session):
+            assert service.send("me too")
+            await until(lambda: refusals, what="the refusal")
+        assert f"session {session} is busy" in refusals[0]
+        assert [e for e in harness.ledger.entries(session)] == []  # nothing written
+    other.close()

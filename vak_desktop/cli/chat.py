@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from vak_desktop.cli.common import CliError, bind, emit, open_ledger, tools_for, with_provider
 from vak_desktop.context.codec import to_json_value
-from vak_desktop.ledger import LedgerError
+from vak_desktop.ledger import LedgerError, SessionBusy
 from vak_desktop.providers import ChatProvider
 from vak_desktop.runtime import TurnRunner
 from vak_desktop.runtime.events import (
@@ -145,10 +145,13 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                     await runner.settle(session)
                     _show_compaction(await runner.compact(session, binding), args.json)
                     continue
-                async for event in runner.run(session, message, binding, think=args.think):
-                    show(event)
-                    if isinstance(event, TurnFinished) and event.outcome == "failed":
-                        status = 1
+                try:
+                    async for event in runner.run(session, message, binding, think=args.think):
+                        show(event)
+                        if isinstance(event, TurnFinished) and event.outcome == "failed":
+                            status = 1
+                except SessionBusy as exc:
+                    raise CliError(str(exc)) from None
         finally:
             await runner.aclose()
             await runner.tools.aclose()  # stops any MCP server a call started

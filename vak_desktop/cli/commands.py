@@ -13,6 +13,7 @@ from typing import Any
 from vak_desktop.cli.common import CliError, emit, open_ledger, unreachable_hint, with_provider
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.ledger import LedgerError
+from vak_desktop.ledger.canonical import CanonicalFormError
 from vak_desktop.providers import (
     ChatProvider,
     LoadedModels,
@@ -118,6 +119,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise CliError(f"{args.file} is not UTF-8 (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise CliError(f"{args.file} is not JSON: {exc}") from None
+    except RecursionError:
+        raise CliError(f"{args.file}: the JSON is nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise CliError(f"{args.file}: a value cannot be read: {exc}") from None
     try:
         read = read_conversations(document)
     except UnknownFormat as exc:
@@ -127,8 +132,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         return _import_batch(args, ledger, read)
     try:
         report = import_openai(ledger, document)
-    except ConversationFormatError as exc:
-        raise CliError(f"{args.file}: {exc}") from None
+    except (ConversationFormatError, CanonicalFormError) as exc:
+        raise CliError(f"{args.file}: {exc}; nothing was imported") from None
+    except RecursionError:
+        raise CliError(
+            f"{args.file}: a message is nested too deeply; nothing was imported"
+        ) from None
     out = {"session": report.session, "turns": report.turns, "entries": report.entries}
     if args.json:
         emit(out)
@@ -176,14 +185,24 @@ def cmd_ledger_verify(args: argparse.Namespace) -> int:
         "sessions": report.sessions,
         "ok": report.ok,
         "first_broken": to_json_value(broken) if broken else None,
+        "removed": [to_json_value(r) for r in report.removed],
+        "anchor_lost": report.anchor_lost,
+        "notes": list(report.notes),
     }
     if args.json:
         emit(out)
-    elif broken:
+        return 0 if report.ok else 1
+    if broken:
         print(
             f"BROKEN at entry #{broken.seq} {broken.id} (session {broken.session}): {broken.reason}"
         )
-    else:
+    for gone in report.removed:
+        print(f"REMOVED from session {gone.session} at entry #{gone.seq}: {gone.reason}")
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if report.anchor_lost:
+        print("NOT VERIFIABLE: the head anchor went missing once (see the notes)")
+    if report.ok:
         print(f"ok: {report.entries} entries in {report.sessions} sessions verify")
     return 0 if report.ok else 1
 

@@ -9,7 +9,13 @@ import sys
 from typing import Any, NoReturn, TypeVar
 
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
-from vak_desktop.providers import ChatProvider, ModelNotFound, Unreachable, http_client
+from vak_desktop.providers import (
+    ChatProvider,
+    ModelNotFound,
+    ProviderError,
+    Unreachable,
+    http_client,
+)
 from vak_desktop.runtime import ModelBinding, ToolRegistry, bind_model, default_tools
 from vak_desktop.runtime.providers.entries import ProviderSetupError, open_named
 from vak_desktop.runtime.providers.secrets import SecretStoreError
@@ -77,6 +83,8 @@ async def bind(provider: ChatProvider, model: str) -> ModelBinding:
         raise CliError(unreachable_hint(exc)) from None
     except ModelNotFound as exc:
         raise CliError(f"{exc} at {provider.host} (see `vak models`)") from None
+    except ProviderError as exc:  # e.g. HTTP 404: not the server we expected; nothing started
+        raise CliError(f"cannot use {provider.host}: {exc}") from None
 
 
 # -- commands ----------------------------------------------------------------------------

@@ -1,18 +1,18 @@
 """The append-only ledger: storage, identity (content-addressed ids) and the hash chain."""
 
+from vak_desktop.ledger.errors import LedgerError, StorageError
 from vak_desktop.ledger.location import data_dir
 from vak_desktop.ledger.profiles import ProfileStore, StoredProfile
 from vak_desktop.ledger.store import (
     LEDGER_FILENAME,
-    BrokenLink,
     Entry,
     Ledger,
-    LedgerError,
     SessionInfo,
     UnknownEntry,
     UnknownSession,
-    VerifyReport,
 )
+from vak_desktop.ledger.verification import BrokenLink, VerifyReport
+from vak_desktop.ledger.writers import SessionBusy
 
 __all__ = [
     "LEDGER_FILENAME",
@@ -21,7 +21,9 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "ProfileStore",
+    "SessionBusy",
     "SessionInfo",
+    "StorageError",
     "StoredProfile",
     "UnknownEntry",
     "UnknownSession",

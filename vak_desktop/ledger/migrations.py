@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from vak_desktop.ledger.integrity import create_events_table, create_missing_triggers
+from vak_desktop.ledger.journal import create_journal
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -97,10 +100,18 @@ def _create_capacity_profiles(db: sqlite_utils.Database) -> None:
         )
 
 
+def _refuse_every_rewrite(db: sqlite_utils.Database) -> None:
+    # REPLACE and UPSERT bypass BEFORE DELETE; sessions were deletable (`integrity.py`)
+    create_events_table(db)
+    create_missing_triggers(db)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_entries", _create_entries),
     Migration("0002_sessions", _create_sessions),
     Migration("0003_capacity_profiles", _create_capacity_profiles),
+    Migration("0004_refuse_every_rewrite", _refuse_every_rewrite),
+    Migration("0005_stream_journal", create_journal),
 )
 
 

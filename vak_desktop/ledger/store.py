@@ -3,7 +3,13 @@
 Entries are only ever inserted. Each entry names its parent (the entry it follows in its session;
 an edit or a regenerate names an earlier one, which starts a branch), and its id is the blake3
 hash of its canonical envelope (see `canonical.py`), so the chain can be re-verified at any time
-and any changed byte shows up as a broken link. SQLite triggers refuse UPDATE and DELETE.
+and any changed byte shows up as a broken link. SQLite triggers refuse UPDATE, DELETE, REPLACE and
+UPSERT (`integrity.py`, restored at open if dropped); the head anchor beside the file
+(`anchor.py`) lets `verify` see a removed tail, session or sessions row.
+
+Over 400 lines on purpose: `Ledger` is the one door every read and write goes through; the
+rules around it live beside it (`integrity`, `anchor`, `journal`, `verification`, `writers`,
+`errors`).
 
 A session's head is its most recently appended entry: a branch is always appended after the
 entries it forks from, so "newest" and "current tip" are the same thing.
@@ -11,7 +17,9 @@ entries it forks from, so "newest" and "current tip" are the same thing.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import secrets
 import sqlite3
@@ -24,6 +32,7 @@ import sqlite_utils
 
 from vak_desktop.context.codec import decode_payload, to_json_value
 from vak_desktop.context.payloads import Directive, Payload
+from vak_desktop.ledger.anchor import AnchorPoint, HeadAnchor, anchor_path
 from vak_desktop.ledger.canonical import (
     ID_PREFIX,
     canonical_text,
@@ -31,15 +40,24 @@ from vak_desktop.ledger.canonical import (
     envelope_bytes,
     utc_now,
 )
+from vak_desktop.ledger.errors import LedgerError, StorageError, storage
+from vak_desktop.ledger.integrity import (
+    ANCHOR_MISSING,
+    ANCHOR_STARTED,
+    check_triggers,
+    events,
+    record_event,
+)
+from vak_desktop.ledger.journal import unfolded
 from vak_desktop.ledger.migrations import migrate
 from vak_desktop.ledger.profiles import ProfileStore
+from vak_desktop.ledger.verification import VerifyReport, verify_ledger
+from vak_desktop.ledger.writers import hold_session
+from vak_desktop.redaction import redact
 
+log = logging.getLogger(__name__)
 LEDGER_FILENAME = "ledger.sqlite3"
 _HEAD = object()  # sentinel: "append after the session's current head"
-
-
-class LedgerError(Exception):
-    """Base of the ledger's errors."""
 
 
 class UnknownSession(LedgerError):
@@ -75,25 +93,6 @@ class SessionInfo:
     archived: bool
 
 
-@dataclass(frozen=True)
-class BrokenLink:
-    seq: int
-    id: str
-    session: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class VerifyReport:
-    entries: int
-    sessions: int
-    first_broken: BrokenLink | None
-
-    @property
-    def ok(self) -> bool:
-        return self.first_broken is None
-
-
 _ENTRY_COLUMNS = "seq, id, parent, session, kind, payload, created_at"
 
 
@@ -116,23 +115,75 @@ class Ledger:
     def __init__(self, db: sqlite_utils.Database, path: Path | None) -> None:
         self._db = db
         self.path = path
+        self._anchor = HeadAnchor(anchor_path(path)) if path is not None else None
+        self._counts: dict[str, tuple[str, int]] = {}  # session -> (head, entries), this process
+        self._pending: dict[str, AnchorPoint] | None = None  # inside `transaction()`
+        self.restored_triggers: list[str] = []
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Ledger:
         """Open (creating and migrating if needed) the ledger at `path`; ':memory:' works too."""
         where = str(path)
-        if where != ":memory:":
-            Path(where).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(where, isolation_level=None)  # we issue BEGIN/COMMIT ourselves
-        conn.execute("PRAGMA busy_timeout = 10000")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable across process crash
-        db = sqlite_utils.Database(conn)
-        migrate(db, utc_now())
-        return cls(db, None if where == ":memory:" else Path(where))
+        try:
+            if where != ":memory:":
+                Path(where).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            parent = Path(where).parent
+            why = "a file is in the way" if parent.is_file() else exc.strerror
+            raise LedgerError(f"cannot create the ledger's folder {parent}: {why}") from None
+        with storage(where):
+            conn = sqlite3.connect(where, isolation_level=None)  # we issue BEGIN/COMMIT
+            try:
+                conn.execute("PRAGMA busy_timeout = 10000")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: survives a crash
+                db = sqlite_utils.Database(conn)
+                migrate(db, utc_now())
+                ledger = cls(db, None if where == ":memory:" else Path(where))
+                ledger.restored_triggers = check_triggers(db, utc_now(), where)
+                ledger._start_anchor()
+            except BaseException:
+                conn.close()
+                raise
+        return ledger
 
     def close(self) -> None:
+        if self._anchor is not None:
+            self._anchor.close()
         self._db.conn.close()
+
+    def _start_anchor(self) -> None:
+        """Anchor every session's current head if the anchor file is new; a missing file for a
+        ledger that had one is recorded (verify reports it) before it is started again."""
+        anchor = self._anchor
+        if anchor is None:
+            return
+        if anchor.exists():
+            anchor.compact_if_large()
+            return
+        now = utc_now()
+        if events(self._db, ANCHOR_STARTED):
+            message = (
+                f"the head anchor {anchor.path} was missing at open: entries removed before "
+                f"{now} cannot be detected"
+            )
+            record_event(self._db, now, ANCHOR_MISSING, message)
+            log.warning("%s", message)
+        anchor.replace(self._current_heads())
+        record_event(self._db, now, ANCHOR_STARTED, f"head anchor started at {anchor.path}")
+
+    def _current_heads(self) -> list[AnchorPoint]:
+        rows = self._db.execute(
+            "SELECT e.session, e.seq, e.id, c.n FROM"
+            " (SELECT session, MAX(seq) AS last, COUNT(*) AS n FROM entries GROUP BY session) c"
+            " JOIN entries e ON e.seq = c.last"
+        ).fetchall()
+        return [AnchorPoint(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def hold(self, session: str) -> contextlib.AbstractContextManager[None]:
+        """Hold `session` for writing while a turn runs (`writers.py`): SessionBusy when
+        another process or window is running a turn in it."""
+        return hold_session(self.path, session)
 
     def profiles(self) -> ProfileStore:
         """The measured capacity profiles kept outside any session (`ledger/profiles.py`)."""
@@ -144,10 +195,11 @@ class Ledger:
         info = SessionInfo(
             id=secrets.token_hex(8), created_at=utc_now(), title=title, archived=False
         )
-        self._db.execute(
-            "INSERT INTO sessions (id, created_at, title, archived) VALUES (?, ?, ?, 0)",
-            [info.id, info.created_at, info.title],
-        )
+        with storage(str(self.path or ":memory:")):
+            self._db.execute(
+                "INSERT INTO sessions (id, created_at, title, archived) VALUES (?, ?, ?, 0)",
+                [info.id, info.created_at, info.title],
+            )
         return info
 
     def session(self, session: str) -> SessionInfo:
@@ -192,9 +244,14 @@ class Ledger:
         """
         kind = type(payload).KIND
         payload_text = canonical_text(to_json_value(payload))
+        cleaned = redact(payload_text)  # no secret the process holds is ever stored
+        if cleaned != payload_text:
+            payload_text, payload = cleaned, decode_payload(kind, json.loads(cleaned))
         conn = self._db.conn  # the raw connection: this is the hot path
-        conn.execute("BEGIN IMMEDIATE")
+        own = self._pending is None  # else inside `transaction()`
         try:
+            if own:
+                conn.execute("BEGIN IMMEDIATE")
             row = conn.execute(
                 "SELECT title, (SELECT id FROM entries WHERE session = ?1 ORDER BY seq DESC LIMIT 1)"
                 " FROM sessions WHERE id = ?1",
@@ -203,6 +260,7 @@ class Ledger:
             if row is None:
                 raise UnknownSession(session)
             title, head = row
+            count = self._count_after(session, head)
             if parent is _HEAD:
                 parent = head
             elif parent is not None:
@@ -227,11 +285,92 @@ class Ledger:
                     "UPDATE sessions SET title = ? WHERE id = ?",
                     [auto_title(payload.text), session],
                 )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
+            if own:
+                conn.execute("COMMIT")
+        except BaseException as exc:
+            if own:
+                self._rollback()
+            if isinstance(exc, sqlite3.OperationalError):  # disk full, locked, read-only
+                raise StorageError(str(self.path or ":memory:"), exc) from None
             raise
-        return Entry(new_id, cursor.lastrowid or 0, parent, session, kind, created_at, payload)
+        seq = cursor.lastrowid or 0
+        self._anchored(AnchorPoint(session, seq, new_id, count))
+        return Entry(new_id, seq, parent, session, kind, created_at, payload)
+
+    def _count_after(self, session: str, head: str | None) -> int:
+        """The session's entry count once one more is appended after `head` (inside the
+        append's transaction: counted once per process and session, then carried)."""
+        known = self._counts.get(session)
+        if head is None:
+            return 1
+        if known is not None and known[0] == head:
+            return known[1] + 1
+        row = self._db.conn.execute(
+            "SELECT COUNT(*) FROM entries WHERE session = ?", [session]
+        ).fetchone()
+        return int(row[0]) + 1
+
+    def _anchored(self, point: AnchorPoint) -> None:
+        self._counts[point.session] = (point.head, point.count)
+        if self._pending is not None:
+            self._pending[point.session] = point  # anchored when the transaction commits
+        elif self._anchor is not None:
+            self._anchor.record([point])
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything appended (and every session created) inside is committed together, or
+        nothing is (an import: a rejected file leaves no session behind)."""
+        if self._pending is not None:
+            raise LedgerError("transactions do not nest")
+        self._begin()
+        self._pending = {}
+        try:
+            yield
+            self._commit()
+        except BaseException:
+            self._pending = None
+            self._rollback()
+            self._counts.clear()
+            raise
+        points, self._pending = self._pending, None
+        if self._anchor is not None:
+            self._anchor.record(points.values())
+
+    def _begin(self) -> None:
+        with storage(str(self.path or ":memory:")):
+            self._db.conn.execute("BEGIN IMMEDIATE")
+
+    def _commit(self) -> None:
+        with storage(str(self.path or ":memory:")):
+            self._db.conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        conn = self._db.conn
+        if conn.in_transaction:  # SQLite rolls back by itself on a full disk
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+
+    # -- the stream journal (`journal.py`) --------------------------------------------------
+
+    def checkpoint(
+        self, session: str, stream: str, base_seq: int, text: str, thinking: str
+    ) -> None:
+        """Journal what a step streamed since its last checkpoint (outside the chain)."""
+        self._db.conn.execute(
+            "INSERT INTO stream_journal (session, stream, base_seq, text, thinking, at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [session, stream, base_seq, text, thinking, utc_now()],
+        )
+
+    def unfolded_stream(self, session: str) -> tuple[str, str] | None:
+        """(text, thinking) a killed process was streaming in `session`, if never stored."""
+        return unfolded(self._db, session)
+
+    def last_seq(self) -> int:
+        """The seq of the newest entry of the ledger (0 when empty)."""
+        row = self._db.conn.execute("SELECT MAX(seq) FROM entries").fetchone()
+        return int(row[0] or 0)
 
     def _head_id(self, session: str) -> str | None:
         row = self._db.execute(
@@ -318,48 +457,8 @@ class Ledger:
     # -- verification ---------------------------------------------------------------------
 
     def verify(self) -> VerifyReport:
-        """Recompute every entry id and check every chain link, in append order."""
-        seen: dict[str, str] = {}  # id -> session
-        sessions = set()
-        first_broken: BrokenLink | None = None
-        count = 0
-        cursor = self._db.execute(
-            # payload as raw bytes: a tampered byte need not even be valid UTF-8
-            "SELECT seq, id, parent, session, kind, CAST(payload AS BLOB), created_at"
-            " FROM entries ORDER BY seq"
-        )
-        for seq, id_, parent, session, kind, payload, created_at in cursor:
-            count += 1
-            sessions.add(session)
-            if first_broken is None:
-                reason = _check_entry(seen, id_, parent, session, kind, payload, created_at)
-                if reason:
-                    first_broken = BrokenLink(seq, id_, session, reason)
-            seen[id_] = session
-        return VerifyReport(entries=count, sessions=len(sessions), first_broken=first_broken)
-
-
-def _check_entry(
-    seen: dict[str, str],
-    id_: str,
-    parent: str | None,
-    session: str,
-    kind: str,
-    payload: bytes,
-    created_at: str,
-) -> str:
-    """Why this stored row is not a valid link of its chain, or '' when it is."""
-    envelope = envelope_bytes(
-        created_at=created_at, kind=kind, parent=parent, payload=payload, session=session
-    )
-    if entry_id(envelope) != id_:
-        return "content does not match its id (the entry was altered after it was written)"
-    if parent is not None:
-        if parent not in seen:
-            return f"parent {parent} does not precede it in the ledger"
-        if seen[parent] != session:
-            return f"parent {parent} belongs to another session"
-    return ""
+        """Recompute every entry id and chain link, and check the head anchor (`verification`)."""
+        return verify_ledger(self._db, self._anchor.path if self._anchor is not None else None)
 
 
 def auto_title(text: str, limit: int = 60) -> str:

@@ -35,6 +35,7 @@ from vak_desktop.providers.errors import (
 )
 from vak_desktop.providers.openai_wire import resolve_host, sse_data
 from vak_desktop.providers.retry import RetryPolicy
+from vak_desktop.redaction import register_secret
 
 CLAUDE_WINDOW = 200_000  # every Claude model since the 3 family accepts at least this
 MODEL_PAGE = 1_000  # the catalogue's largest page
@@ -62,6 +63,7 @@ class AnthropicProvider:
         self.key_name = key_name or self.name
         self._client = client
         self._api_key = api_key
+        register_secret(api_key, f"{key_name or self.name} API key")
         self._retry = retry if retry is not None else RetryPolicy()
 
     def __repr__(self) -> str:  # never show the key

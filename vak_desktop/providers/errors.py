@@ -15,9 +15,15 @@ and the window can show it to the user as it is.
 
 from __future__ import annotations
 
+from vak_desktop.redaction import redact
+
 
 class ProviderError(Exception):
-    """Base of every provider failure."""
+    """Base of every provider failure. Its message is redacted: what a server answered may
+    quote a secret back (`vak_desktop.redaction`)."""
+
+    def __init__(self, message: str = "", *args: object) -> None:
+        super().__init__(redact(message), *args)
 
 
 class Unreachable(ProviderError):

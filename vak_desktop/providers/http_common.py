@@ -24,10 +24,13 @@ from vak_desktop.providers.errors import (
     ServerError,
     Unreachable,
 )
+from vak_desktop.redaction import redact as redact_held
 
 # Connecting to a local server is instant or it is not running; loading a large model from
-# disk before the first byte can take minutes, so the read timeout is generous.
-TIMEOUT = httpx.Timeout(600.0, connect=5.0)
+# disk before the first byte can take minutes, so the read timeout allows for a cold load
+# (measured: a 30 GB model from a spinning disk, ~4 min) but not the 10 minutes it was; the
+# same limit is the stall deadline between two reads of a stream.
+TIMEOUT = httpx.Timeout(300.0, connect=5.0)
 DNS_FAILURE = re.compile(r"name or service|nodename|getaddrinfo|no address|name resolution", re.I)
 
 
@@ -90,10 +93,11 @@ _KEYLIKE = re.compile(r"\b(?:sk|rk|pk)-(?=[\w.\-]*[0-9*])[\w*.\-]{4,}")
 
 
 def redact(text: str, secret: str | None) -> str:
-    """`text` without `secret` and without anything shaped like an API key."""
+    """`text` without `secret`, any secret the process holds (`vak_desktop.redaction`) and
+    anything shaped like an API key (what a server says about a key it refused)."""
     if secret:
         text = text.replace(secret, "[redacted]")
-    return _KEYLIKE.sub("[redacted]", text)
+    return _KEYLIKE.sub("[redacted]", redact_held(text))
 
 
 def opt_int(value: Any) -> int | None:
@@ -131,10 +135,17 @@ def transport_error(
     server: str,
     start_hint: str,
     stream_end: str,
+    timeout: httpx.Timeout = TIMEOUT,
 ) -> ProviderError:
     """A transport failure as the user should read it. `responded`: the server had answered
     and the stream then broke (a BadResponse), else the server was never reached."""
     detail = str(exc) or type(exc).__name__
+    if responded and isinstance(exc, httpx.ReadTimeout):  # not retried: it may recur
+        return BadResponse(
+            f"{server} stopped sending mid-answer: nothing arrived for {timeout.read:g} s "
+            "(the model stalled or the server hung)",
+            line or None,
+        )
     if responded:
         return BadResponse(
             f"stream ended before {stream_end}: connection lost ({detail})", line or None
@@ -142,7 +153,7 @@ def transport_error(
     if isinstance(exc, httpx.ConnectTimeout):
         reason = (
             f"{server} is not running at this address, or a firewall drops the connection "
-            f"(no answer within {TIMEOUT.connect:.0f} s)"
+            f"(no answer within {timeout.connect:g} s)"
         )
     elif isinstance(exc, httpx.ConnectError) and DNS_FAILURE.search(detail):
         reason = f"the host name does not resolve, so {server} is not running there ({detail})"
@@ -152,7 +163,7 @@ def transport_error(
             "or check the host in settings"
         )
     elif isinstance(exc, httpx.TimeoutException):
-        reason = f"{server} accepted the connection but did not answer within {TIMEOUT.read:.0f} s"
+        reason = f"{server} accepted the connection but did not answer within {timeout.read:g} s"
     else:
         reason = f"the connection to {server} failed ({detail})"
     return Unreachable(host, reason)

@@ -27,7 +27,7 @@ from vak_desktop.context.payloads import ToolCall
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.providers import http_common as http
 from vak_desktop.providers import ollama_wire as wire
-from vak_desktop.providers import openai_wire
+from vak_desktop.providers import openai_wire, retry
 from vak_desktop.providers.base import (
     LoadedModel,
     ModelDetails,
@@ -44,6 +44,7 @@ from vak_desktop.providers.errors import (
     ProviderError,
     ServerError,
 )
+from vak_desktop.providers.retry import RetryPolicy
 
 
 class OllamaProvider:
@@ -62,10 +63,14 @@ class OllamaProvider:
         host: str,
         *,
         default_keep_alive: str | int = wire.DEFAULT_KEEP_ALIVE,
+        retry: RetryPolicy | None = None,
+        timeout: httpx.Timeout = http.TIMEOUT,
     ) -> None:
         self.host = wire.resolve_host(host)
         self.default_keep_alive = default_keep_alive
         self._client = client
+        self._retry = retry if retry is not None else RetryPolicy()
+        self._timeout = timeout  # first byte (a cold model load) and stall between reads
         self._call_numbers = itertools.count(1)
 
     # -- chat -------------------------------------------------------------------------------
@@ -97,14 +102,23 @@ class OllamaProvider:
         return body
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
-        """Yield deltas and tool calls as they arrive, then exactly one `Done`."""
+        """Yield deltas and tool calls as they arrive, then exactly one `Done`; a 429 or 503
+        (Ollama's "server busy", with its Retry-After) before the first event is retried."""
+        events = retry.stream_with_retry(
+            lambda: self._stream_once(request), self._retry, f"Ollama {self.host}"
+        )
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event
+
+    async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         body = self.render(request)
         started = time.perf_counter_ns()
         first_token_ns = 0
         number, responded = 0, False
         try:
             async with self._client.stream(
-                "POST", self.host + "/api/chat", json=body, timeout=http.TIMEOUT
+                "POST", self.host + "/api/chat", json=body, timeout=self._timeout
             ) as response:
                 if response.status_code >= 400:
                     await response.aread()
@@ -333,4 +347,5 @@ class OllamaProvider:
             server="Ollama",
             start_hint="start it with `ollama serve`",
             stream_end="the final chunk",
+            timeout=self._timeout,
         )

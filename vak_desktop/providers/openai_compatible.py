@@ -49,6 +49,7 @@ from vak_desktop.providers.errors import (
     Unreachable,
 )
 from vak_desktop.providers.retry import RetryPolicy
+from vak_desktop.redaction import register_secret
 
 CATALOGUE_TTL_S = 60.0
 
@@ -82,6 +83,7 @@ class OpenAICompatibleProvider:
         self.key_name = key_name or self.name  # the provider entry the key belongs to
         self._client = client
         self._api_key = api_key
+        register_secret(api_key, f"{key_name or self.name} API key")
         self._retry = retry if retry is not None else RetryPolicy()
         self._call_numbers = itertools.count(1)
         self._entries: tuple[list[dict[str, Any]] | None, float] = (None, 0.0)

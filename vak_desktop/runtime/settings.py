@@ -28,6 +28,7 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from vak_desktop.ledger.location import data_dir
+from vak_desktop.runtime.settings_schema import check_settings_table
 
 SETTINGS_FILE = "settings.toml"
 THEMES = ("system", "light", "dark")
@@ -128,6 +129,7 @@ def load_settings(path: Path | None = None) -> Settings:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: not valid TOML: {exc}") from exc
     try:
+        check_settings_table(table)
         return _from_table(table)
     except (TypeError, ValueError) as exc:
         raise SettingsError(f"{path}: {exc}") from exc

@@ -32,7 +32,7 @@ from vak_desktop.context.payloads import (
     Directive,
     Usage,
 )
-from vak_desktop.ledger import Ledger
+from vak_desktop.ledger import Ledger, SessionBusy
 from vak_desktop.providers.base import ChatProvider, is_local
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
@@ -358,6 +358,8 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
                             self.naming = self._tasks.spawn(
                                 self._title(session, runner, binding, choice.model), "title"
                             )
+        except SessionBusy as exc:  # another window or `vak chat` runs a turn in it
+            self.turnRefused.emit(str(exc))
         except asyncio.CancelledError:
             if started is not None:
                 stopped = TurnFinished(

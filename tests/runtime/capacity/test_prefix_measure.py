@@ -12,6 +12,7 @@ from vak_desktop.context.payloads import Activity, Receipt
 from vak_desktop.context.planning.assemble import prefix_digest
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
+from vak_desktop.providers.retry import NO_RETRY
 from vak_desktop.runtime import TurnRunner, default_tools
 from vak_desktop.runtime.capacity.binding import bind_model
 from vak_desktop.runtime.capacity.prefix import PREFIX_MEASURE_FAILED
@@ -84,7 +85,7 @@ async def test_without_the_option_nothing_extra_is_sent(
 async def test_a_failed_measurement_is_recorded_and_the_turn_still_runs(
     ledger: Ledger, double: OllamaDouble, http: httpx.AsyncClient
 ) -> None:
-    provider = OllamaProvider(http, double.url)
+    provider = OllamaProvider(http, double.url, retry=NO_RETRY)  # a 500 is retried otherwise
     runner = TurnRunner(ledger, provider, default_tools(), measure_prefix=True)
     session = ledger.create_session().id
     double.fail_next(500, "model runner has unexpectedly stopped")

@@ -24,6 +24,16 @@ from typing import Any
 
 from vak_desktop.context.planning.reading import FILES
 from vak_desktop.context.request import ToolSpec
+from vak_desktop.runtime.tools.file_safety import (
+    CURRENT_STOP,
+    Searcher,
+    Stop,
+    check_stop,
+    is_regular,
+    line_range,
+    linear_regex,
+    refuse_special,
+)
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
 from vak_desktop.runtime.tools.workspace import NO_FOLDERS, Workspace
 
@@ -140,6 +150,7 @@ def walk(workspace: Workspace, roots: Sequence[Path], match: re.Pattern[str]) ->
         start = len(found.files)
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+            check_stop()
             for name in sorted(filenames):
                 visited += 1
                 if visited > WALK_LIMIT:
@@ -169,7 +180,13 @@ class _FileTool:
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         workspace = Workspace.of(self.folders, context.ledger, context.session)
-        return await asyncio.to_thread(self.work, arguments, workspace)
+        stop = Stop()
+        token = CURRENT_STOP.set(stop)  # the worker thread gets a copy of this context
+        try:
+            return await asyncio.to_thread(self.work, arguments, workspace)
+        finally:
+            stop.set()  # cancelled or timed out: the walk stops at its next file
+            CURRENT_STOP.reset(token)
 
     def work(self, arguments: dict[str, Any], workspace: Workspace) -> ToolOutput:
         raise NotImplementedError
@@ -224,6 +241,7 @@ class ReadTool(_FileTool):
             raise ToolFailure(f"no such file: {raw!r} (workspace folders: {workspace.describe()})")
         if path.is_dir():
             raise ToolFailure(f"{shown} is a folder: glob lists the files in it")
+        refuse_special(path, shown)
         size = path.stat().st_size
         if "range" in arguments:
             return ToolOutput(self._lines(path, shown, *_pair(arguments["range"])))
@@ -242,15 +260,17 @@ class ReadTool(_FileTool):
             head = handle.read(SNIFF)
             handle.seek(0)
             decode(head, shown)  # a binary file is refused before any line is read
-            picked, total = [], 0
-            for total, line in enumerate(handle, start=1):
-                if first <= total <= last:
-                    picked.append(line)
+            picked, total, cut = line_range(handle, first, last, READ_LIMIT)
         if first > total:
             raise ToolFailure(f"{shown} has {total} lines; range {[first, last]} starts after")
         text, note = decode(b"".join(picked), shown)
         end = min(last, total)
         notes = [f"lines {first}–{end} of {total} of {shown}", *([note] if note else [])]
+        if cut:
+            notes.append(
+                f"stopped at {READ_LIMIT:,} bytes, what read returns at most: ask for a "
+                "narrower range"
+            )
         return text.removesuffix("\n") + "\n[" + "; ".join(notes) + "]"
 
 
@@ -295,7 +315,10 @@ class GlobTool(_FileTool):
             lines = [workspace.shown(p) for p in found.files[:GLOB_LIMIT]]
             if len(found.files) > GLOB_LIMIT:
                 more = len(found.files) - GLOB_LIMIT
-                lines.append(f"[… and {more:,} more files: narrow the pattern or give `path`]")
+                least = "at least " if found.stopped else ""  # the walk stopped counting
+                lines.append(
+                    f"[… and {least}{more:,} more files: narrow the pattern or give `path`]"
+                )
         lines += [f"[{note}]" for note in found.notes()]
         return ToolOutput("\n".join(lines))
 
@@ -322,11 +345,7 @@ class GrepTool(_FileTool):
 
     def work(self, arguments: dict[str, Any], workspace: Workspace) -> ToolOutput:
         pattern = self.text_argument(arguments, "pattern")
-        flags = re.IGNORECASE if arguments.get("ignore_case") is True else 0
-        try:
-            regex = re.compile(pattern, flags)
-        except re.error as exc:
-            raise ToolFailure(f"{pattern!r} is not a valid regular expression: {exc}") from None
+        regex = linear_regex(pattern, arguments.get("ignore_case") is True)
         roots = self.folder(arguments, workspace)
         files_glob = arguments.get("glob") or "**"
         if not isinstance(files_glob, str) or ".." in files_glob.split("/"):
@@ -345,18 +364,21 @@ class GrepTool(_FileTool):
                     f"[… and {total - len(shown):,} more: narrow the pattern, `path` or `glob`]"
                 )
         notes = found.notes() + (
-            [f"{passed} binary or very large files not searched"] if passed else []
+            [f"{passed} binary, very large or special (FIFO, device) files not searched"]
+            if passed
+            else []
         )
         lines += [f"[{note}]" for note in notes]
         return ToolOutput("\n".join(lines))
 
     def _search(
-        self, workspace: Workspace, files: list[Path], regex: re.Pattern[str]
+        self, workspace: Workspace, files: list[Path], regex: Searcher
     ) -> tuple[list[str], int, int, int]:
         shown: list[str] = []
         total = files_with = passed = 0
         for path in files:
-            if path.stat().st_size > SEARCH_FILE_LIMIT:
+            check_stop()
+            if not is_regular(path) or path.stat().st_size > SEARCH_FILE_LIMIT:
                 passed += 1
                 continue
             data = path.read_bytes()

@@ -32,6 +32,9 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.events import Notice, ToolResultReady
 
 log = logging.getLogger(__name__)
+# Every call ends: a tool that runs longer is stopped and the model told (a tool may declare its
+# own `time_limit_s`). Generous, for a grep over a large tree or an MCP server starting.
+TOOL_TIME_LIMIT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -143,8 +146,18 @@ class ToolRegistry:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolOutput(f"error: no tool named {call.name!r} (tools: {known})", True)
         context = dataclasses.replace(context, catalogue=self.catalogue())
+        limit = getattr(tool, "time_limit_s", TOOL_TIME_LIMIT_S)
+        deadline = asyncio.timeout(limit)
         try:
-            return await tool.run(dict(call.arguments), context)
+            async with deadline:
+                return await tool.run(dict(call.arguments), context)
+        except TimeoutError:
+            if not deadline.expired():  # the tool's own, not our limit
+                log.exception("tool %s raised", call.name)
+                return ToolOutput(f"error: {call.name} failed: TimeoutError", True)
+            return ToolOutput(
+                f"error: {call.name} did not finish within {limit:g} s and was stopped", True
+            )
         except ToolFailure as exc:
             return ToolOutput(f"error: {exc}", True)
         except asyncio.CancelledError:

@@ -1,14 +1,15 @@
 """How a turn ends in the ledger: its TurnCard (deterministic, no model call), then its mark.
 
 A turn closes with a `turn_closed` Activity carrying its outcome and the tokens it cost. A turn
-a killed process left open is closed by the next turn of its session: its card, then a
-`turn_interrupted` mark.
+a killed process left open is closed by the next turn of its session: first the text it was
+streaming when it died (from the stream journal, `ledger/journal.py`) as an assistant step
+marked interrupted, then its card, then a `turn_interrupted` mark.
 """
 
 from __future__ import annotations
 
 from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
-from vak_desktop.context.payloads import Activity, JsonObject, Usage
+from vak_desktop.context.payloads import Activity, AssistantStep, JsonObject, Usage
 from vak_desktop.context.planning.reading import read_directive
 from vak_desktop.context.planning.turn_cards import build_turn_card
 from vak_desktop.context.planning.turns import TURN_CLOSED, TURN_INTERRUPTED, Turn, split_turns
@@ -39,6 +40,14 @@ def close_interrupted(ledger: Ledger, session: str) -> str | None:
     turns = split_turns(ledger.chain_to_root(session))
     if not turns or turns[-1].closed:
         return None
+    streamed = ledger.unfolded_stream(session)
+    if streamed is not None and any(streamed):
+        text, thinking = streamed
+        model = turns[-1].directive.model
+        ledger.append(
+            session, AssistantStep(text=text, thinking=thinking, model=model, interrupted=True)
+        )
+        turns = split_turns(ledger.chain_to_root(session))
     last = turns[-1]
     card = build_turn_card(last, "interrupted", FALLBACK_TOKENS_PER_CHAR, reading=reading_of(last))
     ledger.append(session, card)

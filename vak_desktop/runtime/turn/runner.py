@@ -14,8 +14,9 @@ read top to bottom in one place; what is not that order lives beside it (`step`,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
 from vak_desktop.context.capacity.profile import (
@@ -177,7 +178,24 @@ class TurnRunner:
         think: bool | None = None,
         parent: str | None = None,
     ) -> AsyncIterator[TurnEvent]:
-        """Run one turn and yield what happens. `parent` starts a branch (edit / regenerate)."""
+        """Run one turn and yield what happens. `parent` starts a branch (edit / regenerate).
+        The session is held for the whole turn: SessionBusy if another turn runs in it."""
+        with self.ledger.hold(session):
+            turn = self._run(session, text, binding, images=images, think=think, parent=parent)
+            async with contextlib.aclosing(turn) as events:
+                async for event in events:
+                    yield event
+
+    async def _run(
+        self,
+        session: str,
+        text: str,
+        binding: ModelBinding,
+        *,
+        images: tuple[str, ...] = (),
+        think: bool | None = None,
+        parent: str | None = None,
+    ) -> AsyncGenerator[TurnEvent, None]:
         ledger = self.ledger
         # a real turn never waits on a summary being written ahead: it cancels it (the
         # deterministic packet stands in) and the look-ahead starts again after this turn

@@ -1,7 +1,10 @@
 """One model call of a turn: streaming it into a `StepOutcome`, and the entries it leaves.
 
-A step is streamed into memory as it arrives (text, thinking, tool calls, the final `Done`);
-what it leaves in the ledger is built here: the receipt that records what was sent and what it
+A step is streamed into memory as it arrives (text, thinking, tool calls, the final `Done`),
+kept as a list of chunks joined once when read (appending to one string was quadratic: 10 MB
+in 10,000 chunks took 155 s); what streams also reaches the ledger's stream journal every
+quarter second or 16 KB (`ledger/journal.py`), so a kill keeps what the user saw. What a
+step leaves in the ledger proper is built here: the receipt that records what was sent and what it
 cost, the assistant step kept when a stream stops early (marked interrupted), the record of a
 repaired stream line.
 """
@@ -11,6 +14,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import secrets
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -28,6 +33,7 @@ from vak_desktop.providers.base import (
     ThinkingSigned,
     ToolCallEvent,
 )
+from vak_desktop.redaction import redact
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.events import (
     Notice,
@@ -39,30 +45,105 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.tools.surface import ToolSurface
 from vak_desktop.runtime.turn.projection import Projection
 
+CHECKPOINT_S = 0.25  # the most streamed text a kill can lose, in time ...
+CHECKPOINT_CHARS = 16_384  # ... and in size
+
+
+class _Chunks:
+    """Text arriving in chunks: appended in O(1), joined once when read."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def add(self, text: str) -> None:
+        self.parts.append(text)
+
+    def get(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+    def set(self, text: str) -> None:
+        self.parts[:] = [text] if text else []
+
 
 @dataclass
 class StepOutcome:
     """What one model call produced so far, and the request that was finally sent for it."""
 
     request: ChatRequest
-    text: str = ""
-    thinking: str = ""
     calls: list[ToolCall] = dataclasses.field(default_factory=list)
     done: Done | None = None
     signed_thinking: list[SignedThinking] = dataclasses.field(default_factory=list)
+    _text: _Chunks = dataclasses.field(default_factory=_Chunks, repr=False)
+    _thinking: _Chunks = dataclasses.field(default_factory=_Chunks, repr=False)
+
+    @property
+    def text(self) -> str:
+        return self._text.get()
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text.set(value)
+
+    @property
+    def thinking(self) -> str:
+        return self._thinking.get()
+
+    @thinking.setter
+    def thinking(self, value: str) -> None:
+        self._thinking.set(value)
+
+
+class _Journal:
+    """What a step streamed since its last checkpoint, written to the stream journal when
+    `CHECKPOINT_S` passed or `CHECKPOINT_CHARS` piled up."""
+
+    def __init__(self, ledger: Ledger, session: str) -> None:
+        self.ledger, self.session = ledger, session
+        self.stream = secrets.token_hex(8)
+        self.base_seq = ledger.last_seq()
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.pending = 0
+        self.last = time.monotonic()
+
+    def add(self, text: str = "", thinking: str = "") -> None:
+        if text:
+            self.text.append(text)
+        if thinking:
+            self.thinking.append(thinking)
+        self.pending += len(text) + len(thinking)
+        if self.pending >= CHECKPOINT_CHARS or time.monotonic() - self.last >= CHECKPOINT_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.ledger.checkpoint(
+                self.session,
+                self.stream,
+                self.base_seq,
+                "".join(self.text),
+                "".join(self.thinking),
+            )
+            self.text, self.thinking, self.pending = [], [], 0
+        self.last = time.monotonic()
 
 
 async def stream_step(
     provider: ChatProvider, ledger: Ledger, session: str, out: StepOutcome
 ) -> AsyncIterator[TurnEvent]:
     """Stream one model call into `out`, yielding what the observers show as it arrives."""
+    journal = _Journal(ledger, session)
     async with contextlib.aclosing(provider.stream(out.request)) as stream:
         async for event in stream:
             if isinstance(event, TextDelta):
-                out.text += event.text
+                out._text.add(event.text)
+                journal.add(text=event.text)
                 yield TextChunk(event.text)
             elif isinstance(event, ThinkingDelta):
-                out.thinking += event.text
+                out._thinking.add(event.text)
+                journal.add(thinking=event.text)
                 yield ThinkingChunk(event.text)
             elif isinstance(event, ThinkingSigned):
                 out.signed_thinking.append(event.block)
@@ -119,9 +200,11 @@ def step_receipt(
 
 
 def repaired(notice: StreamNotice) -> Activity:
-    """The record of a stream notice, with the raw bytes as they arrived: `stream_repaired`
-    (a line repaired) or `stream_tool_call_cut` (a call the output limit cut off)."""
-    raw = base64.b64encode(notice.raw).decode("ascii")
+    """The record of a stream notice, with the raw bytes as they arrived (secrets redacted:
+    base64 would hide one from the ledger's redaction): `stream_repaired` (a line repaired) or
+    `stream_tool_call_cut` (a call the output limit cut off)."""
+    kept = redact(notice.raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+    raw = base64.b64encode(kept).decode("ascii")
     return Activity(
         type=f"stream_{notice.kind}", message=notice.message, detail={"raw_base64": raw}
     )

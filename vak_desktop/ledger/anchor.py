@@ -1,0 +1,136 @@
+"""The head anchor: a file beside the database recording each session's head and entry count.
+
+The hash chain shows any *changed* byte, but not a *removed* tail: delete a session's last
+entries (or rewrite them and recompute their ids, or delete a whole session) and what is left
+is still a valid chain. So after every commit the ledger appends one line per touched session
+to `<ledger>.anchor`:
+
+    {"count": 7, "head": "b3:…", "seq": 42, "session": "1f0c…"}
+
+(`count` = the session's entries up to and including `seq`). `vak ledger verify` takes the
+newest line of each session (largest seq) and checks the database still holds that head, at
+that seq, in that session, with that many entries up to it, and a `sessions` row for it.
+
+What it detects, from an edit of the database alone: removing or rewriting (even re-hashed) any
+entry at or before a session's anchored head — its last entry, its last turn, any branch tip —
+removing a whole session or its `sessions` row, or replacing the database with an older copy.
+
+What it cannot detect, by design or by nature:
+- a consistent edit of both files (whoever can rewrite every file can rewrite everything; a
+  keyed HMAC would only move the problem to wherever the key is kept);
+- entries committed after the newest anchor line: a process killed between its commit and the
+  anchor write (a few microseconds) leaves at most its last entry unanchored;
+- a deleted anchor file together with the database's note that one was started (`ledger_events`
+  records "anchor started"; without both, the ledger looks like one from an older build);
+- the sessions' title and archive flag, which are the user's metadata and not hashed.
+After a power loss (WAL with synchronous=NORMAL may lose the last commits) verify names the lost
+entries as missing, which is the truth.
+
+Lines are appended with one `write` on an O_APPEND descriptor, so processes sharing a ledger
+interleave whole lines; a line torn by a kill mid-write is skipped. The file is compacted (one
+line per session, written to a temporary file and renamed) when it grows past `COMPACT_BYTES`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+ANCHOR_SUFFIX = ".anchor"
+COMPACT_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class AnchorPoint:
+    """A session's head as it was committed: the entry, its seq, and the session's count."""
+
+    session: str
+    seq: int
+    head: str
+    count: int
+
+    def line(self) -> bytes:
+        # formatted by hand (this runs on every append): ids and sessions are hex, but a
+        # session id from elsewhere is still written as a JSON string
+        session = self.session if self.session.isalnum() else json.dumps(self.session)[1:-1]
+        return (
+            f'{{"count":{self.count},"head":"{self.head}","seq":{self.seq},'
+            f'"session":"{session}"}}\n'
+        ).encode()
+
+
+def anchor_path(ledger_path: Path) -> Path:
+    return ledger_path.with_name(ledger_path.name + ANCHOR_SUFFIX)
+
+
+def read_anchor(path: Path) -> dict[str, AnchorPoint] | None:
+    """The newest point of each session, or None when the file does not exist."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    points: dict[str, AnchorPoint] = {}
+    for raw in data.split(b"\n"):
+        try:
+            fields = json.loads(raw)
+            point = AnchorPoint(
+                str(fields["session"]),
+                int(fields["seq"]),
+                str(fields["head"]),
+                int(fields["count"]),
+            )
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn last line, or an empty one
+        known = points.get(point.session)
+        if known is None or point.seq > known.seq:
+            points[point.session] = point
+    return points
+
+
+class HeadAnchor:
+    """The writer of one ledger's anchor file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def record(self, points: Iterable[AnchorPoint]) -> None:
+        data = b"".join(p.line() for p in points)
+        if not data:
+            return
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.write(self._fd, data)
+
+    def compact_if_large(self) -> None:
+        """Rewrite the file as one line per session once it outgrows `COMPACT_BYTES`."""
+        try:
+            if self.path.stat().st_size < COMPACT_BYTES:
+                return
+        except FileNotFoundError:
+            return
+        points = read_anchor(self.path) or {}
+        self.replace(points.values())
+
+    def replace(self, points: Iterable[AnchorPoint]) -> None:
+        """Write the file anew with exactly `points`, atomically (temporary file, fsync, rename)."""
+        self.close()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "wb") as out:
+            out.write(b"".join(p.line() for p in points))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, self.path)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,192 @@
+"""The database's own refusals: every trigger that keeps the ledger append-only, checked at open.
+
+SQLite offers more ways to rewrite or remove a row than UPDATE and DELETE: `REPLACE` (and
+`INSERT OR REPLACE`) deletes the conflicting row *without* firing DELETE triggers unless the
+connection turned `recursive_triggers` on, which a `sqlite3` shell never does; an UPSERT
+(`INSERT … ON CONFLICT DO UPDATE`) updates. So besides BEFORE UPDATE / BEFORE DELETE, each
+protected table has a BEFORE INSERT trigger that refuses a row whose key already exists: a
+REPLACE or UPSERT can only conflict on a key, and that trigger fires before the conflict is
+resolved, whatever the connection's pragmas.
+
+- `entries`: no UPDATE, no DELETE, no insert over an existing `seq` or `id`.
+- `sessions`: no DELETE (archiving hides a session), no insert over an existing id, and an
+  UPDATE may change only the title and the archive flag (its id and creation time are fixed).
+- `capacity_profiles`: insert-only like entries.
+
+A trigger can still be dropped by anyone who can write the file. `check_triggers` runs at every
+open: a missing or altered trigger is restored, logged, and recorded in `ledger_events`
+(itself insert-only), which `vak ledger verify` reports. What was done while the trigger was
+gone is the head anchor's to detect (`anchor.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import sqlite_utils
+
+log = logging.getLogger(__name__)
+
+
+def _refuse(name: str, when: str, table: str, message: str, condition: str = "") -> str:
+    cond = f" WHEN {condition}" if condition else ""
+    return (
+        f"CREATE TRIGGER {name} BEFORE {when} ON {table}{cond} "
+        f"BEGIN SELECT RAISE(ABORT, '{message}'); END"
+    )
+
+
+TRIGGERS: dict[str, str] = {
+    "entries_no_update": _refuse(
+        "entries_no_update", "UPDATE", "entries", "ledger entries are append-only: UPDATE refused"
+    ),
+    "entries_no_delete": _refuse(
+        "entries_no_delete", "DELETE", "entries", "ledger entries are append-only: DELETE refused"
+    ),
+    "entries_no_replace": _refuse(
+        "entries_no_replace",
+        "INSERT",
+        "entries",
+        "ledger entries are append-only: an entry with this seq or id exists (REPLACE refused)",
+        "EXISTS (SELECT 1 FROM entries WHERE seq = NEW.seq)"
+        " OR EXISTS (SELECT 1 FROM entries WHERE id = NEW.id)",
+    ),
+    "sessions_no_delete": _refuse(
+        "sessions_no_delete",
+        "DELETE",
+        "sessions",
+        "sessions are never deleted (archive one to hide it): DELETE refused",
+    ),
+    "sessions_no_replace": _refuse(
+        "sessions_no_replace",
+        "INSERT",
+        "sessions",
+        "a session with this id exists (REPLACE refused)",
+        "EXISTS (SELECT 1 FROM sessions WHERE id = NEW.id)",
+    ),
+    "sessions_fixed_identity": _refuse(
+        "sessions_fixed_identity",
+        "UPDATE",
+        "sessions",
+        "a session keeps its id and creation time: UPDATE refused",
+        "NEW.id IS NOT OLD.id OR NEW.created_at IS NOT OLD.created_at",
+    ),
+    "capacity_profiles_no_update": _refuse(
+        "capacity_profiles_no_update",
+        "UPDATE",
+        "capacity_profiles",
+        "capacity profiles are insert-only: UPDATE refused",
+    ),
+    "capacity_profiles_no_delete": _refuse(
+        "capacity_profiles_no_delete",
+        "DELETE",
+        "capacity_profiles",
+        "capacity profiles are insert-only: DELETE refused",
+    ),
+    "capacity_profiles_no_replace": _refuse(
+        "capacity_profiles_no_replace",
+        "INSERT",
+        "capacity_profiles",
+        "capacity profiles are insert-only: a row with this seq exists (REPLACE refused)",
+        "EXISTS (SELECT 1 FROM capacity_profiles WHERE seq = NEW.seq)",
+    ),
+    "stream_journal_no_update": _refuse(
+        "stream_journal_no_update", "UPDATE", "stream_journal", "the stream journal is insert-only"
+    ),
+    "stream_journal_no_delete": _refuse(
+        "stream_journal_no_delete", "DELETE", "stream_journal", "the stream journal is insert-only"
+    ),
+    "ledger_events_no_update": _refuse(
+        "ledger_events_no_update", "UPDATE", "ledger_events", "ledger events are insert-only"
+    ),
+    "ledger_events_no_delete": _refuse(
+        "ledger_events_no_delete", "DELETE", "ledger_events", "ledger events are insert-only"
+    ),
+}
+
+
+def _table(sql: str) -> str:
+    return sql.split(" ON ", 1)[1].split()[0]
+
+
+def _normal(sql: str) -> str:
+    return " ".join(sql.replace("\n", " ").split()).rstrip(";")
+
+
+TRIGGERS_RESTORED = "triggers_restored"
+ANCHOR_STARTED = "anchor_started"
+ANCHOR_MISSING = "anchor_missing"
+
+
+def create_events_table(db: sqlite_utils.Database) -> None:
+    """What happened to the ledger itself, outside any session (migration 0004): triggers
+    restored at open, the head anchor started or found missing. Insert-only."""
+    db.execute(
+        "CREATE TABLE ledger_events (seq INTEGER PRIMARY KEY, at TEXT NOT NULL,"
+        " kind TEXT NOT NULL, message TEXT NOT NULL)"
+    )
+
+
+def record_event(db: sqlite_utils.Database, now: str, kind: str, message: str) -> None:
+    db.execute(
+        "INSERT INTO ledger_events (at, kind, message) VALUES (?, ?, ?)", [now, kind, message]
+    )
+
+
+def events(db: sqlite_utils.Database, kind: str | None = None) -> list[tuple[str, str, str]]:
+    """Every recorded ledger event: (when, kind, message), oldest first."""
+    rows = db.execute("SELECT at, kind, message FROM ledger_events ORDER BY seq").fetchall()
+    return [(r[0], r[1], r[2]) for r in rows if kind is None or r[1] == kind]
+
+
+def create_missing_triggers(db: sqlite_utils.Database) -> list[str]:
+    """Create every trigger of `TRIGGERS` that is absent or not as written. Returns their names.
+
+    Runs inside the caller's transaction (migration 0004 creates the new ones this way)."""
+    present = {
+        name: _normal(sql or "")
+        for name, sql in db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+    }
+    tables = set(db.table_names())
+    restored = []
+    for name, sql in TRIGGERS.items():
+        if present.get(name) == _normal(sql) or _table(sql) not in tables:
+            continue  # as written, or its table is not made yet (a later migration makes it)
+        if name in present:
+            db.execute(f"DROP TRIGGER {name}")
+        db.execute(sql)
+        restored.append(name)
+    return restored
+
+
+def check_triggers(db: sqlite_utils.Database, now: str, where: str) -> list[str]:
+    """Restore any append-only trigger that was dropped or altered since the last open; say so
+    in the log and in `ledger_events`. Returns the names restored."""
+    present = {
+        name: _normal(sql or "")
+        for name, sql in db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+    }
+    tables = set(db.table_names())
+    if all(
+        present.get(name) == _normal(sql) or _table(sql) not in tables
+        for name, sql in TRIGGERS.items()
+    ):
+        return []  # the common case: read-only, no transaction
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        restored = create_missing_triggers(db)
+        if restored:
+            message = "restored missing or altered triggers: " + ", ".join(restored)
+            record_event(db, now, TRIGGERS_RESTORED, message)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    if restored:
+        log.warning(
+            "the ledger %s had lost its append-only triggers %s; they are restored "
+            "(run `vak ledger verify` to check nothing was removed meanwhile)",
+            where,
+            ", ".join(restored),
+        )
+    return restored
