@@ -16,6 +16,9 @@ the old ones; card clicks (👍 / 👎 / dismiss / restore) become ledger entrie
 Edit / regenerate / versions are `ChatBranches` (ui/chat_branches.py), the cards and their clicks
 `ChatCards` (ui/chat_cards.py), a folder dropped on the chat `ChatDrops` (ui/chat_drops.py):
 mixins over this view's widgets.
+
+Just over 400 lines: the view's streaming and rebuild, which share its scroll and render state;
+what could go (branches, cards, drops) is in the mixins named above.
 """
 
 from __future__ import annotations

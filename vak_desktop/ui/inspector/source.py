@@ -6,6 +6,9 @@ request a step sent is rebuilt by `runtime/inspection/replay.py` from that plan,
 `runtime/inspection.preview_next` — the same call `vak plan` makes — for a session that has no
 receipt yet. It re-reads when the chat service says something changed (a session opened, a
 step finished, a model bound) and tells the views through `changed`.
+
+Just over 400 lines: the one service every inspector panel reads, with the small value types it
+hands them; the panels themselves are their own modules.
 """
 
 from __future__ import annotations
