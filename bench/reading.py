@@ -8,7 +8,7 @@ English rows, by the baseline (`bench/baseline_reading.py`, the in-code reading 
 timed: loading the lexicons once (read + validate against the schema + parse), importing the
 lexicon modules in a fresh interpreter, and — for the record — importing the CJK segmenters
 the decision weighed (jieba, tinysegmenter) when a Python that has them is given
-(`--segmenter-python PATH`); the app ships none (docs/decisions/draft-reading-tokeniser.md).
+(`--segmenter-python PATH`); the app ships none (docs/decisions/0065-reading-tokeniser.md).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ holding horizon + output reserve, never above the trained window). A metadata-on
 none: the model then runs at the window its capacity probe will use (`probe_window`), so the
 background probe's rungs and the user's turns share one window and a first session reloads the
 model at most once, when the measured profile arrives and the binding adopts its window
-(docs/decisions/draft-one-num-ctx.md). A Modelfile `num_ctx` stands in for the probe window.
+(docs/decisions/0063-one-num-ctx.md). A Modelfile `num_ctx` stands in for the probe window.
 Only a single request larger than the window steps it up, never past the trained window.
 """
 
