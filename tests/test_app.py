@@ -135,6 +135,9 @@ def test_a_signal_closes_the_window_cleanly(tmp_path: Path, signum: int) -> None
         "sessions": 1,
         "ok": True,
         "first_broken": None,
+        "removed": [],
+        "anchor_lost": False,
+        "notes": [],
     }
 
 

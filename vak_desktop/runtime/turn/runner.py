@@ -179,12 +179,20 @@ class TurnRunner:
         parent: str | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn and yield what happens. `parent` starts a branch (edit / regenerate).
-        The session is held for the whole turn: SessionBusy if another turn runs in it."""
+        The session is held for the whole turn: SessionBusy if another turn runs in it. It is
+        free again before `TurnFinished` is yielded, so an observer that stops reading there
+        (without closing the generator) never keeps the session held."""
+        finished: TurnFinished | None = None
         with self.ledger.hold(session):
             turn = self._run(session, text, binding, images=images, think=think, parent=parent)
             async with contextlib.aclosing(turn) as events:
                 async for event in events:
-                    yield event
+                    if isinstance(event, TurnFinished):
+                        finished = event  # the turn's last event: yielded once the hold ends
+                    else:
+                        yield event
+        if finished is not None:
+            yield finished
 
     async def _run(
         self,
