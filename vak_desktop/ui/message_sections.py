@@ -33,6 +33,7 @@ def subtle(palette: QPalette) -> str:
 
 
 def small_button(text: str, tip: str, name: str) -> QToolButton:
+    """A flat tool button with its tooltip as its accessible name (message and card actions)."""
     button = QToolButton()
     button.setText(text)
     button.setToolTip(tip)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 
 from vak_desktop.ui.glyphs import glyph
 from vak_desktop.ui.markdown import blend
+from vak_desktop.ui.message_sections import small_button
 
 OnVerdict = Callable[[str, str], None]  # (presentation id, "up" | "down")
 OnSelection = Callable[[str, str], None]  # (presentation id, "dismiss" | "restore")
@@ -131,9 +132,9 @@ class CardFrame(QFrame):
         header.addWidget(self.title, 1)
         if not title:
             header.addStretch(1)
-        self.up = self._button(glyph("👍", "Helpful"), "This card is helpful", "cardUp")
-        self.down = self._button(glyph("👎", "Not helpful"), "This card is not helpful", "cardDown")
-        self.dismiss = self._button("✕", "Dismiss this card", "cardDismiss")
+        self.up = small_button(glyph("👍", "Helpful"), "This card is helpful", "cardUp")
+        self.down = small_button(glyph("👎", "Not helpful"), "This card is not helpful", "cardDown")
+        self.dismiss = small_button("✕", "Dismiss this card", "cardDismiss")
         self.up.setCheckable(True)
         self.down.setCheckable(True)
         self.set_verdict(verdict)
@@ -155,16 +156,6 @@ class CardFrame(QFrame):
     def set_verdict(self, verdict: str) -> None:
         self.up.setChecked(verdict == "up")
         self.down.setChecked(verdict == "down")
-
-    def _button(self, text: str, tip: str, name: str) -> QToolButton:
-        button = QToolButton()
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setAccessibleName(tip)
-        button.setObjectName(name)
-        button.setAutoRaise(True)
-        button.setCursor(Qt.CursorShape.PointingHandCursor)
-        return button
 
 
 class DismissedStub(QWidget):
