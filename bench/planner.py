@@ -59,6 +59,7 @@ from vak_desktop.context.planning.planner import Fidelity
 from vak_desktop.context.planning.turn_cards import build_turn_card
 from vak_desktop.context.planning.turns import TURN_CLOSED, Turn, TurnIndex, build_turn_index
 from vak_desktop.context.request import ToolSpec
+from vak_desktop.runtime.lexicons import lexicons
 
 SYSTEM = "You are a helpful assistant running in Vak Desktop on the user's own machine. " * 4
 TOOLS = (
@@ -160,7 +161,7 @@ def request(index: TurnIndex, capacity: CapacityProfile) -> int:
     """Plan and assemble the pending turn's first request; returns its message count."""
     current = index.turns[-1]
     plan, tail = plan_request(
-        index, capacity, current, system=SYSTEM, tools=TOOLS, tail_context=TAIL
+        index, capacity, current, system=SYSTEM, tools=TOOLS, tail_context=TAIL, lexicons=lexicons()
     )
     built = assemble(
         index,
@@ -201,7 +202,13 @@ def medians_ms(actions: dict[Key, Callable[[], object]], repeats: int) -> dict[K
 def shape(index: TurnIndex, capacity: CapacityProfile) -> str:
     """How many turns the plan carries whole / as cards / in the packet."""
     plan, _ = plan_request(
-        index, capacity, index.turns[-1], system=SYSTEM, tools=TOOLS, tail_context=TAIL
+        index,
+        capacity,
+        index.turns[-1],
+        system=SYSTEM,
+        tools=TOOLS,
+        tail_context=TAIL,
+        lexicons=lexicons(),
     )
     counts = [sum(t.fidelity is f for t in plan.turns) for f in list(Fidelity)[:3]]
     return "/".join(map(str, counts))

@@ -35,6 +35,7 @@ from vak_desktop.context.request import Message, ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT
 from vak_desktop.runtime.events import CardShown
+from vak_desktop.runtime.lexicons import lexicons
 
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
 CARD = {"title": "Compiler release", "value": "incremental linking", "source": "example.org"}
@@ -74,7 +75,7 @@ def build(index: TurnIndex, horizon: int) -> tuple[Plan, AssembledRequest]:
     tools_ = ()
     plan, tail = plan_request(
         index, profile(horizon, ratio=RATIO), current, system=DEFAULT_SYSTEM_PROMPT,
-        tools=tools_, tail_context=TAIL,
+        tools=tools_, tail_context=TAIL, lexicons=lexicons(),
     )  # fmt: skip
     request = assemble(
         index, plan, current, system=DEFAULT_SYSTEM_PROMPT, tools=tools_, tail=tail, ratio=RATIO

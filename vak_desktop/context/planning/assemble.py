@@ -30,6 +30,7 @@ from vak_desktop.context.payloads import (
     Presentation,
     ToolResult,
 )
+from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import render_handoff, render_packet
 from vak_desktop.context.planning.planner import (
     PACKET_BATCH_TURNS,
@@ -204,6 +205,7 @@ def plan_request(
     system: str,
     tools: Sequence[ToolSpec],
     tail_context: TailContext,
+    lexicons: Lexicons,
     reading_terms: Sequence[str] = (),
 ) -> tuple[Plan, str]:
     """Plan the next request and build its tail. The thread depends on the plan and the plan on
@@ -216,7 +218,8 @@ def plan_request(
     prefix_chars = len(system) + sum(t.chars() for t in tools)
     prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
     reserve = current_turn_reserve(history, current, ratio)
-    ranked = candidates(history, ratio, current.directive.text if current else "", reading_terms)
+    directive = current.directive.text if current else ""
+    ranked = candidates(history, ratio, directive, lexicons, reading_terms)
     tail = render_tail(tail_context, [])
     tail_tokens = 0
     while True:
@@ -224,7 +227,6 @@ def plan_request(
         plan = plan_working_set(
             index,
             profile,
-            directive=current.directive.text if current else "",
             history=history,
             prefix_tokens=prefix_tokens,
             tail_tokens=tail_tokens,

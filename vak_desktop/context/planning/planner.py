@@ -31,7 +31,6 @@ module boundaries.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -40,6 +39,7 @@ from typing import Any
 from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char, usable_horizon
 from vak_desktop.context.payloads import Answer, CapacityProfile, Compaction, TurnCard
 from vak_desktop.context.planning.drift import PAUSED_RECENCY, paused_turns
+from vak_desktop.context.planning.lexicon import Lexicons, Text
 from vak_desktop.context.planning.packets import (
     FEATURED_HEADER,
     LISTED_HEADER,
@@ -60,24 +60,6 @@ from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
 
 PACKET_BATCH_TURNS = 8
 MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 64, 512  # the summariser's length, scaled to the budget
-# Words by which a directive points back at the previous exchange ("do that again", "the second
-# one", "why did it fail?"). Deictic, not topical: they carry no subject of their own.
-_ANAPHORA = re.compile(
-    r"\b(that|this|these|those|it|its|them|they|again|above|previous|earlier|same|"
-    r"the (first|second|third|last|other) one|you (said|wrote|found|mentioned))\b",
-    re.IGNORECASE,
-)
-# Words by which a directive points back at an earlier turn it does not name ("the code I gave
-# you earlier", "what did we decide about …"): the best match of the card index then travels at
-# card fidelity or better, whatever else the budget packets. Kept small and here so that the
-# reading's lexicons can take it over.
-_REFER_BACK = re.compile(
-    r"\b(earlier|before|previously|last time|remember|"
-    r"you (said|wrote|found|mentioned|told me|suggested)|"
-    r"i (gave|told|sent|showed|mentioned|said|shared|pasted|noted|asked)|"
-    r"we (decided|discussed|agreed|talked|said|settled|chose|found)|did we)\b",
-    re.IGNORECASE,
-)
 
 
 class Fidelity(StrEnum):
@@ -166,14 +148,20 @@ class Plan:
         }
 
 
-def refers_back(directive: str) -> bool:
-    """The directive points at the exchange just before it ("do that again")."""
-    return _ANAPHORA.search(directive) is not None
+def refers_back(directive: str, lexicons: Lexicons) -> bool:
+    """The directive points at the exchange just before it ("do that again", "noch einmal"):
+    deictic words, not topical, so they carry no subject of their own (`conversation.anaphora`
+    of the lexicons it is written in)."""
+    seen = Text.of(directive)
+    return any(lex.anaphora.hit(seen) for lex in lexicons.identify(seen))
 
 
-def recalls_earlier(directive: str) -> bool:
-    """The directive points back at an earlier turn without naming it ("I gave you earlier")."""
-    return _REFER_BACK.search(directive) is not None
+def recalls_earlier(directive: str, lexicons: Lexicons) -> bool:
+    """The directive points back at an earlier turn without naming it ("the code I gave you
+    earlier", "vorhin", "之前"): its best match of the card index then travels at card fidelity
+    or better, whatever else the budget packets (`conversation.recall`)."""
+    seen = Text.of(directive)
+    return any(lex.recall.hit(seen) for lex in lexicons.identify(seen))
 
 
 @dataclass(frozen=True)
@@ -196,17 +184,21 @@ class Candidates:
 
 
 def candidates(
-    history: Sequence[Turn], ratio: float, directive: str, reading_terms: Sequence[str] = ()
+    history: Sequence[Turn],
+    ratio: float,
+    directive: str,
+    lexicons: Lexicons,
+    reading_terms: Sequence[str] = (),
 ) -> Candidates:
     """Price and value every turn of `history` (the turns before the current one);
     `reading_terms` are the directive's reading's terms (`Reading.terms`, spec §4)."""
     live = tuple(t for t in history if not t.behind_reset)
     cards = tuple(card_of(t, ratio) for t in live)
     rel = relevance(directive, cards, reading_terms)
-    back = refers_back(directive)
+    back = refers_back(directive, lexicons)
     # directive drift (§7): the turns of the subject the user left are paused — their recency
     # weighs less, so the new subject's turns rank first; nothing is cut
-    paused = paused_turns(directive, [c.asked for c in cards], back)
+    paused = paused_turns(directive, [c.asked for c in cards], back, lexicons)
     values = []
     for position in range(len(live)):
         age = len(live) - 1 - position
@@ -223,7 +215,7 @@ def candidates(
         by_value=tuple(sorted(range(len(live)), key=lambda p: (-values[p], -p))),
         paused=tuple(live[p].turn_id for p in paused),
         by_relevance=tuple(matching),
-        pinned=matching[0] if matching and recalls_earlier(directive) else None,
+        pinned=matching[0] if matching and recalls_earlier(directive, lexicons) else None,
     )
 
 
@@ -247,15 +239,14 @@ def plan_working_set(
     index: TurnIndex,
     profile: CapacityProfile,
     *,
-    directive: str,
     history: Sequence[Turn],
     prefix_tokens: int,
     tail_tokens: int,
     current_turn_reserve: int,
-    ranked: Candidates | None = None,
+    ranked: Candidates,
 ) -> Plan:
-    """Plan which of `history` (the turns before the current one) the request carries, how.
-    `ranked` is `candidates(history, …)` when the caller already has it."""
+    """Plan which of `history` (the turns before the current one) the request carries, how;
+    `ranked` is `candidates(history, …)`, priced and valued once for every budget tried."""
     ratio = tokens_per_char(profile)
     budget = Budget(
         horizon=usable_horizon(profile),
@@ -264,8 +255,6 @@ def plan_working_set(
         output_reserve=profile.output_reserve,
         current_turn_reserve=current_turn_reserve,
     )
-    if ranked is None:
-        ranked = candidates(history, ratio, directive)
     live, cards, by_value = ranked.live, ranked.cards, ranked.by_value
     full_cost, card_cost, values = ranked.full_cost, ranked.card_cost, ranked.values
     block = estimate_tokens(CARD_BLOCK_CHARS, ratio)  # the wrapper of one run of cards

@@ -72,6 +72,7 @@ def plan_turn(
         system=system,
         tools=tools,
         tail_context=tail_context,
+        lexicons=lexicons(),
         reading_terms=terms,
     )
     return Projection(profile, plan, tail)
