@@ -108,6 +108,34 @@ def test_a_new_subject_pauses_the_run_of_the_old_one() -> None:
     )  # too short to name a subject
 
 
+@pytest.mark.parametrize(
+    ("asked", "moved_on", "same_subject"),
+    [
+        (  # "der" is in both: a function word, no shared subject
+            ["Plane einen Garten mit Tomaten", "Welche Tomaten wachsen in der Sonne"],
+            "Vergleiche die Akkus der drei Laptops",
+            "und der Dünger für die Tomaten?",
+        ),
+        (  # bigrams, the stop words taken out: 番茄 is the subject both share
+            ["我想在花园里种番茄", "番茄在阴凉处能长吗？"],
+            "比较一下这三台笔记本电脑的电池",
+            "那番茄的肥料呢？",
+        ),
+    ],
+)
+def test_drift_is_judged_by_content_words_in_the_directives_language(
+    asked: list[str], moved_on: str, same_subject: str
+) -> None:
+    assert paused_turns(moved_on, asked, back=False, lexicons=LEX) == (0, 1)
+    assert paused_turns(same_subject, asked, back=False, lexicons=LEX) == ()
+
+
+def test_a_directive_about_the_conversation_never_pauses_it() -> None:
+    asked = ["plan a garden with tomatoes", "which tomatoes grow in shade"]
+    assert paused_turns("summarise this conversation about batteries", asked, False, LEX) == ()
+    assert paused_turns("Fass unser Gespräch über Akkus zusammen", asked, False, LEX) == ()
+
+
 def test_the_thread_lists_paused_directives_and_the_plan_favours_the_new_subject(
     ledger: Ledger,
 ) -> None:

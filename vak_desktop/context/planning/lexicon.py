@@ -38,13 +38,6 @@ _PARTS = re.compile(r"['’-]")
 # Han, Hiragana, Katakana (incl. the prolonged-sound mark), CJK punctuation-free ranges
 _CJK_RANGES = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
-# Language-neutral structure, not word cues: a file name with a known extension, or a path
-# (./x, ../x, ~/x, /x, or a/b/c).
-_EXTENSIONS = (
-    "py|md|txt|json|toml|yaml|yml|rs|js|ts|tsx|jsx|c|h|cpp|hpp|go|java|kt|swift|rb|php|cs|"
-    "html|css|scss|sh|ini|cfg|conf|csv|tsv|log|xml|sql|pdf|docx?|xlsx?|ipynb|lock|env"
-)
-FILE_NAME = re.compile(rf"\w[\w-]*\.(?:{_EXTENSIONS})\b|(?:^|\s)(?:\.{{1,2}}/|~/|/)\w|\w+/\w+/\w")
 _SENTENCE = re.compile(r"[.!?]+(?=\s|$)|[。！？\n]+")  # "research.synthesis" is one sentence
 
 
@@ -238,6 +231,15 @@ class StopWords:
 # ("用grep搜索"); in text without CJK these are exactly `\b` at a word's start and end
 _START = rf"(?<![^\W{_CJK_RANGES}])"
 _END = rf"(?![^\W{_CJK_RANGES}])"
+# Language-neutral structure, not word cues: a file name with a known extension (its end may
+# touch CJK text: "notes.mdを読んで"), or a path (./x, ../x, ~/x, /x, or a/b/c).
+_EXTENSIONS = (
+    "py|md|txt|json|toml|yaml|yml|rs|js|ts|tsx|jsx|c|h|cpp|hpp|go|java|kt|swift|rb|php|cs|"
+    "html|css|scss|sh|ini|cfg|conf|csv|tsv|log|xml|sql|pdf|docx?|xlsx?|ipynb|lock|env"
+)
+FILE_NAME = re.compile(
+    rf"\w[\w-]*\.(?:{_EXTENSIONS}){_END}|(?:^|\s)(?:\.{{1,2}}/|~/|/)\w|\w+/\w+/\w"
+)
 
 
 def cue_pattern(cue: str) -> str:
