@@ -16,14 +16,15 @@ from vak_desktop.context.planning.lexicon import Text
 from vak_desktop.context.planning.planner import recalls_earlier, refers_back
 from vak_desktop.runtime.lexicons import lexicons
 
-VOCABULARY = (
+WORDS = (
     "the a is what you i we did said told me gave wrote found suggested that it's again one "
     "first second other last time before earlier previously remember chat chats conversation "
     "so far discussed talked decided previous above same budget copper price of please search "
     "grep look through scan find for up in read open list which my our these those this big "
     "files file folders notes documents documentation docs code codebase project repo "
     "repository workspace logs log notes.md a.txt and searching x-files the_files"
-).split()
+)
+VOCABULARY = WORDS.split()
 OFFERED = ("read", "glob", "grep")
 
 

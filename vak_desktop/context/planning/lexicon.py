@@ -21,6 +21,12 @@ A cue is written in one of these forms (matched on the NFKC-normalised, case-fol
 Words are runs of letters, digits, `'`, `’` and `-`; a word also matches through its parts
 ("l'heure" matches "heure", "Metrik-Karte" matches "karte"). A run of CJK characters is kept
 apart from Latin letters beside it ("recallツール" is "recall" and "ツール").
+
+A cue set is matched by presence (`Cues`) or, where word order is the reading (asked-for
+actions: "search … my files"), compiled to one regular expression per rule (`Actions`); both
+read the same cue syntax. Over 400 lines on purpose: the cue syntax, the text it is matched
+over and its two compiled forms must agree word for word (a Latin cue's regex edges are
+exactly the word boundaries `Text` splits at), so they are kept in one module.
 """
 
 from __future__ import annotations
