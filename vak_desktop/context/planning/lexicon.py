@@ -351,11 +351,11 @@ class Lexicon:
     show_verbs: Cues
     call_verbs: Cues
     tool_words: Cues
-    stop_words: StopWords = StopWords()
-    about_conversation: Cues = Cues()
-    anaphora: Cues = Cues()
-    recall: Cues = Cues()
-    actions: Actions = Actions()
+    stop_words: StopWords
+    about_conversation: Cues
+    anaphora: Cues
+    recall: Cues
+    actions: Actions
 
     @classmethod
     def from_json(cls, document: Mapping[str, Any]) -> Lexicon:
