@@ -1,7 +1,9 @@
 """The reading of a directive in every shipped language, seen from outside: `vak request
 --directive … --json` shows the tools the directive loads and the reading that chose them
 (`tests/cli/reading_table.py` holds the table). Domains, live data and card types must be
-set by the rows that set them and by no other row."""
+set by the rows that set them and by no other row. The same table's refer-back and action rows
+are read by the functions the planner and the turn rules call (what they decide is not in a
+request's tools: a pinned card, a paused subject, a repair nudge), with the same lexicons."""
 
 from __future__ import annotations
 
