@@ -14,16 +14,14 @@ last line prices what a plan pays for them.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import baseline_pointers as before  # noqa: E402
+from bench.reading import per_directive_us  # noqa: E402
 from tests.cli.reading_table import ACTIONS, BACK  # noqa: E402
 from vak_desktop.context.planning.actions import requested_tool  # noqa: E402
 from vak_desktop.context.planning.drift import (  # noqa: E402
@@ -35,17 +33,6 @@ from vak_desktop.context.planning.planner import recalls_earlier, refers_back  #
 from vak_desktop.runtime.lexicons import lexicons  # noqa: E402
 
 OFFERED = ("read", "glob", "grep", "recall")
-
-
-def per_text_us(read: Callable[[str], object], texts: Sequence[str], repeats: int) -> float:
-    """Median over `repeats` rounds of the mean time to read one text, in µs."""
-    rounds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for text in texts:
-            read(text)
-        rounds.append((time.perf_counter() - start) / len(texts))
-    return statistics.median(rounds) * 1e6
 
 
 def main() -> None:
@@ -74,9 +61,9 @@ def main() -> None:
     print(f"{len(english)} English texts, {len(every)} in {len(BACK)} languages")
     per_plan_old = per_plan_new = 0.0
     for name, old, new in rows:
-        old_us = per_text_us(old, english, args.repeats)
-        new_us = per_text_us(new, english, args.repeats)
-        all_us = per_text_us(new, every, args.repeats)
+        old_us = per_directive_us(old, english, args.repeats)
+        new_us = per_directive_us(new, english, args.repeats)
+        all_us = per_directive_us(new, every, args.repeats)
         print(
             f"{name:<36} baseline {old_us:6.1f} µs   lexicons {new_us:6.1f} µs "
             f"({new_us / old_us:.1f}x) English, {all_us:6.1f} µs all languages"
