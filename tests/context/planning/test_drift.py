@@ -74,6 +74,18 @@ def test_topic_mismatch_compares_card_values_with_directive_and_evidence() -> No
     )  # no words: nothing to judge
 
 
+def test_topic_mismatch_reads_chinese_by_its_bigrams() -> None:
+    """A CJK sentence has no spaces: its content words are the bigrams left once the stop
+    words (现在, 是, 多少 …) are taken out, so a card can share 铜价 with the request."""
+    evidence = ['{"results": [{"title": "伦敦金属交易所铜价上涨", "snippet": "铜价今日上涨"}]}']
+    stale = {"title": "港口水温", "value": 28, "unit": "C"}
+    assert topic_mismatch(stale, "现在铜价是多少？", evidence, LEX)
+    assert not topic_mismatch({"title": "铜价", "value": 9300}, "现在铜价是多少？", evidence, LEX)
+    assert not topic_mismatch(
+        {"title": "伦敦金属交易所", "value": 9300}, "今天的行情？", evidence, LEX
+    )
+
+
 def test_a_verbatim_repeat_of_an_earlier_narration_is_model_drift() -> None:
     said = "The copper price was 9,300 dollars per tonne at noon today."
     earlier = [TurnCard("t1", "price?", answered=Answer(narration=said))]
