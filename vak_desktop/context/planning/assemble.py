@@ -30,6 +30,7 @@ from vak_desktop.context.payloads import (
     Presentation,
     ToolResult,
 )
+from vak_desktop.context.planning.card_index import card_index
 from vak_desktop.context.planning.packets import render_handoff, render_packet
 from vak_desktop.context.planning.planner import (
     PACKET_BATCH_TURNS,
@@ -212,11 +213,17 @@ def plan_request(
     grows, so this ends (usually in one or two rounds); a fixed number of rounds could return a
     tail whose thread belongs to another plan (a directive both whole and in the thread)."""
     ratio = tokens_per_char(profile)
-    history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
+    indexed = None
+    if index.head is not None and index.turns and current is index.turns[-1]:
+        history: Sequence[Turn] = index.turns[:-1]  # a running session's request: the card
+        indexed = card_index(index, ratio)  # index holds every earlier turn
+    else:
+        history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
     prefix_chars = len(system) + sum(t.chars() for t in tools)
     prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
     reserve = current_turn_reserve(history, current, ratio)
-    ranked = candidates(history, ratio, current.directive.text if current else "", reading_terms)
+    directive = current.directive.text if current else ""
+    ranked = candidates(history, ratio, directive, reading_terms, indexed=indexed)
     tail = render_tail(tail_context, [])
     tail_tokens = 0
     while True:
@@ -224,7 +231,7 @@ def plan_request(
         plan = plan_working_set(
             index,
             profile,
-            directive=current.directive.text if current else "",
+            directive=directive,
             history=history,
             prefix_tokens=prefix_tokens,
             tail_tokens=tail_tokens,

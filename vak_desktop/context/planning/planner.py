@@ -39,6 +39,7 @@ from typing import Any
 
 from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char, usable_horizon
 from vak_desktop.context.payloads import Answer, CapacityProfile, Compaction, TurnCard
+from vak_desktop.context.planning.card_index import CardIndex
 from vak_desktop.context.planning.drift import PAUSED_RECENCY, paused_turns
 from vak_desktop.context.planning.packets import (
     FEATURED_HEADER,
@@ -196,31 +197,48 @@ class Candidates:
 
 
 def candidates(
-    history: Sequence[Turn], ratio: float, directive: str, reading_terms: Sequence[str] = ()
+    history: Sequence[Turn],
+    ratio: float,
+    directive: str,
+    reading_terms: Sequence[str] = (),
+    *,
+    indexed: CardIndex | None = None,
 ) -> Candidates:
     """Price and value every turn of `history` (the turns before the current one);
-    `reading_terms` are the directive's reading's terms (`Reading.terms`, spec §4)."""
-    live = tuple(t for t in history if not t.behind_reset)
-    cards = tuple(card_of(t, ratio) for t in live)
-    rel = relevance(directive, cards, reading_terms)
+    `reading_terms` are the directive's reading's terms (`Reading.terms`, spec §4). `indexed` is
+    the card index of exactly `history`'s live turns, when the caller keeps one."""
+    if indexed is None:
+        live = tuple(t for t in history if not t.behind_reset)
+        cards = tuple(card_of(t, ratio) for t in live)
+        rel = relevance(directive, cards, reading_terms)
+        listing: dict[str, str] = {}
+    else:
+        live, cards, listing = indexed.turns, indexed.cards, indexed.listing
+        rel = relevance(directive, cards, reading_terms, indexed.corpus)
     back = refers_back(directive)
     # directive drift (§7): the turns of the subject the user left are paused — their recency
     # weighs less, so the new subject's turns rank first; nothing is cut
     paused = paused_turns(directive, [c.asked for c in cards], back)
-    values = []
-    for position in range(len(live)):
-        age = len(live) - 1 - position
-        anaphora = 1.0 if back and age == 0 else 0.0
-        recency = 1.0 / (1 + age) * (PAUSED_RECENCY if position in paused else 1.0)
-        values.append(max(recency, rel[position], anaphora))
-    matching = sorted((p for p in range(len(live)) if rel[p] > 0), key=lambda p: (-rel[p], -p))
+    size = len(live)
+    recency = [1.0 / (1 + age) for age in range(size - 1, -1, -1)]
+    for position in paused:
+        recency[position] *= PAUSED_RECENCY
+    values = list(map(max, recency, rel))
+    if back and size:  # anaphora: the preceding turn when the directive refers back
+        values[-1] = max(values[-1], 1.0)
+    # most valuable first, newest first on ties: a stable sort of the newest-first positions
+    by_value = sorted(range(size - 1, -1, -1), key=values.__getitem__, reverse=True)
+    matching = sorted(
+        [p for p in range(size - 1, -1, -1) if rel[p] > 0], key=rel.__getitem__, reverse=True
+    )
     return Candidates(
         live=live,
         cards=cards,
         full_cost=tuple(full_tokens(c, ratio) for c in cards),
         card_cost=tuple(card_tokens(c, ratio) for c in cards),
         values=tuple(values),
-        by_value=tuple(sorted(range(len(live)), key=lambda p: (-values[p], -p))),
+        by_value=tuple(by_value),
+        listing=listing,
         paused=tuple(live[p].turn_id for p in paused),
         by_relevance=tuple(matching),
         pinned=matching[0] if matching and recalls_earlier(directive) else None,
