@@ -322,7 +322,9 @@ def main() -> None:
             for name in names:
                 step = actions[size, f"{name} incremental"]
                 profiler = cProfile.Profile()
+                gc.disable()  # as in the timing
                 profiler.runcall(lambda s=step: [s() for _ in range(5)])
+                gc.enable()
                 print(f"\ncProfile, {size:,} turns, {name}, 5 incremental requests:")
                 pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
 

@@ -30,7 +30,7 @@ from vak_desktop.context.payloads import (
     Presentation,
     ToolResult,
 )
-from vak_desktop.context.planning.card_index import card_index
+from vak_desktop.context.planning.card_index import CardIndex, card_index, held_card_index
 from vak_desktop.context.planning.packets import render_handoff, render_packet
 from vak_desktop.context.planning.planner import (
     PACKET_BATCH_TURNS,
@@ -247,7 +247,8 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
     """Every turn before the current one at the fidelity the plan chose, in request order: the
     handoff, the older turns retrieved from the packet's range (whole or as cards), the packet,
     then the working set."""
-    turns = {t.turn_id: t for t in index.turns}
+    turns = index.by_turn_id
+    indexed = held_card_index(index, ratio)  # what earlier requests rendered of these turns
     planned = [p for p in plan.turns if p.fidelity is not Fidelity.BEHIND_RESET]
     messages: list[Message] = []
     if index.reset is not None and any(p.fidelity is Fidelity.BEHIND_RESET for p in plan.turns):
@@ -257,25 +258,32 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
         last = turns[plan.packet_range[1]].index
         span = [turns[p.turn_id] for p in planned if p.index <= last]
         packet_end = len(span)
-        messages += _turn_messages(turns, planned[:packet_end], ratio)
+        messages += _turn_messages(turns, planned[:packet_end], ratio, indexed)
         packeted = [
             (turns[p.turn_id], card_of(turns[p.turn_id], ratio))
             for p in planned[:packet_end]
             if p.fidelity is Fidelity.PACKET
         ]
         text = render_packet(
-            plan.packet.packet if plan.packet else None, span, packeted, plan.packet_shape
+            plan.packet.packet if plan.packet else None,
+            span,
+            packeted,
+            plan.packet_shape,
+            listing=indexed.listing if indexed else None,
         )
         messages.append(Message(role="user", content=text))
-    messages += _turn_messages(turns, planned[packet_end:], ratio)
+    messages += _turn_messages(turns, planned[packet_end:], ratio, indexed)
     return messages
 
 
 def _turn_messages(
-    turns: dict[str, Turn], planned: Sequence[PlannedTurn], ratio: float
+    turns: dict[str, Turn],
+    planned: Sequence[PlannedTurn],
+    ratio: float,
+    indexed: CardIndex | None = None,
 ) -> list[Message]:
     """Whole turns as their records and each run of card turns as one block (packeted turns
-    are skipped: the packet carries them)."""
+    are skipped: the packet carries them). `indexed` keeps what a frozen turn renders to."""
     messages: list[Message] = []
     cards: list[str] = []
     for p in planned:
@@ -283,12 +291,20 @@ def _turn_messages(
         if p.fidelity is Fidelity.PACKET:
             continue
         if p.fidelity is Fidelity.CARD:
-            cards.append(render_card(card_of(turn, ratio), turn.number))
+
+            def card(turn: Turn = turn) -> str:
+                return render_card(card_of(turn, ratio), turn.number)
+
+            cards.append(indexed.rendered("card", turn, card) if indexed else card())
             continue
         if cards:
             messages.append(Message(role="user", content=card_block(cards)))
             cards = []
-        messages.extend(full_record(turn))
+
+        def record(turn: Turn = turn) -> tuple[Message, ...]:
+            return tuple(full_record(turn))
+
+        messages.extend(indexed.rendered("full", turn, record) if indexed else record())
     if cards:
         messages.append(Message(role="user", content=card_block(cards)))
     return messages

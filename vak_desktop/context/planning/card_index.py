@@ -19,7 +19,9 @@ never sees turns it does not hold.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 from vak_desktop.context.payloads import TurnCard
 from vak_desktop.context.planning.relevance import Corpus, card_terms
@@ -27,6 +29,7 @@ from vak_desktop.context.planning.turn_cards import card_of
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
 MEMO_KEY = "card_index"
+R = TypeVar("R")
 
 
 @dataclass
@@ -37,6 +40,7 @@ class _Store:
     cards: list[TurnCard] = field(default_factory=list)
     corpus: Corpus = field(default_factory=Corpus)
     listing: dict[str, str] = field(default_factory=dict)  # turn id -> its packet line
+    rendered: dict[tuple[str, str], Any] = field(default_factory=dict)  # (kind, turn id) -> text
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,28 @@ class CardIndex:
     def listing(self) -> dict[str, str]:
         return self.store.listing
 
+    def holds(self, turn: Turn) -> bool:
+        """`turn` is one of this index's turns (the same object, so the same entries)."""
+        position = turn.index - self.start
+        return 0 <= position < self.size and self.store.turns[position] is turn
+
+    def rendered(self, kind: str, turn: Turn, render: Callable[[], R]) -> R:
+        """What `render` makes of `turn` (its card's text, its full record), made once per
+        session: a frozen turn renders the same every request."""
+        if not self.holds(turn):
+            return render()
+        key = (kind, turn.turn_id)
+        found = self.store.rendered.get(key)
+        if found is None:
+            found = self.store.rendered[key] = render()
+        return cast(R, found)
+
+
+def held_card_index(index: TurnIndex, ratio: float) -> CardIndex | None:
+    """The card index a plan of `index` at `ratio` was made with, if there was one."""
+    own = index.memo.get(MEMO_KEY)
+    return own if isinstance(own, CardIndex) and own.ratio in (None, ratio) else None
+
 
 def frozen_live(index: TurnIndex) -> tuple[int, int]:
     """(first, end) of the turns a card index holds: after the reset, before the last turn."""
@@ -75,8 +101,8 @@ def frozen_live(index: TurnIndex) -> tuple[int, int]:
 def card_index(index: TurnIndex, ratio: float) -> CardIndex:
     """The card index of `index` at `ratio`, extended from the one it was advanced from when
     that one still fits (same first turn, a compatible ratio), else built."""
-    own = index.memo.get(MEMO_KEY)
-    if isinstance(own, CardIndex) and own.ratio in (None, ratio):
+    own = held_card_index(index, ratio)
+    if own is not None:
         return own
     start, end = frozen_live(index)
     base = _reusable(index, start, ratio)

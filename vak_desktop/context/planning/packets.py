@@ -18,6 +18,7 @@ the newly covered turns — never the turn's own request.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,13 +64,16 @@ class PacketShape:
 
 
 def number_ranges(numbers: Sequence[int]) -> str:
-    """Sorted turn numbers as runs: "1–2, 4–40"."""
+    """Sorted turn numbers as runs: "1–2, 4–40". A run is where `number − position` holds still
+    (it never falls for increasing numbers), so each run's end is found by bisection: a packet
+    over thousands of turns with a few retrieved is a few runs, not a pass over every number."""
     runs: list[tuple[int, int]] = []
-    for n in numbers:
-        if runs and runs[-1][1] == n - 1:
-            runs[-1] = (runs[-1][0], n)
-        else:
-            runs.append((n, n))
+    start, size = 0, len(numbers)
+    while start < size:
+        offset = numbers[start] - start
+        end = bisect.bisect_right(range(size), offset, lo=start, key=lambda k: numbers[k] - k)
+        runs.append((numbers[start], numbers[end - 1]))
+        start = end
     return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
 
 

@@ -30,12 +30,13 @@ module boundaries.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char, usable_horizon
 from vak_desktop.context.payloads import Answer, CapacityProfile, Compaction, TurnCard
@@ -88,6 +89,9 @@ class Fidelity(StrEnum):
     BEHIND_RESET = "behind_reset"
 
 
+# the members as plain names: an enum member read off its class costs a lookup per turn
+FULL, CARD, PACKET = Fidelity.FULL, Fidelity.CARD, Fidelity.PACKET
+
 @dataclass(frozen=True)
 class Budget:
     horizon: int
@@ -102,8 +106,9 @@ class Budget:
         return max(0, self.horizon - spent - self.current_turn_reserve)
 
 
-@dataclass(frozen=True)
-class PlannedTurn:
+class PlannedTurn(NamedTuple):
+    """One earlier turn as the plan carries it (a tuple: a plan of 10,000 turns makes 10,000)."""
+
     turn_id: str
     index: int
     fidelity: Fidelity
@@ -234,8 +239,8 @@ def candidates(
     return Candidates(
         live=live,
         cards=cards,
-        full_cost=tuple(full_tokens(c, ratio) for c in cards),
-        card_cost=tuple(card_tokens(c, ratio) for c in cards),
+        full_cost=tuple(map(full_tokens, cards, itertools.repeat(ratio))),
+        card_cost=tuple(map(card_tokens, cards, itertools.repeat(ratio))),
         values=tuple(values),
         by_value=tuple(by_value),
         listing=listing,
@@ -253,10 +258,10 @@ def card_runs(chosen: Sequence[Fidelity], packet_end: int) -> int:
     for position, fidelity in enumerate(chosen):
         if position == packet_end:
             open_run = False  # the packet sits between the retrieved turns and the rest
-        if fidelity is Fidelity.CARD:
+        if fidelity is CARD:
             runs += 0 if open_run else 1
             open_run = True
-        elif fidelity is Fidelity.FULL:
+        elif fidelity is FULL:
             open_run = False
     return runs
 
@@ -299,11 +304,11 @@ def plan_working_set(
         does not fit skipped for a cheaper one further down (§10: "promoted to full record
         inside a reserved slice of the budget"). The rest are in the packet. Costs are
         counted with a wrapper per card run, never below what the request will carry."""
-        chosen = [Fidelity.PACKET] * len(live)
+        chosen = [PACKET] * len(live)
         remaining, last = available, len(live) - 1
         pinned = ranked.pinned
         if pinned is not None and card_cost[pinned] + block <= remaining:
-            chosen[pinned] = Fidelity.CARD
+            chosen[pinned] = CARD
             remaining -= card_cost[pinned] + block
         # When not every card fits, the cards get half the budget and the other half is the
         # slice turns are promoted into: a frontier model on a long session keeps dozens of
@@ -311,39 +316,38 @@ def plan_working_set(
         every_card = sum(card_cost[packet_end:]) + block
         card_room = remaining if every_card <= remaining else remaining // 2
         for position in range(last, packet_end - 1, -1):
-            if chosen[position] is Fidelity.CARD:
+            if chosen[position] is CARD:
                 continue  # the pinned turn, paid for
             cost = card_cost[position] + (block if position == last else 0)
             if cost > card_room:
                 break
-            chosen[position] = Fidelity.CARD
+            chosen[position] = CARD
             card_room -= cost
             remaining -= cost
         for position in by_value:
             cost = full_cost[position]
-            if chosen[position] is Fidelity.CARD:
-                left = position > 0 and chosen[position - 1] is Fidelity.CARD
-                right = position < last and chosen[position + 1] is Fidelity.CARD
+            if chosen[position] is CARD:
+                left = position > 0 and chosen[position - 1] is CARD
+                right = position < last and chosen[position + 1] is CARD
                 runs = 1 if left and right else 0  # splitting a run adds a wrapper
                 cost += runs * block - card_cost[position]
             if cost <= remaining:
-                chosen[position] = Fidelity.FULL
+                chosen[position] = FULL
                 remaining -= cost
         return chosen
 
-    def priced(chosen: Sequence[Fidelity], packet_end: int) -> int:
-        turns = sum(
-            full_cost[p] if f is Fidelity.FULL else card_cost[p] if f is Fidelity.CARD else 0
-            for p, f in enumerate(chosen)
-        )
-        return turns + card_runs(chosen, packet_end) * block
+    def costs(chosen: Sequence[Fidelity]) -> list[int]:
+        return [
+            full if f is FULL else card if f is CARD else 0
+            for f, full, card in zip(chosen, full_cost, card_cost, strict=True)
+        ]
 
     summary_tokens = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, budget.available // 4))
     packet_end, stored, packet, packet_cost, over_batch = 0, None, None, 0, False
     settling = 0  # rounds spent pricing the packet's "shown outside" line for a fixed range
     while True:
         chosen = fill(max(0, budget.available - handoff - packet_cost), packet_end)
-        overflow = [p for p in range(packet_end, len(live)) if chosen[p] is Fidelity.PACKET]
+        overflow = [p for p in range(packet_end, len(live)) if chosen[p] is PACKET]
         if not overflow:
             # the bare packet names the turns of its range carried elsewhere; price that line
             # and fill again when it grew the packet, with a margin that doubles each round
@@ -361,7 +365,7 @@ def plan_working_set(
             wanted = len(live) // PACKET_BATCH_TURNS * PACKET_BATCH_TURNS
         if wanted <= packet_end:  # the overflow is in the partial newest batch: cards
             for position in overflow:
-                chosen[position] = Fidelity.CARD
+                chosen[position] = CARD
             over_batch = True
             break
         packet_end = wanted
@@ -369,7 +373,8 @@ def plan_working_set(
         packet = stored.packet if stored else None
         packet_cost = estimate_tokens(len(_bare_packet(packet, live[:packet_end])), ratio)
         settling = 0
-    spent = priced(chosen, packet_end)
+    carried = costs(chosen)  # what each turn costs at its fidelity
+    spent = sum(carried) + card_runs(chosen, packet_end) * block
     shape = PacketShape()
     if packet_end:
         shape = _packet_shape(
@@ -379,7 +384,7 @@ def plan_working_set(
             room=budget.available - handoff - spent - packet_cost,
             ratio=ratio,
         )
-        packeted = [(live[p], cards[p]) for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+        packeted = [(live[p], cards[p]) for p in range(packet_end) if chosen[p] is PACKET]
         while True:  # the shape was priced line by line; the rendered text is what counts
             text = render_packet(packet, live[:packet_end], packeted, shape, listing=ranked.listing)
             packet_cost = estimate_tokens(len(text), ratio)
@@ -394,17 +399,11 @@ def plan_working_set(
         for t in history
         if t.behind_reset
     ]
-    for position, turn in enumerate(live):
-        fidelity = chosen[position]
-        cost = (
-            full_cost[position]
-            if fidelity is Fidelity.FULL
-            else card_cost[position]
-            if fidelity is Fidelity.CARD
-            else 0
-        )
-        planned.append(PlannedTurn(turn.turn_id, turn.index, fidelity, cost, values[position]))
-    planned.sort(key=lambda t: t.index)
+    planned += map(
+        PlannedTurn, [t.turn_id for t in live], [t.index for t in live], chosen, carried, values
+    )
+    if len(live) < len(history):  # the turns behind the reset come first
+        planned.sort(key=lambda t: t.index)
     packet_range = (live[0].turn_id, live[packet_end - 1].turn_id) if packet_end else None
     history_tokens = handoff + spent + packet_cost
     return Plan(
@@ -415,7 +414,7 @@ def plan_working_set(
         packet_tokens=packet_cost,
         packet_detailed=shape.detailed,
         summary_tokens=summary_tokens,
-        framing_tokens=handoff + spent - sum(t.tokens for t in planned),
+        framing_tokens=handoff + spent - sum(carried),
         history_tokens=history_tokens,
         packet_featured=shape.featured,
         over_budget=max(0, history_tokens - budget.available),
@@ -436,7 +435,7 @@ def _bare_cost(
     ratio: float,
 ) -> int:
     """The bare packet's cost when the turns of its range not packeted are carried elsewhere."""
-    packeted = [(live[p], _NO_CARD) for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+    packeted = [(live[p], _NO_CARD) for p in range(packet_end) if chosen[p] is PACKET]
     return estimate_tokens(len(render_packet(packet, live[:packet_end], packeted)), ratio)
 
 
@@ -451,11 +450,11 @@ def _packet_shape(
     line for each of the others when those fit too."""
     if room <= 0:
         return PacketShape()
-    packeted = [p for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+    packeted = [p for p in range(packet_end) if chosen[p] is PACKET]
     featured: list[int] = []
     chars = len(FEATURED_HEADER) + 2
     for position in ranked.by_relevance:
-        if position >= packet_end or chosen[position] is not Fidelity.PACKET:
+        if position >= packet_end or chosen[position] is not PACKET:
             continue
         card = ranked.cards[position]
         more = chars + (card.chars_card or len(render_card(card, position + 1))) + 1
