@@ -30,13 +30,13 @@ module boundaries.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, NamedTuple
+from itertools import repeat
+from typing import Any, NamedTuple, overload
 
 from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char, usable_horizon
 from vak_desktop.context.payloads import Answer, CapacityProfile, Compaction, TurnCard
@@ -223,7 +223,7 @@ def candidates(
     back = refers_back(directive)
     # directive drift (§7): the turns of the subject the user left are paused — their recency
     # weighs less, so the new subject's turns rank first; nothing is cut
-    paused = paused_turns(directive, [c.asked for c in cards], back)
+    paused = paused_turns(directive, _Asked(cards), back)
     size = len(live)
     recency = [1.0 / (1 + age) for age in range(size - 1, -1, -1)]
     for position in paused:
@@ -239,8 +239,8 @@ def candidates(
     return Candidates(
         live=live,
         cards=cards,
-        full_cost=tuple(map(full_tokens, cards, itertools.repeat(ratio))),
-        card_cost=tuple(map(card_tokens, cards, itertools.repeat(ratio))),
+        full_cost=tuple(map(full_tokens, cards, repeat(ratio))),
+        card_cost=tuple(map(card_tokens, cards, repeat(ratio))),
         values=tuple(values),
         by_value=tuple(by_value),
         listing=listing,
@@ -248,6 +248,28 @@ def candidates(
         by_relevance=tuple(matching),
         pinned=matching[0] if matching and recalls_earlier(directive) else None,
     )
+
+
+class _Asked(Sequence[str]):
+    """What each card asked, read where the drift check looks (the latest few), not copied out
+    of every card of the session."""
+
+    def __init__(self, cards: Sequence[TurnCard]) -> None:
+        self._cards = cards
+
+    def __len__(self) -> int:
+        return len(self._cards)
+
+    @overload
+    def __getitem__(self, position: int) -> str: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, position: int | slice) -> str | Sequence[str]:
+        if isinstance(position, slice):
+            return [c.asked for c in self._cards[position]]
+        return self._cards[position].asked
 
 
 def card_runs(chosen: Sequence[Fidelity], packet_end: int) -> int:
@@ -463,14 +485,15 @@ def _packet_shape(
         featured.append(position)
         chars = more
     room -= estimate_tokens(chars, ratio) if featured else 0
-    listing = ranked.listing
-    rest = [p for p in packeted if p not in featured]
-    for position in rest:
-        if ranked.live[position].turn_id not in listing:
-            listing[ranked.live[position].turn_id] = listing_line(
-                ranked.live[position], ranked.cards[position]
-            )
-    listed = len(LISTED_HEADER) + 2 + sum(len(listing[ranked.live[p].turn_id]) + 1 for p in rest)
+    listing, live = ranked.listing, ranked.live
+    shown = set(featured)
+    rest = [p for p in packeted if p not in shown]
+    ids = [live[p].turn_id for p in rest]
+    for position, turn_id in zip(rest, ids, strict=True):
+        if turn_id not in listing:  # rendered once per turn, kept in the card index
+            listing[turn_id] = listing_line(live[position], ranked.cards[position])
+    # each line and its newline
+    listed = len(LISTED_HEADER) + 2 + sum(map(len, map(listing.__getitem__, ids))) + len(ids)
     return PacketShape(
         featured=tuple(ranked.live[p].turn_id for p in featured),
         detailed=bool(rest) and estimate_tokens(listed, ratio) <= room,

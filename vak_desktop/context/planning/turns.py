@@ -240,6 +240,11 @@ def advance_turn_index(index: TurnIndex, chain: Sequence[EntryLike]) -> TurnInde
         reset_before=reset_before,
     )
     advanced.memo[LINEAGE] = inherited(index, kept)
+    by_turn_id = index.__dict__.get("by_turn_id")
+    if by_turn_id is not None:  # the map of the turns kept, and the new ones
+        by_turn_id = dict(by_turn_id)
+        by_turn_id.update((t.turn_id, t) for t in advanced.turns[kept:])
+        advanced.__dict__["by_turn_id"] = by_turn_id
     return advanced
 
 
