@@ -179,9 +179,7 @@ def test_a_packet_growing_by_one_turn_is_caught(ledger: Ledger) -> None:
     assert last is not None and (last.index + 1) % 8 == 0
     grown = index.turns[last.index + 1]
     turns = tuple(
-        p._replace(fidelity=Fidelity.PACKET, tokens=0)
-        if p.turn_id == grown.turn_id
-        else p
+        p._replace(fidelity=Fidelity.PACKET, tokens=0) if p.turn_id == grown.turn_id else p
         for p in plan.turns
     )
     wider = dataclasses.replace(

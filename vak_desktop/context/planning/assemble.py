@@ -14,6 +14,7 @@ previous one plus the new steps. Nothing here does I/O or reads a clock: `now` c
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,16 +123,21 @@ def thread_for(
     is there to point at. Paused (directive drift, §7): the directives of the subject the user
     left — asked out when packeted, else named by turn (their words are already above: one
     source per fact)."""
-    packeted = [t for t in plan.turns if t.fidelity is Fidelity.PACKET]
-    latest = packeted[-PACKET_BATCH_TURNS:]
+    packet = Fidelity.PACKET
+    latest = list(
+        itertools.islice(
+            (t for t in reversed(plan.turns) if t.fidelity is packet), PACKET_BATCH_TURNS
+        )
+    )
+    latest.reverse()  # the latest packeted turns, oldest first
     summarised = [
         card_of(index.turns[t.index], ratio).asked for t in latest if t.turn_id not in paused
     ]
     held = []
-    for t in plan.turns:
+    for t in plan.turns if paused else ():
         if t.turn_id not in paused:
             continue
-        if t.fidelity is Fidelity.PACKET:
+        if t.fidelity is packet:
             held.append(card_of(index.turns[t.index], ratio).asked)
         else:
             held.append(f"turn {t.index + 1} (above)")
@@ -249,9 +255,10 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
     then the working set."""
     turns = index.by_turn_id
     indexed = held_card_index(index, ratio)  # what earlier requests rendered of these turns
-    planned = [p for p in plan.turns if p.fidelity is not Fidelity.BEHIND_RESET]
+    behind, packet = Fidelity.BEHIND_RESET, Fidelity.PACKET
+    planned = [p for p in plan.turns if p.fidelity is not behind]
     messages: list[Message] = []
-    if index.reset is not None and any(p.fidelity is Fidelity.BEHIND_RESET for p in plan.turns):
+    if index.reset is not None and len(planned) < len(plan.turns):
         messages.append(Message(role="user", content=render_handoff(index.reset.handoff)))
     packet_end = 0
     if plan.packet_range is not None:
@@ -260,9 +267,9 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
         packet_end = len(span)
         messages += _turn_messages(turns, planned[:packet_end], ratio, indexed)
         packeted = [
-            (turns[p.turn_id], card_of(turns[p.turn_id], ratio))
-            for p in planned[:packet_end]
-            if p.fidelity is Fidelity.PACKET
+            (turn, card_of(turn, ratio))
+            for turn, p in zip(span, planned, strict=False)
+            if p.fidelity is packet
         ]
         text = render_packet(
             plan.packet.packet if plan.packet else None,
@@ -286,11 +293,12 @@ def _turn_messages(
     are skipped: the packet carries them). `indexed` keeps what a frozen turn renders to."""
     messages: list[Message] = []
     cards: list[str] = []
+    packet, card_fidelity = Fidelity.PACKET, Fidelity.CARD
     for p in planned:
-        turn = turns[p.turn_id]
-        if p.fidelity is Fidelity.PACKET:
+        if p.fidelity is packet:
             continue
-        if p.fidelity is Fidelity.CARD:
+        turn = turns[p.turn_id]
+        if p.fidelity is card_fidelity:
 
             def card(turn: Turn = turn) -> str:
                 return render_card(card_of(turn, ratio), turn.number)

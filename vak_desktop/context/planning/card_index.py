@@ -122,7 +122,9 @@ def card_index(index: TurnIndex, ratio: float) -> CardIndex:
     return built
 
 
-def _reusable(index: TurnIndex, start: int, ratio: float) -> tuple[_Store, int, float | None] | None:
+def _reusable(
+    index: TurnIndex, start: int, ratio: float
+) -> tuple[_Store, int, float | None] | None:
     """The store to extend (the predecessor's, or a copy when it has moved on), how many of its
     turns `index` still holds unchanged, and the ratio its card-less turns were built at."""
     found = index.memo.get(LINEAGE, {}).get(MEMO_KEY)

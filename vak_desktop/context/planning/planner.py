@@ -30,12 +30,12 @@ module boundaries.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from itertools import repeat
 from typing import Any, NamedTuple, overload
 
 from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char, usable_horizon
@@ -91,6 +91,7 @@ class Fidelity(StrEnum):
 
 # the members as plain names: an enum member read off its class costs a lookup per turn
 FULL, CARD, PACKET = Fidelity.FULL, Fidelity.CARD, Fidelity.PACKET
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -199,6 +200,10 @@ class Candidates:
     paused: tuple[str, ...] = ()  # turn ids of the subject the directive moved away from
     by_relevance: tuple[int, ...] = ()  # positions matching the directive, best first
     pinned: int | None = None  # the best match of a directive that refers back to it
+    # the cheapest full record from each rank of `by_value` on, and each position's rank: once
+    # the budget left is below it (and no card is further down) no later turn can be promoted
+    cheapest_after: tuple[int, ...] = ()
+    rank: tuple[int, ...] = ()
 
 
 def candidates(
@@ -236,13 +241,17 @@ def candidates(
     matching = sorted(
         [p for p in range(size - 1, -1, -1) if rel[p] > 0], key=rel.__getitem__, reverse=True
     )
+    full_cost = tuple(map(full_tokens, cards, itertools.repeat(ratio)))
+    ordered = [full_cost[p] for p in by_value]
     return Candidates(
         live=live,
         cards=cards,
-        full_cost=tuple(map(full_tokens, cards, repeat(ratio))),
-        card_cost=tuple(map(card_tokens, cards, repeat(ratio))),
+        full_cost=full_cost,
+        card_cost=tuple(map(card_tokens, cards, itertools.repeat(ratio))),
         values=tuple(values),
         by_value=tuple(by_value),
+        cheapest_after=tuple(reversed(list(itertools.accumulate(reversed(ordered), min)))),
+        rank=tuple(sorted(range(size), key=by_value.__getitem__)),
         listing=listing,
         paused=tuple(live[p].turn_id for p in paused),
         by_relevance=tuple(matching),
@@ -329,9 +338,11 @@ def plan_working_set(
         chosen = [PACKET] * len(live)
         remaining, last = available, len(live) - 1
         pinned = ranked.pinned
+        carded = []  # positions made cards
         if pinned is not None and card_cost[pinned] + block <= remaining:
             chosen[pinned] = CARD
             remaining -= card_cost[pinned] + block
+            carded.append(pinned)
         # When not every card fits, the cards get half the budget and the other half is the
         # slice turns are promoted into: a frontier model on a long session keeps dozens of
         # turns whole instead of thousands of cards and a single whole turn.
@@ -346,7 +357,12 @@ def plan_working_set(
             chosen[position] = CARD
             card_room -= cost
             remaining -= cost
-        for position in by_value:
+            carded.append(position)
+        cheapest_after, rank = ranked.cheapest_after, ranked.rank
+        past_cards = max((rank[p] for p in carded), default=-1) if rank else len(live)
+        for at, position in enumerate(by_value):
+            if at > past_cards and remaining < cheapest_after[at]:
+                break  # nothing further down fits any more
             cost = full_cost[position]
             if chosen[position] is CARD:
                 left = position > 0 and chosen[position - 1] is CARD
@@ -488,13 +504,15 @@ def _packet_shape(
     listing, live = ranked.listing, ranked.live
     shown = set(featured)
     rest = [p for p in packeted if p not in shown]
-    ids = [live[p].turn_id for p in rest]
-    for position, turn_id in zip(rest, ids, strict=True):
-        if turn_id not in listing:  # rendered once per turn, kept in the card index
-            listing[turn_id] = listing_line(live[position], ranked.cards[position])
-    # each line and its newline
-    listed = len(LISTED_HEADER) + 2 + sum(map(len, map(listing.__getitem__, ids))) + len(ids)
-    return PacketShape(
-        featured=tuple(ranked.live[p].turn_id for p in featured),
-        detailed=bool(rest) and estimate_tokens(listed, ratio) <= room,
-    )
+    listed = len(LISTED_HEADER) + 2
+    detailed = bool(rest)
+    for position in rest:  # the lines add up until they no longer fit
+        turn_id = live[position].turn_id
+        line = listing.get(turn_id)
+        if line is None:  # rendered once per turn (the card index keeps them)
+            line = listing[turn_id] = listing_line(live[position], ranked.cards[position])
+        listed += len(line) + 1
+        if estimate_tokens(listed, ratio) > room:
+            detailed = False
+            break
+    return PacketShape(featured=tuple(live[p].turn_id for p in featured), detailed=detailed)
