@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, TypeVar, cast
 
+from vak_desktop.context.capacity.profile import estimate_tokens
 from vak_desktop.context.payloads import TurnCard
 from vak_desktop.context.planning.relevance import Corpus, card_terms
-from vak_desktop.context.planning.turn_cards import card_of
+from vak_desktop.context.planning.turn_cards import card_of, card_tokens, full_tokens
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
 MEMO_KEY = "card_index"
@@ -41,6 +43,20 @@ class _Store:
     corpus: Corpus = field(default_factory=Corpus)
     listing: dict[str, str] = field(default_factory=dict)  # turn id -> its packet line
     rendered: dict[tuple[str, str], Any] = field(default_factory=dict)  # (kind, turn id) -> text
+    # each card's two sizes in characters (priced per request: the ratio moves with feedback),
+    # and the stored token counts of cards written before sizes were kept, by position
+    chars_full: list[int] = field(default_factory=list)
+    chars_card: list[int] = field(default_factory=list)
+    sizeless: list[tuple[int, TurnCard]] = field(default_factory=list)
+
+    def append(self, turn: Turn, card: TurnCard) -> None:
+        self.turns.append(turn)
+        self.cards.append(card)
+        self.corpus.append(card_terms(card))
+        self.chars_full.append(card.chars_full)
+        self.chars_card.append(card.chars_card)
+        if not (card.chars_full and card.chars_card):
+            self.sizeless.append((len(self.cards) - 1, card))
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,18 @@ class CardIndex:
     def listing(self) -> dict[str, str]:
         return self.store.listing
 
+    def costs(self, ratio: float) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Each turn's full record and card in tokens at `ratio`: `full_tokens` and
+        `card_tokens` over the stored sizes, a column at a time."""
+        size, store = self.size, self.store
+        full = list(map(estimate_tokens, store.chars_full[:size], repeat(ratio)))
+        card = list(map(estimate_tokens, store.chars_card[:size], repeat(ratio)))
+        for position, stored in store.sizeless:
+            if position < size:
+                full[position] = full_tokens(stored, ratio)
+                card[position] = card_tokens(stored, ratio)
+        return tuple(full), tuple(card)
+
     def holds(self, turn: Turn) -> bool:
         """`turn` is one of this index's turns (the same object, so the same entries)."""
         position = turn.index - self.start
@@ -93,6 +121,10 @@ def held_card_index(index: TurnIndex, ratio: float) -> CardIndex | None:
     return own if isinstance(own, CardIndex) and own.ratio in (None, ratio) else None
 
 
+def _turn_id(turn: Turn) -> str:
+    return turn.turn_id
+
+
 def frozen_live(index: TurnIndex) -> tuple[int, int]:
     """(first, end) of the turns a card index holds: after the reset, before the last turn."""
     return index.reset_before, max(index.reset_before, len(index.turns) - 1)
@@ -114,9 +146,7 @@ def card_index(index: TurnIndex, ratio: float) -> CardIndex:
         card = card_of(turn, ratio)
         if turn.card is None:
             card_ratio = ratio
-        store.turns.append(turn)
-        store.cards.append(card)
-        store.corpus.append(card_terms(card))
+        store.append(turn, card)
     built = CardIndex(start, end - start, card_ratio, store)
     index.memo[MEMO_KEY] = built
     return built
@@ -140,8 +170,11 @@ def _reusable(
         return None
     store = previous.store
     if len(store.turns) != held or store.corpus.size != held:  # not the newest: copy its turns
-        turns, cards = store.turns[:held], store.cards[:held]
-        corpus = Corpus([card_terms(c) for c in cards])
-        listing = {t.turn_id: store.listing[t.turn_id] for t in turns if t.turn_id in store.listing}
-        store = _Store(turns, cards, corpus, listing)
+        copy = _Store()
+        for turn, card in zip(store.turns[:held], store.cards[:held], strict=True):
+            copy.append(turn, card)
+        copy.listing = {
+            t: store.listing[t] for t in map(_turn_id, copy.turns) if t in store.listing
+        }
+        store = copy
     return store, held, previous.ratio

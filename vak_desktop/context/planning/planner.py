@@ -241,13 +241,17 @@ def candidates(
     matching = sorted(
         [p for p in range(size - 1, -1, -1) if rel[p] > 0], key=rel.__getitem__, reverse=True
     )
-    full_cost = tuple(map(full_tokens, cards, itertools.repeat(ratio)))
+    if indexed is None:
+        full_cost = tuple(map(full_tokens, cards, itertools.repeat(ratio)))
+        card_cost = tuple(map(card_tokens, cards, itertools.repeat(ratio)))
+    else:
+        full_cost, card_cost = indexed.costs(ratio)
     ordered = [full_cost[p] for p in by_value]
     return Candidates(
         live=live,
         cards=cards,
         full_cost=full_cost,
-        card_cost=tuple(map(card_tokens, cards, itertools.repeat(ratio))),
+        card_cost=card_cost,
         values=tuple(values),
         by_value=tuple(by_value),
         cheapest_after=tuple(reversed(list(itertools.accumulate(reversed(ordered), min)))),
@@ -281,14 +285,19 @@ class _Asked(Sequence[str]):
         return self._cards[position].asked
 
 
-def card_runs(chosen: Sequence[Fidelity], packet_end: int) -> int:
+def card_runs(
+    chosen: Sequence[Fidelity], packet_end: int, placed: Sequence[int] | None = None
+) -> int:
     """How many `<earlier_turns>` wrappers the request renders for `chosen`: one per run of
     consecutive card turns, a whole turn or the packet ending a run (packeted turns in front of
-    the packet are not rendered there, so they do not break a run of retrieved cards)."""
-    runs, open_run = 0, False
-    for position, fidelity in enumerate(chosen):
-        if position == packet_end:
+    the packet are not rendered there, so they do not break a run of retrieved cards).
+    `placed`, when given, lists the positions not packeted, in order (the only ones read)."""
+    runs, open_run, previous = 0, False, -1
+    for position in range(len(chosen)) if placed is None else placed:
+        fidelity = chosen[position]
+        if previous < packet_end <= position:
             open_run = False  # the packet sits between the retrieved turns and the rest
+        previous = position
         if fidelity is CARD:
             runs += 0 if open_run else 1
             open_run = True
@@ -374,12 +383,6 @@ def plan_working_set(
                 remaining -= cost
         return chosen
 
-    def costs(chosen: Sequence[Fidelity]) -> list[int]:
-        return [
-            full if f is FULL else card if f is CARD else 0
-            for f, full, card in zip(chosen, full_cost, card_cost, strict=True)
-        ]
-
     summary_tokens = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, budget.available // 4))
     packet_end, stored, packet, packet_cost, over_batch = 0, None, None, 0, False
     settling = 0  # rounds spent pricing the packet's "shown outside" line for a fixed range
@@ -411,8 +414,11 @@ def plan_working_set(
         packet = stored.packet if stored else None
         packet_cost = estimate_tokens(len(_bare_packet(packet, live[:packet_end])), ratio)
         settling = 0
-    carried = costs(chosen)  # what each turn costs at its fidelity
-    spent = sum(carried) + card_runs(chosen, packet_end) * block
+    placed = [p for p, f in enumerate(chosen) if f is not PACKET]  # a few of thousands
+    carried = [0] * len(live)  # what each turn costs at its fidelity
+    for position in placed:
+        carried[position] = full_cost[position] if chosen[position] is FULL else card_cost[position]
+    spent = sum(carried) + card_runs(chosen, packet_end, placed) * block
     shape = PacketShape()
     if packet_end:
         shape = _packet_shape(
@@ -432,11 +438,13 @@ def plan_working_set(
                 PacketShape(shape.featured) if shape.detailed else PacketShape(shape.featured[:-1])
             )
 
-    planned = [
-        PlannedTurn(t.turn_id, t.index, Fidelity.BEHIND_RESET, 0, 0.0)
-        for t in history
-        if t.behind_reset
-    ]
+    planned = []
+    if len(live) < len(history):
+        planned = [
+            PlannedTurn(t.turn_id, t.index, Fidelity.BEHIND_RESET, 0, 0.0)
+            for t in history
+            if t.behind_reset
+        ]
     planned += map(
         PlannedTurn, [t.turn_id for t in live], [t.index for t in live], chosen, carried, values
     )
