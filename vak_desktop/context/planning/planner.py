@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple, overload
@@ -429,7 +429,7 @@ def plan_working_set(
             room=budget.available - handoff - spent - packet_cost,
             ratio=ratio,
         )
-        packeted = [(live[p], cards[p]) for p in range(packet_end) if chosen[p] is PACKET]
+        packeted = _Paired(live, [p for p in range(packet_end) if chosen[p] is PACKET], cards)
         while True:  # the shape was priced line by line; the rendered text is what counts
             text = render_packet(packet, live[:packet_end], packeted, shape, listing=ranked.listing)
             packet_cost = estimate_tokens(len(text), ratio)
@@ -471,7 +471,7 @@ def plan_working_set(
 
 def _bare_packet(packet: Compaction | None, span: Sequence[Turn]) -> str:
     """The smallest the packet over `span` can be: summary (or its absence), range, recall."""
-    return render_packet(packet, span, [(t, _NO_CARD) for t in span])
+    return render_packet(packet, span, _Paired(span, range(len(span))))
 
 
 def _bare_cost(
@@ -482,11 +482,51 @@ def _bare_cost(
     ratio: float,
 ) -> int:
     """The bare packet's cost when the turns of its range not packeted are carried elsewhere."""
-    packeted = [(live[p], _NO_CARD) for p in range(packet_end) if chosen[p] is PACKET]
+    packeted = _Paired(live, [p for p in range(packet_end) if chosen[p] is PACKET])
     return estimate_tokens(len(render_packet(packet, live[:packet_end], packeted)), ratio)
 
 
 _NO_CARD = TurnCard(turn_id="", asked="", did=(), answered=Answer(), outcome="")
+
+
+class _Paired(Sequence[tuple[Turn, TurnCard]]):
+    """The packeted turns at `positions` of `turns` with their cards (or none, to price the
+    bare packet), paired where the packet reads them: pricing a packet over thousands of turns
+    reads the few at the ends of its runs, not a pair made for each."""
+
+    def __init__(
+        self,
+        turns: Sequence[Turn],
+        positions: Sequence[int],
+        cards: Sequence[TurnCard] | None = None,
+    ) -> None:
+        self._turns, self._positions, self._cards = turns, positions, cards
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def _pair(self, position: int) -> tuple[Turn, TurnCard]:
+        card = self._cards[position] if self._cards is not None else _NO_CARD
+        return self._turns[position], card
+
+    def __iter__(self) -> Iterator[tuple[Turn, TurnCard]]:
+        turns, cards = self._turns, self._cards
+        if cards is None:
+            return ((turns[p], _NO_CARD) for p in self._positions)
+        return ((turns[p], cards[p]) for p in self._positions)
+
+    @overload
+    def __getitem__(self, k: int) -> tuple[Turn, TurnCard]: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[tuple[Turn, TurnCard]]: ...
+
+    def __getitem__(
+        self, k: int | slice
+    ) -> tuple[Turn, TurnCard] | Sequence[tuple[Turn, TurnCard]]:
+        if isinstance(k, slice):
+            return [self._pair(p) for p in self._positions[k]]
+        return self._pair(self._positions[k])
 
 
 def _packet_shape(
