@@ -31,7 +31,7 @@ from vak_desktop.context.payloads import (
     Presentation,
     ToolResult,
 )
-from vak_desktop.context.planning.card_index import CardIndex, card_index, held_card_index
+from vak_desktop.context.planning.card_index import CardIndex, card_index
 from vak_desktop.context.planning.packets import render_handoff, render_packet
 from vak_desktop.context.planning.planner import (
     PACKET_BATCH_TURNS,
@@ -254,7 +254,8 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
     handoff, the older turns retrieved from the packet's range (whole or as cards), the packet,
     then the working set."""
     turns = index.by_turn_id
-    indexed = held_card_index(index, ratio)  # what earlier requests rendered of these turns
+    # what earlier requests rendered of these turns (each step of a turn advances the index)
+    indexed = card_index(index, ratio) if index.head is not None else None
     behind, packet = Fidelity.BEHIND_RESET, Fidelity.PACKET
     planned = [p for p in plan.turns if p.fidelity is not behind]
     messages: list[Message] = []

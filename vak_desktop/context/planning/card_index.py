@@ -115,7 +115,7 @@ class CardIndex:
         return cast(R, found)
 
 
-def held_card_index(index: TurnIndex, ratio: float) -> CardIndex | None:
+def _own(index: TurnIndex, ratio: float) -> CardIndex | None:
     """The card index a plan of `index` at `ratio` was made with, if there was one."""
     own = index.memo.get(MEMO_KEY)
     return own if isinstance(own, CardIndex) and own.ratio in (None, ratio) else None
@@ -133,7 +133,7 @@ def frozen_live(index: TurnIndex) -> tuple[int, int]:
 def card_index(index: TurnIndex, ratio: float) -> CardIndex:
     """The card index of `index` at `ratio`, extended from the one it was advanced from when
     that one still fits (same first turn, a compatible ratio), else built."""
-    own = held_card_index(index, ratio)
+    own = _own(index, ratio)
     if own is not None:
         return own
     start, end = frozen_live(index)

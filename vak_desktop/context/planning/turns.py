@@ -184,8 +184,8 @@ def build_turn_index(chain: Sequence[EntryLike]) -> TurnIndex:
 
 def continues(index: TurnIndex, chain: Sequence[EntryLike]) -> bool:
     """`chain` is the chain `index` was built from, possibly with entries appended."""
-    if index.length == 0:
-        return index.head is None and not index.turns and not index.packets
+    if index.length == 0:  # nothing indexed yet: only an empty index continues into any chain
+        return not (index.turns or index.packets or index.reset or index.head)
     return len(chain) >= index.length and chain[index.length - 1].id == index.head
 
 
