@@ -180,9 +180,7 @@ def test_a_packet_growing_by_one_turn_is_caught(ledger: Ledger) -> None:
     assert last is not None and (last.index + 1) % 8 == 0
     grown = index.turns[last.index + 1]
     turns = tuple(
-        dataclasses.replace(p, fidelity=Fidelity.PACKET, tokens=0)
-        if p.turn_id == grown.turn_id
-        else p
+        p._replace(fidelity=Fidelity.PACKET, tokens=0) if p.turn_id == grown.turn_id else p
         for p in plan.turns
     )
     wider = dataclasses.replace(
@@ -212,7 +210,7 @@ def test_a_turn_both_whole_and_in_the_packet_is_caught(ledger: Ledger) -> None:
     packet = request.messages[at].content  # still lists the turn; now it is also whole in front
     messages = [*request.messages[:at], *record, request.messages[at], *request.messages[at + 1 :]]
     turns = tuple(
-        dataclasses.replace(p, fidelity=Fidelity.FULL) if p.turn_id == packeted.turn_id else p
+        p._replace(fidelity=Fidelity.FULL) if p.turn_id == packeted.turn_id else p
         for p in plan.turns
     )
     both = dataclasses.replace(plan, turns=turns)

@@ -60,7 +60,12 @@ from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_recei
 from vak_desktop.runtime.turn.closing import close_interrupted, close_turn
 from vak_desktop.runtime.turn.compaction import CompactionResult, compact_session
 from vak_desktop.runtime.turn.lookahead import Lookahead
-from vak_desktop.runtime.turn.projection import Projection, project_turn, step_request
+from vak_desktop.runtime.turn.projection import (
+    Projection,
+    TurnIndexes,
+    project_turn,
+    step_request,
+)
 from vak_desktop.runtime.turn.recovery import (
     DEFAULT_INSTRUCTION_CHECKS,
     InstructionCheck,
@@ -127,6 +132,7 @@ class TurnRunner:
         # window and the REPL turn this on; a one-shot command has no next turn to prepare).
         self.compact_ahead = compact_ahead
         self.lookahead = Lookahead()
+        self.indexes = TurnIndexes()  # each session's TurnIndex, advanced request by request
         self.cards = card_library()  # the card definitions the fence fallback reads
 
         # Opt-in: one usage-only request per profile counts the prefix (spec §6)
@@ -441,6 +447,7 @@ class TurnRunner:
             system=state.surface.system,
             tools=state.surface.prefix,  # the plan prices the prefix loaded at step 0
             capacity=self.capacity,
+            indexes=self.indexes,
         )
         state.ratio = state.projection.ratio
         over = over_budget_activity(state.projection.plan)
@@ -464,6 +471,7 @@ class TurnRunner:
             tools=surface.tools,  # the step-0 tools, then any find_tools loaded since
             keep_alive=self.keep_alive,
             think=think,
+            indexes=self.indexes,
         )
 
     def _check_instructions(
