@@ -91,12 +91,24 @@ def horizon(samples: list[bool], sizes: list[int]) -> int:
 """
 
 
-def answer_text(tokens: int, chunk_chars: int) -> str:
+CODE_LINE = '    total += horizon(samples[{n}:], sizes[{n}:])  # rung {n}, "majority" verdict\n'
+
+
+def answer_text(tokens: int, chunk_chars: int, shape: str = "mixed") -> str:
+    """`tokens` chunks of Markdown: sections of prose, lists, tables and short code blocks
+    ("mixed"), or one code block as long as the answer ("code": a file the model writes)."""
+    size = tokens * chunk_chars
+    if shape == "code":
+        text, n = "Here is the module:\n\n```python\ndef run(samples, sizes):\n", 1
+        while len(text) < size - 4:
+            text += CODE_LINE.format(n=n)
+            n += 1
+        return text[: size - 4] + "\n```"
     text, n = "", 1
-    while len(text) < tokens * chunk_chars:
+    while len(text) < size:
         text += SECTION.format(n=n)
         n += 1
-    return text[: tokens * chunk_chars]
+    return text[:size]
 
 
 @dataclass
@@ -341,9 +353,9 @@ def _plain(service: ChatService) -> QWidget:
     return edit
 
 
-async def main(tokens: int, rate: float) -> None:
+async def main(tokens: int, rate: float, shape: str) -> None:
     chunk_chars = 4
-    text = answer_text(tokens, chunk_chars)
+    text = answer_text(tokens, chunk_chars, shape)
     delay = 1.0 / rate
     double = DoubleProcess(text, chunk_chars, delay)
     try:
@@ -365,7 +377,9 @@ async def main(tokens: int, rate: float) -> None:
         )
     finally:
         double.close()
-    print(f"{tokens:,} chunks of {chunk_chars} chars ({len(text):,} chars) at {rate:,.0f}/s")
+    print(
+        f"{tokens:,} chunks of {chunk_chars} chars ({len(text):,} chars, {shape}) at {rate:,.0f}/s"
+    )
     print(
         f"{'':22} {'longest gap':>12} {'p99 gap':>9} {'most CPU':>9} {'CPU s':>6}"
         f" {'longest GC':>10} {'ticks':>7}"
@@ -390,9 +404,15 @@ async def main(tokens: int, rate: float) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument(
+        "--shape",
+        choices=("mixed", "code"),
+        default="mixed",
+        help="mixed Markdown with short code blocks, or one long code block",
+    )
     parser.add_argument("--rate", type=float, default=1000.0, help="chunks per second")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     apply_theme(app)  # type: ignore[arg-type]
     with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:  # type: ignore[arg-type]
-        runner.run(main(args.tokens, args.rate))
+        runner.run(main(args.tokens, args.rate, args.shape))

@@ -11,6 +11,7 @@ is imported on the first code block, not at start-up.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -27,6 +28,23 @@ def _lexer(language: str) -> Any:
         return get_lexer_by_name(language, stripnl=False, ensurenl=False)
     except ClassNotFound:
         return None
+
+
+def tokens(code: str, language: str) -> Iterator[tuple[Any, str]] | None:
+    """`code` as Pygments (token type, text) pairs whose texts add up to `code`; None if
+    `language` is unknown. A generator: a long block can be lexed a slice at a time."""
+    lexer = _lexer(language.lower()) if language else None
+    return None if lexer is None else lexer.get_tokens(code)
+
+
+@lru_cache(maxsize=512)
+def token_style(token_type: Any, dark: bool) -> tuple[str, bool, bool]:
+    """The colour ('' for the text's own), boldness and italics of a token in the theme's style."""
+    from pygments.styles import get_style_by_name
+
+    style = get_style_by_name(DARK_STYLE if dark else LIGHT_STYLE).style_for_token(token_type)
+    color = style["color"]
+    return (f"#{color}" if color else "", bool(style["bold"]), bool(style["italic"]))
 
 
 @lru_cache(maxsize=4)
