@@ -57,6 +57,7 @@ class CodePane(MarkdownPane):
         self._opening = opening_line
         self.source_text = opening_line
         self.closed = False  # the closing fence has streamed
+        self._scanned = 0  # how far into the code complete lines were looked at for the fence
         self._dark = palette_colors(self.palette())["dark"] == "1"
         self._formats: dict[Any, QTextCharFormat] = {}
         self._correcting: Iterator[tuple[Any, str]] | None = None
@@ -103,7 +104,7 @@ class CodePane(MarkdownPane):
     def code(self) -> str:
         """The block's code so far (without the fences)."""
         body = self.source_text[len(self._opening) :]
-        return body[: self._closing(body)[0]] if self.closed else body
+        return body[: self._scanned] if self.closed else body
 
     def _end(self) -> int:
         return self.document().characterCount() - 1
@@ -117,15 +118,19 @@ class CodePane(MarkdownPane):
             cursor.insertText(chunk, self._plain)
 
     def _closing(self, body: str) -> tuple[int, int]:
-        """Where the closing fence line starts and ends in `body`, or (-1, -1)."""
-        offset = 0
-        for line in body.splitlines(keepends=True):
+        """Where the closing fence line starts and ends in `body`, or (-1, -1). Lines already
+        looked at are not looked at again (a long block is scanned once, not every tick)."""
+        offset = self._scanned
+        for line in body[offset:].splitlines(keepends=True):
+            if not line.endswith("\n"):
+                break  # still streaming
             stripped = line.strip()
             indent = len(line) - len(line.lstrip(" "))
             fence_only = stripped.startswith(self._fence) and not stripped.strip(self._fence[0])
-            if line.endswith("\n") and fence_only and indent <= 3:
+            if fence_only and indent <= 3:
                 return offset, offset + len(line)
             offset += len(line)
+            self._scanned = offset
         return -1, -1
 
     def render(self, final: bool = False) -> str:
