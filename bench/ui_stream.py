@@ -1,10 +1,11 @@
 """Streaming into the chat view never stalls the window: the longest gap of a 10 ms timer.
 
-    python bench/ui_stream.py [--tokens 20000] [--rate 1000]
+    python bench/ui_stream.py [--tokens 20000] [--rate 1000] [--shape mixed|code]
 
 After a short first turn (so fonts and widgets are warm, as in a window that has shown a
 conversation), one Markdown answer of `--tokens` chunks (about four characters each: prose, lists, tables,
-code blocks) streams from the loopback Ollama double at `--rate` chunks per second through the
+code blocks; with `--shape code`, one code block as long as the answer, a file the model
+writes) streams from the loopback Ollama double at `--rate` chunks per second through the
 real path — `ChatService` (the runtime, the Ollama adapter, the ledger) into the window's chat
 view — while a 10 ms `QTimer` ticks on the same (qasync) loop. The double runs in its own
 process, as Ollama does, so it does not compete with the window for the GIL. The longest gap

@@ -100,12 +100,6 @@ class CodePane(MarkdownPane):
         self._shown = 0  # characters of the code drawn with their colours (the rest plain)
         self.codes = [""]
 
-    @property
-    def code(self) -> str:
-        """The block's code so far (without the fences)."""
-        body = self.source_text[len(self._opening) :]
-        return body[: self._scanned] if self.closed else body
-
     def _end(self) -> int:
         return self.document().characterCount() - 1
 

@@ -52,15 +52,15 @@ class _Renderer(RendererHTML):
     def fence(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         token = tokens[idx]
         language = token.info.strip().split(" ")[0] if token.info else ""
-        return code_box(token.content, language, env)
+        return _code_box(token.content, language, env)
 
     def code_block(
         self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
     ) -> str:
-        return code_box(tokens[idx].content, "", env)
+        return _code_box(tokens[idx].content, "", env)
 
 
-def code_box(code: str, language: str, env: EnvType) -> str:
+def _code_box(code: str, language: str, env: EnvType) -> str:
     codes: list[str] = env["codes"]
     colors: dict[str, str] = env["colors"]
     codes.append(code.rstrip("\n"))
