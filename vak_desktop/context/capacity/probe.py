@@ -8,20 +8,30 @@ answers mean.
 
 The search, in filler turns of `ProbeHistory` (every size is a prefix of one conversation):
 
-    climb    rungs at 4k, 8k, 16k, 32k … tokens, up to 0.9 × the declared window (or the
-             operator's ceiling), until one fails
+    climb    rungs at 4k, 8k, 16k, 32k … tokens, then the ceiling itself — 0.9 × the
+             declared window (or the operator's ceiling) — until one fails
     bisect   between the largest passing and the smallest failing size; when the first rung
              already fails, downward toward the bare prefix (0 filler turns)
     stop     when the bracket is one turn wide or within RESOLUTION of the passing size
 
-A rung's verdict is the majority of three samples; the third is sent only when the first two
-disagree (it cannot change a 2–0 majority). Sizes are the provider's own token counts, never
-our estimate: the planner converts with the learned tokens-per-char.
+A rung's verdict is a sequential test (issue #17): it stops as soon as the first two samples
+agree, and otherwise samples on until one side has three of at most five. A sampling model
+near its limit follows like a coin with some bias p; the confidence of a verdict is the
+posterior probability, under a uniform prior on p, that p is on the verdict's side of one half
+(2–0: 0.88, 4–0 pooled over a confirmation run: 0.97, 3–2: 0.66). The horizon's confidence is
+the lower of its two ends' — the passing size and the failing one — and is what the profile
+records and `vak probe` shows. Samples of one size share their whole prompt, so all but the
+first are served from the runner's prefix cache and cost decode time only.
+
+Sizes are the provider's own token counts, never our estimate: the planner converts with the
+learned tokens-per-char.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -36,12 +46,11 @@ from vak_desktop.context.payloads import Activity, CapacityProfile, Ewma, Horizo
 
 FIRST_RUNG = 4_096
 LADDER_FRACTION = 0.9  # the ladder stops at 0.9 × the declared window (spec §1)
-VOTES = 3  # a rung's verdict is the majority of this many samples
+VOTES = 5  # a rung samples at most this many times (the first side to 3 wins)
+AGREE = 2  # … and stops at once when its first AGREE samples agree
 RESOLUTION = 1 / 16  # the bisection stops inside this fraction of the passing size
 SAMPLE_MAX_TOKENS = 32  # each sample asks for this many output tokens at most
 CACHE_SPEEDUP = 5  # a repeated request whose prefill is ≥ 5× faster: the prefix is cached
-PROBED_CONFIDENCE = 0.9  # unanimous samples at both ends of the final bracket
-SPLIT_CONFIDENCE = 0.7  # a sample disagreed at one end of the final bracket
 NO_HORIZON_CONFIDENCE = 0.0  # nothing passed, not even the bare prefix: the rescue case
 TTL_LOCAL_S = 24 * 3600
 TTL_HOSTED_S = 7 * 24 * 3600
@@ -55,12 +64,13 @@ def probe_ceiling(declared_window: int, max_prompt_tokens: int | None = None) ->
 
 
 def ladder_targets(ceiling: int) -> tuple[int, ...]:
-    """4k, 8k, 16k … up to `ceiling`; just `ceiling` when even the first rung is above it."""
+    """4k, 8k, 16k … below `ceiling`, then `ceiling` itself: a model that follows at the last
+    doubling is tried at the largest size it could be given, not credited with the doubling."""
     targets, size = [], FIRST_RUNG
-    while size <= ceiling:
+    while size < ceiling:
         targets.append(size)
         size *= 2
-    return tuple(targets) or (max(1, ceiling),)
+    return (*targets, max(1, ceiling))
 
 
 @dataclass(frozen=True)
@@ -86,16 +96,37 @@ class Sample:
         return self.overflow or bool(self.error)
 
 
-def majority(samples: tuple[Sample, ...], votes: int = VOTES) -> bool | None:
-    """The verdict of a rung's samples, or None while more are needed."""
+def sequential_verdict(samples: tuple[Sample, ...], votes: int = VOTES) -> bool | None:
+    """The verdict of a rung's samples, or None while more are needed: the first AGREE
+    agreeing decide, else the first side to a majority of `votes`. A refusal is final."""
     if any(s.final for s in samples):
         return False
     yes = sum(s.followed for s in samples)
     no = len(samples) - yes
+    if len(samples) >= min(AGREE, votes) and (yes == 0 or no == 0):
+        return yes > no
     need = votes // 2 + 1
     if yes >= need or no >= need or len(samples) >= votes:
         return yes > no
     return None
+
+
+def follow_confidence(followed: int, missed: int) -> float:
+    """P(p > 1/2 | `followed` of `followed + missed` samples) under a uniform prior on the
+    model's follow rate p: 1 − I½(followed + 1, missed + 1), exact for whole counts."""
+    n = followed + missed + 1
+    below = sum(math.comb(n, j) for j in range(followed + 1, n + 1)) / 2**n
+    return 1.0 - below
+
+
+def verdict_confidence(samples: Sequence[Sample]) -> float:
+    """How sure the samples of one size are of their verdict (a refusal: certain)."""
+    if any(s.final for s in samples):
+        return 1.0
+    yes = sum(s.followed for s in samples)
+    no = len(samples) - yes
+    above = follow_confidence(yes, no)
+    return above if yes > no else 1.0 - above
 
 
 @dataclass(frozen=True)
@@ -117,7 +148,7 @@ class Rung:
 
     @property
     def followed(self) -> bool:
-        return majority(self.samples, self.votes) is True
+        return sequential_verdict(self.samples, self.votes) is True
 
     def to_json(self, full: bool = False) -> dict[str, Any]:
         """The contract's rung shape; `full` adds everything the Activity keeps."""
@@ -136,7 +167,7 @@ class Rung:
 class HorizonSearch:
     """Which rung to run next, from the rungs run so far. Feed it with `record`.
 
-    A size's verdict is the majority of its runs (each run a majority of three samples). The
+    A size's verdict is the majority of its runs (each run a sequential test). The
     answer is confirmed before it is reported: once the bracket is narrow, its passing and its
     failing end each get a second run, and a third when the two disagree. A lone wrong majority
     near the boundary (a sampling model flips a coin there) then moves the bracket back
@@ -239,11 +270,11 @@ class HorizonSearch:
         _, hi = self.bracket()
         return self._runs(hi)[-1] if hi is not None else None
 
-    def unanimous(self, turns: int | None) -> bool:
-        """Every sample at this size agreed (true for an untried size)."""
+    def confidence(self, turns: int | None) -> float:
+        """How sure every sample at this size is of its verdict (1.0 for an untried size)."""
         if turns is None:
-            return True
-        return len({s.followed for r in self._runs(turns) for s in r.samples}) <= 1
+            return 1.0
+        return verdict_confidence([s for r in self._runs(turns) for s in r.samples])
 
     @property
     def verified_window(self) -> int | None:
@@ -291,8 +322,8 @@ def probe_profile(
         horizon = Horizon(smallest, NO_HORIZON_CONFIDENCE, now)
     else:
         lo, hi = search.bracket()
-        unanimous = search.unanimous(lo) and search.unanimous(hi)
-        horizon = Horizon(passed.tokens, PROBED_CONFIDENCE if unanimous else SPLIT_CONFIDENCE, now)
+        confidence = round(min(search.confidence(lo), search.confidence(hi)), 2)
+        horizon = Horizon(passed.tokens, confidence, now)
     profile = dataclasses.replace(
         base,
         verified_window=search.verified_window or base.verified_window,
@@ -310,6 +341,8 @@ def probe_profile(
             "ceiling": search.ceiling,
             "text_form_calls": sum(s.as_text for r in search.rungs for s in r.samples),
             "rescue": passed is None,  # not even the bare prefix: reset-with-handoff
+            "verdict": {"test": "sequential", "agree": AGREE, "max_samples": search.votes},
+            "task": search.history.task.directive,
         },
     )
     return dataclasses.replace(profile, num_ctx=profile_num_ctx(profile))

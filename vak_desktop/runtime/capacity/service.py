@@ -14,11 +14,12 @@ finished (maybe start one).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from vak_desktop.context.capacity.feedback import fold_feedback
 from vak_desktop.context.capacity.probe import probed_at
+from vak_desktop.context.capacity.probe_history import ProbePrefix
 from vak_desktop.context.capacity.profile import metadata_profile
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.ledger import Entry, Ledger, ProfileStore, StoredProfile
@@ -26,6 +27,7 @@ from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.probe import ProbeRecord, probe_window
 
 ProfileKey = tuple[str, str, str]  # (provider, model, quantisation)
+PrefixSource = Callable[[], ProbePrefix]  # the real prefix, built only when a probe starts
 
 
 def key_of(binding: ModelBinding) -> ProfileKey:
@@ -116,7 +118,7 @@ class ProbeSchedulerLike(Protocol):
 
     def cancel(self, key: ProfileKey) -> bool: ...
 
-    def maybe_start(self, binding: ModelBinding) -> object: ...
+    def maybe_start(self, binding: ModelBinding, prefix: PrefixSource | None = None) -> object: ...
 
     def request_reprobe(self, key: ProfileKey) -> None: ...
 
@@ -174,10 +176,11 @@ class CapacityService:
         if self.scheduler is not None:
             self.scheduler.cancel(key_of(binding))
 
-    def turn_finished(self, binding: ModelBinding) -> None:
-        """The model is idle now: the scheduler may probe it (never awaited here)."""
+    def turn_finished(self, binding: ModelBinding, prefix: PrefixSource | None = None) -> None:
+        """The model is idle now: the scheduler may probe it (never awaited here), with the
+        prefix of the real requests `prefix` builds."""
         if self.scheduler is not None:
-            self.scheduler.maybe_start(binding)
+            self.scheduler.maybe_start(binding, prefix)
 
     async def aclose(self) -> None:
         """Cancel any background probe (at shutdown)."""

@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
+from vak_desktop.context.capacity.probe_history import PROBE_REQUEST, ProbePrefix
 from vak_desktop.context.capacity.profile import (
     FALLBACK_TOKENS_PER_CHAR,
     estimate_tokens,
@@ -158,6 +159,15 @@ class TurnRunner:
         floor = tool_surface(self.tools, prompt, "")
         chars = len(floor.system) + sum(spec.chars() for spec in floor.prefix)
         return estimate_tokens(chars, tokens_per_char(profile)) * 3 > usable_horizon(profile)
+
+    def probe_prefix(self, binding: ModelBinding, session: str = "") -> ProbePrefix:
+        """The stable prefix this model's real requests carry, for its capacity probe (issue
+        #17): the surface this runner builds for the probe's own request — the session's
+        system text, the catalogue, the schemas that request loads — for the bound profile."""
+        chain = self.ledger.chain_to_root(session) if session else []
+        prompt = system_prompt_of(chain, self.system_prompt)
+        surface = self._surface(binding, PROBE_REQUEST.format(token="QX-1000"), session, prompt)
+        return ProbePrefix(surface.system, surface.tools)
 
     @staticmethod
     def _without_tools(binding: ModelBinding) -> bool:
@@ -349,7 +359,8 @@ class TurnRunner:
         close_turn(ledger, session, outcome, total, error, state.ratio)
         if self.compact_ahead and outcome != "failed":
             self.start_compaction(session, binding)
-        self.capacity.turn_finished(binding)  # the model is idle: a probe may run now
+        # the model is idle: a probe may run now, shaped like this session's requests
+        self.capacity.turn_finished(binding, lambda: self.probe_prefix(binding, session))
         yield TurnFinished(session, turn.id, outcome, total, error)
 
     async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
