@@ -27,7 +27,7 @@ CONTRACT_KEYS = {
 
 @pytest.fixture(name="double")
 def double_fixture() -> Iterator[OllamaDouble]:
-    with OllamaDouble(instruction_horizon=13_000) as double:
+    with OllamaDouble(instruction_horizon=13_000, search_requests=True) as double:
         double.add_model(MODEL, trained_window=131_072)
         yield double
 

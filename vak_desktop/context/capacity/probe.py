@@ -49,7 +49,8 @@ LADDER_FRACTION = 0.9  # the ladder stops at 0.9 × the declared window (spec §
 VOTES = 5  # a rung samples at most this many times (the first side to 3 wins)
 AGREE = 2  # … and stops at once when its first AGREE samples agree
 RESOLUTION = 1 / 16  # the bisection stops inside this fraction of the passing size
-SAMPLE_MAX_TOKENS = 32  # each sample asks for this many output tokens at most
+SAMPLE_MAX_TOKENS = 48  # each sample asks for this many output tokens at most (a Qwen text-form
+# call in its <tool_call> tags is ~30 tokens)
 CACHE_SPEEDUP = 5  # a repeated request whose prefill is ≥ 5× faster: the prefix is cached
 NO_HORIZON_CONFIDENCE = 0.0  # nothing passed, not even the bare prefix: the rescue case
 TTL_LOCAL_S = 24 * 3600
@@ -270,6 +271,13 @@ class HorizonSearch:
         _, hi = self.bracket()
         return self._runs(hi)[-1] if hi is not None else None
 
+    def tally(self, turns: int | None) -> list[int] | None:
+        """[followed, samples] over every run at this size (None for an untried size)."""
+        if turns is None:
+            return None
+        samples = [s for r in self._runs(turns) for s in r.samples]
+        return [sum(s.followed for s in samples), len(samples)]
+
     def confidence(self, turns: int | None) -> float:
         """How sure every sample at this size is of its verdict (1.0 for an untried size)."""
         if turns is None:
@@ -305,8 +313,10 @@ def probe_profile(
     now: str,
     requests: int,
     wall_ns: int,
+    outcome: str = "completed",
 ) -> CapacityProfile:
-    """The profile a finished search measured, on top of the metadata-only `base`."""
+    """The profile a finished search measured, on top of the metadata-only `base`;
+    `outcome` "timed_out" when the probe stopped at its deadline."""
     samples = [(s, r) for r in search.rungs for s in r.samples if not s.final]
     ratio = Ewma(0.0)
     for sample, rung in samples:
@@ -341,23 +351,34 @@ def probe_profile(
             "ceiling": search.ceiling,
             "text_form_calls": sum(s.as_text for r in search.rungs for s in r.samples),
             "rescue": passed is None,  # not even the bare prefix: reset-with-handoff
-            "verdict": {"test": "sequential", "agree": AGREE, "max_samples": search.votes},
+            "outcome": outcome,
+            "verdict": {
+                "test": "sequential",
+                "agree": AGREE,
+                "max_samples": search.votes,
+                "passed": search.tally(search.bracket()[0]),  # [followed, samples] at the horizon
+                "failed": search.tally(search.bracket()[1]),  # … at the size above it
+                "failed_tokens": search.boundary_rung.tokens if search.boundary_rung else None,
+            },
             "task": search.history.task.directive,
         },
     )
     return dataclasses.replace(profile, num_ctx=profile_num_ctx(profile))
 
 
-def probe_activity(
-    profile: CapacityProfile, search: HorizonSearch, *, outcome: str = "completed"
-) -> Activity:
+def probe_activity(profile: CapacityProfile, search: HorizonSearch) -> Activity:
     """The probe as one ledger Activity: every rung, sample, verdict, timing and request."""
     horizon = profile.instruction_horizon
     provenance = profile.provenance
+    outcome = str(provenance.get("outcome") or "completed")
     message = (
         f"probed {profile.model}: instruction horizon {horizon.tokens:,} tokens "
-        f"(confidence {horizon.confidence:.1f}) in {provenance.get('requests', 0)} requests"
+        f"(confidence {horizon.confidence:.2f}) in {provenance.get('requests', 0)} requests"
     )
+    if provenance.get("rescue"):
+        message += "; it followed at no size tried, not even the bare prefix"
+    if outcome == "timed_out":
+        message += "; stopped at its deadline, the horizon is what it confirmed before"
     return Activity(
         type=PROBE_ACTIVITY,
         message=message,

@@ -249,8 +249,10 @@ async def run_probe(
                 )
         search.record(rung)
     wall = time.perf_counter_ns() - started
-    profile = probe_profile(base, search, now=clock(), requests=requests, wall_ns=wall)
-    return ProbeRecord(profile, probe_activity(profile, search, outcome=outcome))
+    profile = probe_profile(
+        base, search, now=clock(), requests=requests, wall_ns=wall, outcome=outcome
+    )
+    return ProbeRecord(profile, probe_activity(profile, search))
 
 
 def _grown_window(

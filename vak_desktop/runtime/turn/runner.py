@@ -255,6 +255,7 @@ class TurnRunner:
         outcome, error = "completed", ""
         called: list[str] = []
         largest_prompt = 0
+        call_prompt = 0  # the request in which the model first called a tool
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
         offered = [spec.name for spec in self.tools.specs()]
         rules = TurnRules(ledger, session, self.cards, self.tools.observes_now, offered)
@@ -308,6 +309,7 @@ class TurnRunner:
                 total = total.plus(done.usage)
                 called += [c.name for c in out.calls]
                 largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
+                call_prompt = call_prompt or (done.usage.prompt_tokens() if out.calls else 0)
                 yield StepFinished(step, receipt)
                 fences = rules.fences(step_entry)
                 called += [tool_name(t) for t in fences.types]
@@ -347,6 +349,10 @@ class TurnRunner:
                     outcome, error = after.outcome, after.error
                     self._check_instructions(
                         session, binding, projection, text, called, largest_prompt
+                    )
+                    # followed well above the horizon, again and again: a re-probe is due
+                    self.capacity.instruction_followed(
+                        session, binding, projection.profile, text, called, call_prompt
                     )
                     break
             else:
