@@ -27,7 +27,6 @@ from vak_desktop.providers.base import (
 from vak_desktop.providers.errors import ContextOverflow
 from vak_desktop.providers.ollama import OllamaProvider
 
-
 PROBE_MARK = "[probe "  # every probe request's system text opens with it (ProbeHistory)
 
 

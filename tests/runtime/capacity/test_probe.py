@@ -83,7 +83,8 @@ async def test_probe_finds_the_horizon_within_15_percent_below_and_never_above(
     counted = {double.prompt_tokens(b["messages"], b["tools"]) for b in bodies}
     assert horizon.tokens in counted
     assert all(
-        b["options"]["num_ctx"] <= TRAINED and b["options"]["num_predict"] == SAMPLE_MAX_TOKENS for b in bodies
+        b["options"]["num_ctx"] <= TRAINED and b["options"]["num_predict"] == SAMPLE_MAX_TOKENS
+        for b in bodies
     )
     assert profile.num_ctx == 16_384  # one ladder size holding horizon + output reserve
     assert profile.provenance["rungs"][0].keys() == {"tokens", "samples", "followed"}

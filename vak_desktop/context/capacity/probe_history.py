@@ -119,6 +119,7 @@ class ProbePrefix:
     def task(self, nonce: str) -> ProbeTask | None:
         return search_task(nonce, [spec.name for spec in self.tools])
 
+
 _DOCUMENTS = (
     "the pump maintenance log", "the quarterly sales sheet", "the build pipeline notes",
     "the field survey", "the onboarding handbook", "the incident review", "the lab notebook",
