@@ -3,7 +3,7 @@ with `--model PATH`, the probe on a real GGUF beside a direct measurement.
 
     python bench/probe.py [--horizon 13000] [--prefill-tps 8000] [--decode-tps 200]
     python bench/probe.py --model ~/.cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
-        [--direct 1000,2000,3000,4000,8000] [--tries 6] [--n-ctx 32768] [--threads 2]
+        [--direct 2000,4000,8000,12000] [--tries 6] [--budget 90] [--n-ctx 32768] [--threads 2]
 
 Real model (issue #17): one llama.cpp server (the project's embedded engine, started as
 `bench/efficacy.py` starts it) serves both. The probe runs with the prefix a real turn of this
@@ -157,10 +157,11 @@ def main() -> None:
     parser.add_argument("--decode-tps", type=float, default=200.0)
     parser.add_argument("--cold-load-s", type=float, default=0.5)
     parser.add_argument("--model", type=Path, default=None, help="a GGUF: the real-model mode")
-    parser.add_argument("--direct", default="1000,2000,3000,4000,8000")
+    parser.add_argument("--direct", default="2000,4000,8000,12000")
     parser.add_argument("--tries", type=int, default=6)
     parser.add_argument("--n-ctx", type=int, default=32_768)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--budget", type=float, default=90.0, help="the probe's time, seconds")
     args = parser.parse_args()
     if args.model is not None:
         from bench.probe_real import real_model  # the engine is an optional extra

@@ -139,6 +139,7 @@ async def real_model(args: argparse.Namespace) -> int:
                     prefix=prefix,
                     nonce="bench",
                     on_sample=_progress,
+                    deadline_s=args.budget,
                 )
                 probe_s = time.monotonic() - began
                 rows = await direct(provider, engine.model, prefix, sizes, args.tries)
@@ -150,7 +151,8 @@ async def real_model(args: argparse.Namespace) -> int:
     verdict = profile.provenance.get("verdict", {})
     print(f"\nprobe vs direct: {config.model_path.name}, n_ctx {args.n_ctx:,}")
     print(
-        f"probe   {profile.provenance['requests']} requests, {probe_s:.0f} s: horizon "
+        f"probe   {profile.provenance['requests']} requests, {probe_s:.0f} s "
+        f"(budget {args.budget:.0f} s, {profile.provenance['outcome']}): horizon "
         f"{horizon.tokens:,} tokens, confidence {horizon.confidence:.2f} "
         f"(passed {verdict.get('passed')}, failed {verdict.get('failed')} at "
         f"{verdict.get('failed_tokens')})"

@@ -378,7 +378,7 @@ def probe_activity(profile: CapacityProfile, search: HorizonSearch) -> Activity:
     if provenance.get("rescue"):
         message += "; it followed at no size tried, not even the bare prefix"
     if outcome == "timed_out":
-        message += "; stopped at its deadline, the horizon is what it confirmed before"
+        message += "; stopped at its time budget, the horizon is what it confirmed before"
     return Activity(
         type=PROBE_ACTIVITY,
         message=message,

@@ -13,8 +13,9 @@ when a refusal shows our own estimate chose too small a window.
 
 Never a hang (issue #17 "Bad input"): a sample that gets no answer within `sample_timeout_s`
 fails its size like a refusal (a size the runner cannot answer in that time is beyond what a
-turn can use), and a probe past its `deadline_s` stops climbing and reports what it measured,
-its Activity's outcome `timed_out`.
+turn can use), and a probe with a time budget (`deadline_s`) starts no rung past it — nor one
+its measured prefill speed says would end past it — and reports what it measured, its
+Activity's outcome `timed_out`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vak_desktop.context.capacity.probe import (
+    AGREE,
     SAMPLE_MAX_TOKENS,
     HorizonSearch,
     Rung,
@@ -78,6 +80,49 @@ def probe_window(
 def ladder_within(num_ctx: int, sample_max_tokens: int = SAMPLE_MAX_TOKENS) -> int:
     """The largest rung (in prompt tokens) a probe at `num_ctx` can send without stepping up."""
     return max(1, int((num_ctx - sample_max_tokens) / NUM_CTX_HEADROOM))
+
+
+@dataclass
+class ProbeBudget:
+    """The probe's time: past `deadline_s` no rung starts, nor one predicted to end past it.
+    The prediction is the new prompt tokens (beyond what the runner's cache holds: the last
+    prompt sent, which every sample shares up to its own turns) at the prefill speed measured
+    so far, plus AGREE samples of decode time (a repeated sample's wall time)."""
+
+    deadline_s: float | None
+    started: int = dataclasses.field(default_factory=time.perf_counter_ns)
+    prefill_tps: float = 0.0
+    decode_s: float = 0.0
+    cached: int = 0  # prompt tokens of the last sample: what the runner's cache holds
+
+    def elapsed_s(self) -> float:
+        return (time.perf_counter_ns() - self.started) / 1e9
+
+    def overdue(self) -> bool:
+        return self.deadline_s is not None and self.elapsed_s() > self.deadline_s
+
+    def affords(self, tokens: int) -> bool:
+        """Whether a rung of about `tokens` prompt tokens would end within the budget."""
+        if self.deadline_s is None:
+            return True
+        if self.overdue():
+            return False
+        if self.prefill_tps <= 0:
+            return True  # nothing measured yet: the first rung always runs
+        cost = max(0, tokens - self.cached) / self.prefill_tps + AGREE * self.decode_s
+        return self.elapsed_s() + cost <= self.deadline_s
+
+    def observe(self, sample: Sample) -> None:
+        """Learn the runner's speed from one answered sample."""
+        if sample.final or not sample.prompt_tokens or sample.wall_ns <= 0:
+            return
+        wall = sample.wall_ns / 1e9
+        fresh = sample.prompt_tokens - self.cached
+        if fresh <= 0 or sample.prompt_tokens == self.cached:
+            self.decode_s = wall  # the same prompt again: decode time only
+        elif fresh > 0:
+            self.prefill_tps = fresh / max(wall - self.decode_s, 1e-3)
+        self.cached = sample.prompt_tokens
 
 
 @dataclass(frozen=True)
@@ -191,19 +236,15 @@ async def run_probe(
     thinking = details is not None and "thinking" in details.capabilities
     history = ProbeHistory(nonce or secrets.token_hex(4), prefix=prefix)
     search = HorizonSearch(history, probe_ceiling(declared, max_prompt_tokens))
-    started = time.perf_counter_ns()
+    budget = ProbeBudget(deadline_s)
     requests = 0
     outcome = "completed"
     num_ctx = num_ctx or probe_window(declared, max_prompt_tokens, sample_max_tokens)
-
-    def overdue() -> bool:
-        return deadline_s is not None and time.perf_counter_ns() - started > deadline_s * 1e9
-
     while outcome == "completed" and (planned := search.next_rung()) is not None:
-        if overdue():
+        phase, turns, target = planned
+        if not budget.affords(search.estimate(turns)):
             outcome = "timed_out"
             break
-        phase, turns, target = planned
         estimate = search.estimate(turns) * NUM_CTX_HEADROOM + sample_max_tokens
         wanted = choose_num_ctx(int(estimate), declared, num_ctx)
         reloaded, num_ctx = wanted != num_ctx, wanted
@@ -218,7 +259,7 @@ async def run_probe(
         )
         rung = Rung(phase, turns, target, request.chars(), num_ctx)
         while sequential_verdict(rung.samples, rung.votes) is None:
-            if rung.samples and overdue():
+            if rung.samples and budget.overdue():
                 outcome = "timed_out"  # the rung's samples so far stand; no rung follows
                 break
             miss = requests == 0 or reloaded
@@ -227,6 +268,7 @@ async def run_probe(
             )
             requests += 1
             reloaded = False
+            budget.observe(sample)
             grown = _grown_window(sample, request, declared, sample_max_tokens)
             if grown:  # our estimate chose too small a window: not a fact about the model
                 num_ctx = grown
@@ -248,7 +290,7 @@ async def run_probe(
                     )
                 )
         search.record(rung)
-    wall = time.perf_counter_ns() - started
+    wall = time.perf_counter_ns() - budget.started
     profile = probe_profile(
         base, search, now=clock(), requests=requests, wall_ns=wall, outcome=outcome
     )
