@@ -19,7 +19,8 @@ prefilling every prompt token its prefix cache does not hold, and for decoding. 
 find the horizon of the same double:
 
     shared   `run_probe`: every sample a prefix of one conversation, num_ctx only stepping up,
-             majority of three (the third only on a split), both ends of the bracket confirmed
+             a sequential verdict (two agreeing, else three of five), both ends of the bracket
+             confirmed
     naive    the same rungs and bisection, but each request starts with new bytes (nothing is
              shared with the previous one), num_ctx fitted to each request, one sample a rung
 

@@ -22,6 +22,7 @@ horizon's lower neighbour and the first direct size that failed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import tempfile
@@ -32,6 +33,7 @@ import httpx
 
 from bench.efficacy import CODE, FRESH_ASK, MAX_OUTPUT, conversation, naive_messages, workspace
 from vak_desktop.context.capacity.probe_history import SEARCH_TOOLS, ProbePrefix, ProbeTask
+from vak_desktop.context.evidence.digests import digest_result
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, ModelDetails
@@ -52,6 +54,13 @@ def direct_request(model: str, prefix: ProbePrefix, size: int) -> ChatRequest:
     """The real prefix, the newest whole turns of the efficacy session that fit `size`
     (estimated), and the ask: the same bytes for every sample of a size."""
     history = naive_messages(conversation(TURNS), FRESH_ASK, None)[1:-1]  # no system, no ask
+    # closed turns' results travel as their digests, as in every real request (spec §3)
+    history = [
+        dataclasses.replace(m, content=digest_result(m.content, f"b3:bench{i:04}"))
+        if m.role == "tool"
+        else m
+        for i, m in enumerate(history)
+    ]
     system = Message(role="system", content=prefix.system)
     ask = Message(role="user", content=FRESH_ASK)
 
@@ -80,9 +89,8 @@ async def direct(
         samples = []
         for n in range(tries):
             samples.append(await sample_once(provider, request, n == 0, task, timeout_s=600))
-            say(
-                f"direct {size:>6,}: sample {n + 1}: {'followed' if samples[-1].followed else 'not followed'}"
-            )
+            verdict = "followed" if samples[-1].followed else "not followed"
+            say(f"direct {size:>6,}: sample {n + 1}: {verdict}: {samples[-1].reply[:100]!r}")
         prompt = statistics.median(s.prompt_tokens for s in samples)
         seconds = statistics.median(s.wall_ns / 1e9 for s in samples)
         rows.append((size, int(prompt), sum(s.followed for s in samples), seconds))
@@ -102,6 +110,7 @@ def direct_horizon(rows: list[tuple[int, int, int, float]], tries: int) -> tuple
 def _progress(progress: ProbeProgress) -> None:
     sample = progress.sample_result
     verdict = "followed" if sample.followed else f"not followed {sample.error[:60]}"
+    verdict += f": {sample.reply[:80]!r}"
     say(
         f"probe rung {progress.rung:>2} {progress.phase:<7} {progress.tokens:>6,} tokens "
         f"sample {progress.sample}: {verdict} {sample.wall_ns / 1e9:.1f} s"

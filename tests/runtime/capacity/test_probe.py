@@ -20,14 +20,16 @@ from vak_desktop.context.capacity.probe import (
     SAMPLE_MAX_TOKENS,
     HorizonSearch,
     Rung,
-    Sample,
     cache_behaviour,
     ladder_targets,
     probe_ceiling,
+)
+from vak_desktop.context.capacity.probe_history import PROBE_TOOL, ProbeHistory
+from vak_desktop.context.capacity.probe_verdict import (
+    Sample,
     sequential_verdict,
     verdict_confidence,
 )
-from vak_desktop.context.capacity.probe_history import PROBE_TOOL, ProbeHistory
 from vak_desktop.context.capacity.profile import usable_horizon
 from vak_desktop.context.evidence.text_calls import text_form_call
 from vak_desktop.providers.ollama import OllamaProvider

@@ -17,14 +17,14 @@ import pytest
 
 from tests.doubles.ollama_server import OllamaDouble
 from tests.runtime.probe_doubles import GatedRunner, is_probe_body
-from vak_desktop.context.capacity.probe import (
+from vak_desktop.context.capacity.probe_history import PROBE_REQUEST
+from vak_desktop.context.capacity.probe_verdict import (
     AGREE,
     VOTES,
     Sample,
     sequential_verdict,
     verdict_confidence,
 )
-from vak_desktop.context.capacity.probe_history import PROBE_REQUEST
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, TurnRunner, bind_model, default_tools

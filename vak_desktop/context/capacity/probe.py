@@ -1,4 +1,4 @@
-"""The capacity probe's decisions, as pure values: the rung ladder, the horizon search, majority
+"""The capacity probe's decisions, as pure values: the rung ladder, the horizon search, sequential
 verdicts, and the CapacityProfile and Activity a finished search yields (spec §1).
 
 Why pure: the search is what decides a model's budget for a day, so it must be testable without
@@ -30,13 +30,18 @@ learned tokens-per-char.
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from vak_desktop.context.capacity.probe_history import ProbeHistory
+from vak_desktop.context.capacity.probe_verdict import (
+    AGREE,
+    VOTES,
+    Sample,
+    sequential_verdict,
+    verdict_confidence,
+)
 from vak_desktop.context.capacity.profile import (
     FALLBACK_TOKENS_PER_CHAR,
     choose_num_ctx,
@@ -46,8 +51,6 @@ from vak_desktop.context.payloads import Activity, CapacityProfile, Ewma, Horizo
 
 FIRST_RUNG = 4_096
 LADDER_FRACTION = 0.9  # the ladder stops at 0.9 × the declared window (spec §1)
-VOTES = 5  # a rung samples at most this many times (the first side to 3 wins)
-AGREE = 2  # … and stops at once when its first AGREE samples agree
 RESOLUTION = 1 / 16  # the bisection stops inside this fraction of the passing size
 SAMPLE_MAX_TOKENS = 48  # each sample asks for this many output tokens at most (a Qwen text-form
 # call in its <tool_call> tags is ~30 tokens)
@@ -72,62 +75,6 @@ def ladder_targets(ceiling: int) -> tuple[int, ...]:
         targets.append(size)
         size *= 2
     return (*targets, max(1, ceiling))
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One request of a rung and what came back."""
-
-    followed: bool  # the model called probe_ack (natively or as text)
-    as_text: bool = False  # the call came written in the message text
-    called: str = ""  # the tool it called instead, if any
-    prompt_tokens: int = 0  # the provider's count of the whole prompt
-    cached_tokens: int = 0  # cache-read tokens, when the provider reports them
-    prompt_eval_ns: int = 0
-    load_ns: int = 0
-    wall_ns: int = 0
-    miss: bool = False  # nothing of it could have been cached (first request, or a reload)
-    overflow: bool = False  # the provider refused it as longer than the window
-    rejected: int = 0  # on overflow: the window it named, else the size it counted
-    error: str = ""
-
-    @property
-    def final(self) -> bool:
-        """A deterministic refusal: sampling again would not change it."""
-        return self.overflow or bool(self.error)
-
-
-def sequential_verdict(samples: tuple[Sample, ...], votes: int = VOTES) -> bool | None:
-    """The verdict of a rung's samples, or None while more are needed: the first AGREE
-    agreeing decide, else the first side to a majority of `votes`. A refusal is final."""
-    if any(s.final for s in samples):
-        return False
-    yes = sum(s.followed for s in samples)
-    no = len(samples) - yes
-    if len(samples) >= min(AGREE, votes) and (yes == 0 or no == 0):
-        return yes > no
-    need = votes // 2 + 1
-    if yes >= need or no >= need or len(samples) >= votes:
-        return yes > no
-    return None
-
-
-def follow_confidence(followed: int, missed: int) -> float:
-    """P(p > 1/2 | `followed` of `followed + missed` samples) under a uniform prior on the
-    model's follow rate p: 1 − I½(followed + 1, missed + 1), exact for whole counts."""
-    n = followed + missed + 1
-    below = sum(math.comb(n, j) for j in range(followed + 1, n + 1)) / 2**n
-    return 1.0 - below
-
-
-def verdict_confidence(samples: Sequence[Sample]) -> float:
-    """How sure the samples of one size are of their verdict (a refusal: certain)."""
-    if any(s.final for s in samples):
-        return 1.0
-    yes = sum(s.followed for s in samples)
-    no = len(samples) - yes
-    above = follow_confidence(yes, no)
-    return above if yes > no else 1.0 - above
 
 
 @dataclass(frozen=True)
@@ -327,8 +274,10 @@ def probe_profile(
         if sample.miss and sample.prompt_eval_ns > 0 and sample.prompt_tokens:
             prefill = prefill.update(sample.prompt_tokens / (sample.prompt_eval_ns / 1e9))
     passed = search.horizon_rung
-    if passed is None:
-        smallest = min((r.tokens for r in search.rungs), default=0)
+    if not search.rungs:  # out of time before any verdict: nothing was measured
+        horizon = base.instruction_horizon
+    elif passed is None:
+        smallest = min(r.tokens for r in search.rungs)
         horizon = Horizon(smallest, NO_HORIZON_CONFIDENCE, now)
     else:
         lo, hi = search.bracket()
@@ -350,7 +299,7 @@ def probe_profile(
             "wall_ns": wall_ns,
             "ceiling": search.ceiling,
             "text_form_calls": sum(s.as_text for r in search.rungs for s in r.samples),
-            "rescue": passed is None,  # not even the bare prefix: reset-with-handoff
+            "rescue": bool(search.rungs) and passed is None,  # not even the bare prefix
             "outcome": outcome,
             "verdict": {
                 "test": "sequential",

@@ -29,21 +29,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vak_desktop.context.capacity.probe import (
-    AGREE,
     SAMPLE_MAX_TOKENS,
     HorizonSearch,
     Rung,
-    Sample,
     probe_activity,
     probe_ceiling,
     probe_profile,
-    sequential_verdict,
 )
 from vak_desktop.context.capacity.probe_history import (
     SYNTHETIC_TASK,
     ProbeHistory,
     ProbePrefix,
     ProbeTask,
+)
+from vak_desktop.context.capacity.probe_verdict import (
+    AGREE,
+    REPLY_CHARS,
+    Sample,
+    sequential_verdict,
 )
 from vak_desktop.context.capacity.profile import choose_num_ctx, metadata_profile
 from vak_desktop.context.payloads import Activity, CapacityProfile, ToolCall
@@ -191,6 +194,7 @@ async def sample_once(
         followed=followed,
         as_text=followed and task.as_text(calls),
         called="" if followed or not calls else calls[0].name,
+        reply=text[:REPLY_CHARS] or "; ".join(f"{c.name}({c.arguments})" for c in calls),
         prompt_tokens=usage.prompt_tokens() if usage else 0,
         cached_tokens=usage.cache_read_tokens if usage else 0,
         prompt_eval_ns=timings.prompt_eval_ns if timings else 0,
@@ -260,7 +264,7 @@ async def run_probe(
         rung = Rung(phase, turns, target, request.chars(), num_ctx)
         while sequential_verdict(rung.samples, rung.votes) is None:
             if rung.samples and budget.overdue():
-                outcome = "timed_out"  # the rung's samples so far stand; no rung follows
+                outcome = "timed_out"  # an undecided rung is no verdict: it is left out
                 break
             miss = requests == 0 or reloaded
             sample = await sample_once(
@@ -289,7 +293,8 @@ async def run_probe(
                         num_ctx,
                     )
                 )
-        search.record(rung)
+        if sequential_verdict(rung.samples, rung.votes) is not None:
+            search.record(rung)
     wall = time.perf_counter_ns() - budget.started
     profile = probe_profile(
         base, search, now=clock(), requests=requests, wall_ns=wall, outcome=outcome

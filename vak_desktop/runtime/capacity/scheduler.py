@@ -189,6 +189,9 @@ class ProbeScheduler:
                     deadline_s=self.policy.deadline_s,
                     **options,
                 )
+                if not record.activity.detail.get("rungs"):  # out of time, nothing measured
+                    self.last_error[key] = record.activity.message
+                    return None  # the next finished turn tries again
                 self.cache.put(key, record)
                 if self.store is not None:
                     self.store.record(record.profile, record.activity)
