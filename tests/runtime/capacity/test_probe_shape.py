@@ -29,7 +29,7 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, TurnRunner, bind_model, default_tools
 from vak_desktop.runtime.capacity.probe import ProbeBudget, ProbeRecord, run_probe
-from vak_desktop.runtime.capacity.scheduler import ProbeScheduler, probing_capacity
+from vak_desktop.runtime.capacity.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
 from vak_desktop.runtime.capacity.service import key_of
 from vak_desktop.runtime.events import TurnFinished
 from vak_desktop.runtime.tools import tool_surface
@@ -224,3 +224,18 @@ def test_the_budget_skips_a_rung_its_measured_speed_says_would_overrun() -> None
     assert not budget.affords(16_000)  # 120 s more: past the 90 s budget
     assert budget.affords(3_000)  # a smaller rung reuses the cached prompt
     assert ProbeBudget(None).affords(10**9)
+
+
+async def test_a_background_probe_out_of_time_before_any_verdict_stores_nothing(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger
+) -> None:
+    provider = OllamaProvider(http, double.url)
+    scheduler = ProbeScheduler(
+        provider, store=ledger.profiles(), policy=ProbePolicy(deadline_s=0.0)
+    )
+    binding = await bind_model(provider, MODEL)
+    task = scheduler.maybe_start(binding)
+    assert task is not None and await asyncio.wait_for(task, 10) is None
+    assert ledger.profiles().count() == 0 and scheduler.cache.get(key_of(binding)) is None
+    assert "stopped at its time budget" in scheduler.last_error[key_of(binding)]
+    assert scheduler.needs_probe(key_of(binding), "")  # the next idle moment tries again

@@ -63,7 +63,7 @@ def follow_confidence(followed: int, missed: int) -> float:
     """P(p > 1/2 | `followed` of `followed + missed` samples) under a uniform prior on the
     model's follow rate p: 1 − I½(followed + 1, missed + 1), exact for whole counts."""
     n = followed + missed + 1
-    below = sum(math.comb(n, j) for j in range(followed + 1, n + 1)) / 2**n
+    below: float = sum(math.comb(n, j) for j in range(followed + 1, n + 1)) / float(2**n)
     return 1.0 - below
 
 
