@@ -18,8 +18,9 @@ recogniser a turn uses (`context/evidence/text_calls.py`), so it measures the mo
 
 Shaped like the real requests (issue #17): given a `ProbePrefix` — the system text and the
 schemas the engine's own prefix builder (`TurnRunner.probe_prefix`) would send this model —
-the conversation carries that prefix byte for byte, its filler turns call the prefix's own tools
-(a directive, a call of the task's tool, its digest, a short answer), and it closes on a natural
+the conversation carries that prefix byte for byte, its filler turns alternate between calling
+the prefix's own tools (a directive, a call of a file tool, its digest, a short answer) and a
+chat turn answered from what was read (a directive, an answer), and it closes on a natural
 request ("Search my files for the order number QX-…") whose compliance is checked
 deterministically: a call of one of the task's tools whose arguments carry the requested token.
 Without a prefix (a bare provider, the benchmarks' double) it falls back to the synthetic
@@ -159,14 +160,19 @@ def _arguments(spec: ToolSpec | None, value: str) -> dict[str, str]:
     return {str(names[0]): value} if names else {}
 
 
-def filler_turn(i: int, tool: ToolSpec | None = None) -> tuple[Message, ...]:
+def filler_turn(i: int, tool: ToolSpec | None = None, *, chat: bool = False) -> tuple[Message, ...]:
     """Turn `i` of the probe's conversation: directive, a call of `tool` (the synthetic
-    `lookup` without one), its digest, a short answer. Deterministic in `i` and the tool, so
-    every sample and every probe run carries the same bytes."""
+    `lookup` without one), its digest, a short answer — or, a `chat` turn, a directive and an
+    answer from what was read before (real sessions mix both). Deterministic in `i`, the tool
+    and `chat`, so every sample and every probe run carries the same bytes."""
     rng = random.Random(i)
     document, noun = rng.choice(_DOCUMENTS), rng.choice(_NOUNS)
     section = i + 1
     paragraphs = ["\n".join(_sentence(rng) for _ in range(rng.randint(5, 9))) for _ in range(4)]
+    if chat:
+        ask = f"Thanks. Sum up what you found about the {noun} so far, in two sentences."
+        answer = f"{paragraphs[0].split('.')[0]}. {paragraphs[1].split('.')[0]}."
+        return Message(role="user", content=ask), Message(role="assistant", content=answer)
     body = f"# {document.removeprefix('the ').capitalize()}, section {section}\n\n"
     body += "\n\n".join(paragraphs)
     evidence = "b3:" + hashlib.sha256(f"probe-evidence-{i}".encode()).hexdigest()
@@ -219,7 +225,8 @@ class ProbeHistory:
     def _grow(self, turns: int) -> None:
         while len(self._turns) < turns:
             k = len(self._turns)
-            turn = filler_turn(k, self._fillers[k % len(self._fillers)])
+            chat = self.task is not SYNTHETIC_TASK and k % 2 == 1
+            turn = filler_turn(k, self._fillers[(k // 2) % len(self._fillers)], chat=chat)
             self._turns.append(turn)
             self._cumulative.append(self._cumulative[-1] + sum(m.chars() for m in turn))
 
