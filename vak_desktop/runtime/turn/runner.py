@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
+from vak_desktop.context.capacity.probe_history import PROBE_REQUEST, ProbePrefix
 from vak_desktop.context.capacity.profile import (
     FALLBACK_TOKENS_PER_CHAR,
     estimate_tokens,
@@ -165,6 +166,15 @@ class TurnRunner:
         chars = len(floor.system) + sum(spec.chars() for spec in floor.prefix)
         return estimate_tokens(chars, tokens_per_char(profile)) * 3 > usable_horizon(profile)
 
+    def probe_prefix(self, binding: ModelBinding, session: str = "") -> ProbePrefix:
+        """The stable prefix this model's real requests carry, for its capacity probe (issue
+        #17): the surface this runner builds for the probe's own request — the session's
+        system text, the catalogue, the schemas that request loads — for the bound profile."""
+        chain = self.ledger.chain_to_root(session) if session else []
+        prompt = system_prompt_of(chain, self.system_prompt)
+        surface = self._surface(binding, PROBE_REQUEST.format(token="QX-1000"), session, prompt)
+        return ProbePrefix(surface.system, surface.tools)
+
     @staticmethod
     def _without_tools(binding: ModelBinding) -> bool:
         return bool(binding.capabilities) and "tools" not in binding.capabilities
@@ -251,6 +261,7 @@ class TurnRunner:
         outcome, error = "completed", ""
         called: list[str] = []
         largest_prompt = 0
+        call_prompt = 0  # the request in which the model first called a tool
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
         offered = [spec.name for spec in self.tools.specs()]
         rules = TurnRules(ledger, session, self.cards, self.tools.observes_now, offered)
@@ -304,6 +315,7 @@ class TurnRunner:
                 total = total.plus(done.usage)
                 called += [c.name for c in out.calls]
                 largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
+                call_prompt = call_prompt or (done.usage.prompt_tokens() if out.calls else 0)
                 yield StepFinished(step, receipt)
                 fences = rules.fences(step_entry)
                 called += [tool_name(t) for t in fences.types]
@@ -344,6 +356,10 @@ class TurnRunner:
                     self._check_instructions(
                         session, binding, projection, text, called, largest_prompt
                     )
+                    # followed well above the horizon, again and again: a re-probe is due
+                    self.capacity.instruction_followed(
+                        session, binding, projection.profile, text, called, call_prompt
+                    )
                     break
             else:
                 outcome, error = "degraded", f"stopped after {MAX_STEPS} steps of tool calls"
@@ -355,7 +371,8 @@ class TurnRunner:
         close_turn(ledger, session, outcome, total, error, state.ratio)
         if self.compact_ahead and outcome != "failed":
             self.start_compaction(session, binding)
-        self.capacity.turn_finished(binding)  # the model is idle: a probe may run now
+        # the model is idle: a probe may run now, shaped like this session's requests
+        self.capacity.turn_finished(binding, lambda: self.probe_prefix(binding, session))
         yield TurnFinished(session, turn.id, outcome, total, error)
 
     async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
