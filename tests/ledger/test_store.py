@@ -165,3 +165,30 @@ def test_sessions_list_newest_activity_first_and_archive_hides(ledger: Ledger) -
     ledger.archive_session(old)
     assert [s.id for s in ledger.sessions()] == [new]
     assert ledger.chain_to_root(old)  # archived, not deleted
+
+
+def test_only_the_kinds_read_across_sessions_are_indexed_and_their_reads_use_it(
+    ledger: Ledger,
+) -> None:
+    """An index over every kind cost each append one more page (bench/ledger.py); the kinds
+    `entries_of_kind` reads across sessions keep theirs, and the query takes it."""
+    session = ledger.create_session().id
+    ledger.append(session, Directive(text="q"))
+    ledger.append(session, Activity(type="t", message="m"))
+    ledger.append(session, AssistantStep(text="a"))
+    indexes = {
+        r[0] for r in ledger._db.execute("SELECT name FROM sqlite_master WHERE type='index'")
+    }
+    assert "entries_by_kind" not in indexes and "entries_of_read_kinds" in indexes
+    rows = ledger._db.execute(
+        "SELECT COUNT(*) FROM entries INDEXED BY entries_of_read_kinds"
+        " WHERE kind IN ('activity', 'turn_card')"
+    ).fetchone()
+    assert rows[0] == 1  # the activity only: a directive or a step costs the index nothing
+    statements: list[str] = []
+    ledger._db.conn.set_trace_callback(statements.append)
+    assert [e.kind for e in ledger.entries_of_kind("activity")] == ["activity"]
+    ledger._db.conn.set_trace_callback(None)
+    assert [e.kind for e in ledger.entries_of_kind("directive")] == ["directive"]
+    plan = ledger._db.execute("EXPLAIN QUERY PLAN " + statements[0]).fetchall()
+    assert "USING INDEX entries_of_read_kinds" in str(plan[0])

@@ -49,7 +49,7 @@ from vak_desktop.ledger.integrity import (
     record_event,
 )
 from vak_desktop.ledger.journal import unfolded
-from vak_desktop.ledger.migrations import migrate
+from vak_desktop.ledger.migrations import KINDS_READ_ACROSS_SESSIONS, migrate
 from vak_desktop.ledger.profiles import ProfileStore
 from vak_desktop.ledger.verification import VerifyReport, verify_ledger
 from vak_desktop.ledger.writers import hold_session
@@ -315,7 +315,7 @@ class Ledger:
         if self._pending is not None:
             self._pending[point.session] = point  # anchored when the transaction commits
         elif self._anchor is not None:
-            self._anchor.record([point])
+            self._anchor.record_one(point)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -426,8 +426,11 @@ class Ledger:
 
     def entries_of_kind(self, kind: str) -> Iterator[Entry]:
         """Every entry of one kind across all sessions, in append order (all branches)."""
+        indexed = ""  # the partial index's own condition, so that the planner takes it
+        if kind in KINDS_READ_ACROSS_SESSIONS:
+            indexed = f" AND kind IN ({', '.join(repr(k) for k in KINDS_READ_ACROSS_SESSIONS)})"
         cursor = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE kind = ? ORDER BY seq", [kind]
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE kind = ?{indexed} ORDER BY seq", [kind]
         )
         for row in cursor:
             yield _row_to_entry(row)
