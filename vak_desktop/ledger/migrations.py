@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from vak_desktop.ledger.integrity import create_events_table, create_missing_triggers
-from vak_desktop.ledger.journal import create_journal
+from vak_desktop.ledger.journal import create_journal, replace_delete_trigger
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0004_refuse_every_rewrite", _refuse_every_rewrite),
     Migration("0005_stream_journal", create_journal),
     Migration("0006_index_only_kinds_read_across_sessions", _index_only_kinds_read_across_sessions),
+    Migration("0007_fold_the_stream_journal", replace_delete_trigger),
 )
 
 
