@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,7 +93,7 @@ def wire_keep_alive(value: str | int) -> str | int:
     return value
 
 
-async def numbered_lines(response: httpx.Response) -> AsyncGenerator[tuple[int, bytes], None]:
+async def numbered_lines(chunks: AsyncIterable[bytes]) -> AsyncGenerator[tuple[int, bytes], None]:
     """Non-blank lines of an NDJSON body as raw bytes, numbered from 1 (blank lines count).
 
     Linear however the body is cut: each read is scanned once, and a line still arriving waits
@@ -101,7 +101,7 @@ async def numbered_lines(response: httpx.Response) -> AsyncGenerator[tuple[int, 
     lines off its front copied a long line, or a read of many, once per read or line)."""
     pending: list[bytes] = []  # the pieces of a line still arriving
     number = 0
-    async for piece in response.aiter_bytes():
+    async for piece in chunks:
         start = 0
         while (cut := piece.find(b"\n", start)) >= 0:
             line = piece[start:cut]
