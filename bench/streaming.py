@@ -1,9 +1,15 @@
 """Streaming and importing at scale, each beside its baseline from the same run.
 
-    python bench/streaming.py [--megabytes 10] [--chunks 10000] [--turns 10000]
+    python bench/streaming.py [--megabytes 10] [--chunks 10000] [--turns 10000] [--turns-e2e 3]
 
-- A 10 MB answer streamed through `stream_step` in 10,000 chunks beside the same answer in one
-  chunk (goal: ≤ 2x; appending to one string was quadratic, 155 s against 12 s).
+- A 10 MB answer as a whole turn from the wire: the loopback OpenAI-compatible double (in its own
+  process, as a server is) streams it as server-sent events in 10,000 chunks, beside the same
+  answer in one chunk; the real adapter, `TurnRunner` and the ledger take it, the answer is
+  stored and the turn closed (goal: ≤ 2x; it was 155 s against 12 s, appending to one string
+  and re-reading a growing buffer were quadratic).
+- The same answer through `stream_step` alone, from memory, in 10,000 chunks beside one: what is
+  left is the Python cost of one chunk passing through (an async generator step, an event), a
+  floor no storage or parsing change moves; it is printed per chunk.
 - The same 10,000-chunk stream with the stream journal writing to disk beside it with the
   journal's writes left out: the cost of keeping what the user saw through a kill.
 - A 10,000-turn import (goal ≤ 10 s; it was 1,025 s for a third of it) beside a plain INSERT
@@ -14,16 +20,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import sqlite3
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
+import httpx
+
 from vak_desktop.context.payloads import Usage
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import Ledger
+from vak_desktop.providers import open_provider
 from vak_desktop.providers.base import Done, StreamEvent, TextDelta, Timings
+from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
+from vak_desktop.runtime.events import TextChunk, TurnFinished
 from vak_desktop.runtime.sessions.interchange import import_openai
 from vak_desktop.runtime.turn.step import StepOutcome, stream_step
 
@@ -64,6 +80,88 @@ async def stream_once(ledger: Ledger, text: str, chunks: int) -> float:
     return time.perf_counter() - start
 
 
+class DoubleProcess:
+    """The loopback OpenAI-compatible double in its own process, answering `replies` chats
+    with `text` in pieces of `chunk_chars`."""
+
+    SCRIPT = (
+        "import sys, json, threading\n"
+        "from tests.doubles.openai_server import OpenAIDouble, SSE, text_chunks, usage_chunk\n"
+        "cfg = json.loads(sys.stdin.read())\n"
+        "double = OpenAIDouble(models=('m',))\n"
+        "reply = SSE([*text_chunks(cfg['text'], cfg['chunk'], 'm'), usage_chunk(1500, len(cfg['text']) // 4)])\n"
+        "double.script(*[reply] * cfg['replies'])\n"
+        "with double:\n"
+        "    print('listening', double.url, flush=True)\n"
+        "    threading.Event().wait()\n"
+    )
+
+    def __init__(self, text: str, chunk_chars: int, replies: int) -> None:
+        root = Path(__file__).resolve().parents[1]
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", self.SCRIPT],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        config = {"text": text, "chunk": chunk_chars, "replies": replies}
+        self.process.stdin.write(json.dumps(config).encode())
+        self.process.stdin.close()
+        banner = self.process.stdout.readline().decode().split()
+        assert banner[:1] == ["listening"], banner
+        self.url = banner[1]
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+async def turns_from_the_wire(root: Path, url: str, text: str, turns: int) -> list[float]:
+    """Seconds per turn: directive in, the whole answer streamed, stored, the turn closed."""
+    ledger = Ledger.open(root / f"wire-{time.monotonic_ns()}.db")
+    times = []
+    async with httpx.AsyncClient() as client:
+        runner = TurnRunner(
+            ledger, open_provider("openai-compatible", client, url), default_tools()
+        )
+        binding = ModelBinding(provider="openai-compatible", model="m", details=None)
+        for _ in range(turns):
+            session = ledger.create_session().id
+            shown = 0
+            start = time.perf_counter()
+            async for event in runner.run(session, "Write it all out.", binding):
+                if isinstance(event, TextChunk):
+                    shown += len(event.text)
+                elif isinstance(event, TurnFinished):
+                    assert event.outcome == "completed", event
+            times.append(time.perf_counter() - start)
+            assert shown == len(text), (shown, len(text))
+    ledger.close()
+    return times
+
+
+def wire_benchmark(root: Path, text: str, chunks: int, turns: int) -> None:
+    size = -(-len(text) // chunks)
+    doubles = [DoubleProcess(text, len(text), turns), DoubleProcess(text, size, turns)]
+    try:
+        one, many = (
+            statistics.median(asyncio.run(turns_from_the_wire(root, d.url, text, turns)))
+            for d in doubles
+        )
+    finally:
+        for double in doubles:
+            double.close()
+    print(f"a {len(text) / 1e6:g} MB answer as a whole turn from the wire (median of {turns})")
+    print(f"  in one chunk (baseline):        {one:7.3f} s")
+    print(
+        f"  in {chunks:,} chunks:              {many:7.3f} s   ratio {many / one:.2f}x (goal ≤ 2x)"
+    )
+
+
 def plain_inserts(path: Path, n: int) -> float:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -81,10 +179,13 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=10)
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=10_000)
+    parser.add_argument("--turns-e2e", type=int, default=3)
     args = parser.parse_args()
-    text = ("the answer streams on " * 50_000)[: args.megabytes * 1_000_000]
+    text = ("the answer streams on " * 50_000 * args.megabytes)[: args.megabytes * 1_000_000]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        wire_benchmark(root, text, args.chunks, args.turns_e2e)
+        print()
         ledger = Ledger.open(root / "stream.db")
         one = asyncio.run(stream_once(ledger, text, 1))
         many = asyncio.run(stream_once(ledger, text, args.chunks))
@@ -92,7 +193,7 @@ def main() -> None:
         bare = Unjournalled.open(root / "bare.db")
         unjournalled = asyncio.run(stream_once(bare, text, args.chunks))
         bare.close()
-        print(f"a {args.megabytes} MB answer through stream_step")
+        print(f"a {args.megabytes} MB answer through stream_step alone, from memory")
         print(f"  in one chunk (baseline):        {one:7.3f} s")
         print(
             f"  in {args.chunks:,} chunks, journalled:  {many:7.3f} s   ratio {many / one:.2f}x (goal ≤ 2x)"
@@ -100,6 +201,7 @@ def main() -> None:
         print(
             f"  in {args.chunks:,} chunks, no journal: {unjournalled:7.3f} s   journal cost {many - unjournalled:+.3f} s"
         )
+        print(f"  per chunk, over the one-chunk time: {(many - one) / args.chunks * 1e6:.2f} µs")
 
         messages = [{"role": "system", "content": "Be brief."}]
         for i in range(args.turns):

@@ -65,3 +65,20 @@ def test_envelope_embeds_payload_text_exactly_as_stored() -> None:
 def test_values_without_a_canonical_form_are_refused(bad: object) -> None:
     with pytest.raises(CanonicalFormError):
         canonical_text(bad)
+
+
+@pytest.mark.parametrize(
+    "text", ["plain-id_01:2.5+x", 'quote " and \\ slash', "ünïcode ☃", "tab\there", "", "a/b"]
+)
+def test_envelope_strings_are_json_dumps_whatever_they_hold(text: str) -> None:
+    """The envelope quotes plain strings itself (a fast path): it must give exactly the bytes of
+    `json.dumps`, created_at and parent ASCII-escaped, kind and session not."""
+    import json
+
+    envelope = envelope_bytes(created_at=text, kind=text, parent=text, payload="{}", session=text)
+    expected = (
+        f'{{"created_at":{json.dumps(text)},"kind":{json.dumps(text, ensure_ascii=False)},'
+        f'"parent":{json.dumps(text)},"payload":{{}},'
+        f'"session":{json.dumps(text, ensure_ascii=False)}}}'
+    ).encode()
+    assert envelope == expected

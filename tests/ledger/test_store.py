@@ -165,3 +165,74 @@ def test_sessions_list_newest_activity_first_and_archive_hides(ledger: Ledger) -
     ledger.archive_session(old)
     assert [s.id for s in ledger.sessions()] == [new]
     assert ledger.chain_to_root(old)  # archived, not deleted
+
+
+def test_only_the_kinds_read_across_sessions_are_indexed_and_their_reads_use_it(
+    ledger: Ledger,
+) -> None:
+    """An index over every kind cost each append one more page (bench/ledger.py); the kinds
+    `entries_of_kind` reads across sessions keep theirs, and the query takes it."""
+    session = ledger.create_session().id
+    ledger.append(session, Directive(text="q"))
+    ledger.append(session, Activity(type="t", message="m"))
+    ledger.append(session, AssistantStep(text="a"))
+    indexes = {
+        r[0] for r in ledger._db.execute("SELECT name FROM sqlite_master WHERE type='index'")
+    }
+    assert "entries_by_kind" not in indexes and "entries_of_read_kinds" in indexes
+    rows = ledger._db.execute(
+        "SELECT COUNT(*) FROM entries INDEXED BY entries_of_read_kinds"
+        " WHERE kind IN ('activity', 'turn_card')"
+    ).fetchone()
+    assert rows[0] == 1  # the activity only: a directive or a step costs the index nothing
+    statements: list[str] = []
+    ledger._db.conn.set_trace_callback(statements.append)
+    assert [e.kind for e in ledger.entries_of_kind("activity")] == ["activity"]
+    ledger._db.conn.set_trace_callback(None)
+    assert [e.kind for e in ledger.entries_of_kind("directive")] == ["directive"]
+    plan = ledger._db.execute("EXPLAIN QUERY PLAN " + statements[0]).fetchall()
+    assert "USING INDEX entries_of_read_kinds" in str(plan[0])
+
+
+def test_a_streams_journal_rows_go_when_its_step_is_appended_and_not_before(
+    ledger: Ledger,
+) -> None:
+    """The journal kept every answer beside its step (stored twice); now the step's append
+    folds it, and the database still refuses to delete rows no step holds."""
+    session = ledger.create_session().id
+    ledger.append(session, Directive(text="q"))
+    base = ledger.last_seq()
+    ledger.checkpoint(session, "s1", base, "streamed so far", "")
+    with pytest.raises(sqlite3.IntegrityError, match="until a step holds it"):
+        ledger._db.execute("DELETE FROM stream_journal")
+    assert ledger.unfolded_stream(session) == ("streamed so far", "")
+    ledger.append(session, Activity(type="t", message="not a step: folds nothing"))
+    assert ledger._db.execute("SELECT COUNT(*) FROM stream_journal").fetchone()[0] == 1
+    ledger.append(session, AssistantStep(text="streamed so far, and the rest"))
+    assert ledger._db.execute("SELECT COUNT(*) FROM stream_journal").fetchone()[0] == 0
+    assert ledger.unfolded_stream(session) is None and ledger.verify().ok
+
+
+def test_a_ledger_from_before_the_fold_gets_the_new_trigger_without_a_restore_note(
+    tmp_path: Path,
+) -> None:
+    """Migration 0007 swaps the journal's DELETE trigger and drops the rows already folded;
+    the open's trigger check then finds nothing altered."""
+    path = tmp_path / "l.sqlite3"
+    store = Ledger.open(path)
+    session = store.create_session().id
+    store.checkpoint(session, "s1", 0, "kept twice", "")
+    store._db.execute("DROP TRIGGER stream_journal_no_delete")
+    store._db.execute(
+        "CREATE TRIGGER stream_journal_no_delete BEFORE DELETE ON stream_journal"
+        " BEGIN SELECT RAISE(ABORT, 'the stream journal is insert-only'); END"
+    )
+    store._journalled.clear()  # as an older build: it never folded
+    store.append(session, AssistantStep(text="kept twice"))
+    store._db.execute("DELETE FROM _vak_migrations WHERE name = '0007_fold_the_stream_journal'")
+    store.close()
+    again = Ledger.open(path)
+    assert again.restored_triggers == []
+    assert again._db.execute("SELECT COUNT(*) FROM stream_journal").fetchone()[0] == 0
+    assert again.verify().ok
+    again.close()

@@ -83,3 +83,33 @@ async def test_the_adapter_reads_a_cr_only_stream_with_split_data() -> None:
             provider.stream(ChatRequest(model="m", messages=(Message("user", "hi"),)))
         )
     assert text_of(events) == "Hello"
+
+
+@given(
+    st.lists(st.sampled_from([b"{}", b"", b"  ", b'{"a":1}\r', b"x" * 70]), max_size=8),
+    st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=6),
+)
+def test_ndjson_lines_are_the_same_however_the_body_is_cut(
+    lines: list[bytes], cuts: list[int]
+) -> None:
+    """Ollama's line reader scans each read once (a long line no longer re-copied per read):
+    the lines and their numbers do not depend on where the reads end."""
+    import asyncio
+    from collections.abc import AsyncIterator
+
+    from vak_desktop.providers.ollama_wire import numbered_lines
+
+    body = b"\n".join(lines)
+
+    async def pieces(size: int) -> AsyncIterator[bytes]:
+        for start in range(0, len(body), size):
+            yield body[start : start + size]
+
+    async def read(size: int) -> list[tuple[int, bytes]]:
+        return [line async for line in numbered_lines(pieces(size))]
+
+    whole = asyncio.run(read(max(1, len(body))))
+    ended = [(n, raw.rstrip(b"\r")) for n, raw in enumerate(lines[:-1], 1) if raw.strip()]
+    assert whole[: len(ended)] == ended  # blank lines counted, CR dropped, blanks skipped
+    for size in cuts:
+        assert asyncio.run(read(size)) == whole

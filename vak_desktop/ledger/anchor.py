@@ -102,7 +102,13 @@ class HeadAnchor:
         return self.path.exists()
 
     def record(self, points: Iterable[AnchorPoint]) -> None:
-        data = b"".join(p.line() for p in points)
+        self._write(b"".join(p.line() for p in points))
+
+    def record_one(self, point: AnchorPoint) -> None:
+        """`record([point])` without the join: this runs after every single append."""
+        self._write(point.line())
+
+    def _write(self, data: bytes) -> None:
         if not data:
             return
         if self._fd is None:

@@ -12,6 +12,7 @@ resolved, whatever the connection's pragmas.
 - `sessions`: no DELETE (archiving hides a session), no insert over an existing id, and an
   UPDATE may change only the title and the archive flag (its id and creation time are fixed).
 - `capacity_profiles`: insert-only like entries.
+- `stream_journal`: no UPDATE; a DELETE only of a folded stream's rows (`journal.py`).
 
 A trigger can still be dropped by anyone who can write the file. `check_triggers` runs at every
 open: a missing or altered trigger is restored, logged, and recorded in `ledger_events`
@@ -35,6 +36,13 @@ def _refuse(name: str, when: str, table: str, message: str, condition: str = "")
         f"BEGIN SELECT RAISE(ABORT, '{message}'); END"
     )
 
+
+# A journal row may go once its stream is folded: an assistant step of its session was appended
+# after the stream began, and holds the text (`journal.py`).
+FOLDED_NOT = (
+    "NOT EXISTS (SELECT 1 FROM entries WHERE session = OLD.session"
+    " AND kind = 'assistant_step' AND seq > OLD.base_seq)"
+)
 
 TRIGGERS: dict[str, str] = {
     "entries_no_update": _refuse(
@@ -94,7 +102,11 @@ TRIGGERS: dict[str, str] = {
         "stream_journal_no_update", "UPDATE", "stream_journal", "the stream journal is insert-only"
     ),
     "stream_journal_no_delete": _refuse(
-        "stream_journal_no_delete", "DELETE", "stream_journal", "the stream journal is insert-only"
+        "stream_journal_no_delete",
+        "DELETE",
+        "stream_journal",
+        "the stream journal keeps a stream until a step holds it: DELETE refused",
+        FOLDED_NOT,
     ),
     "ledger_events_no_update": _refuse(
         "ledger_events_no_update", "UPDATE", "ledger_events", "ledger events are insert-only"

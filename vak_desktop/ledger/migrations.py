@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from vak_desktop.ledger.integrity import create_events_table, create_missing_triggers
-from vak_desktop.ledger.journal import create_journal
+from vak_desktop.ledger.journal import create_journal, replace_delete_trigger
 
 
 @dataclass(frozen=True)
@@ -106,12 +106,27 @@ def _refuse_every_rewrite(db: sqlite_utils.Database) -> None:
     create_missing_triggers(db)
 
 
+# The kinds `Ledger.entries_of_kind` reads across every session (session search reads turn
+# cards, MCP observation reads activities). Indexed alone: an index over every kind cost each
+# append one more B-tree page written to the WAL (~5 µs of a ~40 µs append, bench/ledger.py)
+# for lookups no one makes. Adding a kind here needs a new migration that rebuilds the index.
+KINDS_READ_ACROSS_SESSIONS = ("activity", "turn_card")
+
+
+def _index_only_kinds_read_across_sessions(db: sqlite_utils.Database) -> None:
+    kinds = ", ".join(f"'{kind}'" for kind in KINDS_READ_ACROSS_SESSIONS)
+    db.execute("DROP INDEX IF EXISTS entries_by_kind")
+    db.execute(f"CREATE INDEX entries_of_read_kinds ON entries(kind, seq) WHERE kind IN ({kinds})")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_entries", _create_entries),
     Migration("0002_sessions", _create_sessions),
     Migration("0003_capacity_profiles", _create_capacity_profiles),
     Migration("0004_refuse_every_rewrite", _refuse_every_rewrite),
     Migration("0005_stream_journal", create_journal),
+    Migration("0006_index_only_kinds_read_across_sessions", _index_only_kinds_read_across_sessions),
+    Migration("0007_fold_the_stream_journal", replace_delete_trigger),
 )
 
 

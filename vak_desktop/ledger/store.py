@@ -31,7 +31,7 @@ from typing import Any
 import sqlite_utils
 
 from vak_desktop.context.codec import decode_payload, to_json_value
-from vak_desktop.context.payloads import Directive, Payload
+from vak_desktop.context.payloads import AssistantStep, Directive, Payload
 from vak_desktop.ledger.anchor import AnchorPoint, HeadAnchor, anchor_path
 from vak_desktop.ledger.canonical import (
     ID_PREFIX,
@@ -48,8 +48,8 @@ from vak_desktop.ledger.integrity import (
     events,
     record_event,
 )
-from vak_desktop.ledger.journal import unfolded
-from vak_desktop.ledger.migrations import migrate
+from vak_desktop.ledger.journal import fold, unfolded
+from vak_desktop.ledger.migrations import KINDS_READ_ACROSS_SESSIONS, migrate
 from vak_desktop.ledger.profiles import ProfileStore
 from vak_desktop.ledger.verification import VerifyReport, verify_ledger
 from vak_desktop.ledger.writers import hold_session
@@ -118,6 +118,7 @@ class Ledger:
         self._anchor = HeadAnchor(anchor_path(path)) if path is not None else None
         self._counts: dict[str, tuple[str, int]] = {}  # session -> (head, entries), this process
         self._pending: dict[str, AnchorPoint] | None = None  # inside `transaction()`
+        self._journalled: set[str] = set()  # sessions whose journal a step append folds
         self.restored_triggers: list[str] = []
 
     @classmethod
@@ -280,6 +281,8 @@ class Ledger:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 [new_id, parent, session, kind, payload_text, created_at],
             )
+            if kind == AssistantStep.KIND and session in self._journalled:
+                fold(conn, session, cursor.lastrowid or 0)  # the step holds what streamed
             if isinstance(payload, Directive) and not title:
                 conn.execute(
                     "UPDATE sessions SET title = ? WHERE id = ?",
@@ -315,7 +318,7 @@ class Ledger:
         if self._pending is not None:
             self._pending[point.session] = point  # anchored when the transaction commits
         elif self._anchor is not None:
-            self._anchor.record([point])
+            self._anchor.record_one(point)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -356,16 +359,21 @@ class Ledger:
     def checkpoint(
         self, session: str, stream: str, base_seq: int, text: str, thinking: str
     ) -> None:
-        """Journal what a step streamed since its last checkpoint (outside the chain)."""
+        """Journal what a step streamed since its last checkpoint (outside the chain; the
+        step's append deletes it again, `journal.fold`)."""
+        self._journalled.add(session)
         self._db.conn.execute(
             "INSERT INTO stream_journal (session, stream, base_seq, text, thinking, at)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            [session, stream, base_seq, text, thinking, utc_now()],
+            [session, stream, base_seq, redact(text), redact(thinking), utc_now()],
         )
 
     def unfolded_stream(self, session: str) -> tuple[str, str] | None:
         """(text, thinking) a killed process was streaming in `session`, if never stored."""
-        return unfolded(self._db, session)
+        streamed = unfolded(self._db, session)
+        if streamed is not None:
+            self._journalled.add(session)  # the interrupted step appended for it folds it
+        return streamed
 
     def last_seq(self) -> int:
         """The seq of the newest entry of the ledger (0 when empty)."""
@@ -426,8 +434,11 @@ class Ledger:
 
     def entries_of_kind(self, kind: str) -> Iterator[Entry]:
         """Every entry of one kind across all sessions, in append order (all branches)."""
+        indexed = ""  # the partial index's own condition, so that the planner takes it
+        if kind in KINDS_READ_ACROSS_SESSIONS:
+            indexed = f" AND kind IN ({', '.join(repr(k) for k in KINDS_READ_ACROSS_SESSIONS)})"
         cursor = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE kind = ? ORDER BY seq", [kind]
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE kind = ?{indexed} ORDER BY seq", [kind]
         )
         for row in cursor:
             yield _row_to_entry(row)

@@ -27,6 +27,7 @@ from vak_desktop.providers import anthropic_wire as wire
 from vak_desktop.providers import http_common as http
 from vak_desktop.providers import retry
 from vak_desktop.providers.base import Done, ModelDetails, ModelSummary, StreamEvent
+from vak_desktop.providers.deadlines import DEADLINES, Deadlines, paced
 from vak_desktop.providers.errors import (
     BadResponse,
     KeyRefused,
@@ -58,6 +59,7 @@ class AnthropicProvider:
         api_key: str | None = None,
         key_name: str | None = None,
         retry: RetryPolicy | None = None,
+        deadlines: Deadlines = DEADLINES,
     ) -> None:
         self.host = resolve_host(host or wire.DEFAULT_HOST)
         self.key_name = key_name or self.name
@@ -65,6 +67,7 @@ class AnthropicProvider:
         self._api_key = api_key
         register_secret(api_key, f"{key_name or self.name} API key")
         self._retry = retry if retry is not None else RetryPolicy()
+        self._deadlines = deadlines  # first byte (a cold model load), stall between reads
 
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicProvider(host={self.host!r})"
@@ -89,18 +92,25 @@ class AnthropicProvider:
         number, responded = 0, False
         state = wire.StreamState(model=request.model)
         try:
-            async with self._client.stream(
+            url = self.host + "/v1/messages"
+            async with paced(
+                self._client,
                 "POST",
-                self.host + "/v1/messages",
+                url,
+                self._deadlines,
+                "the Anthropic API",
                 json=body,
                 headers=self._headers(),
-                timeout=http.TIMEOUT,
-            ) as response:
+            ) as stream:
+                async with contextlib.aclosing(stream.opening()) as opening:
+                    async for waiting in opening:
+                        yield waiting
+                response = stream.response
                 if response.status_code >= 400:
                     await response.aread()
                     raise self._status_error(response, request.model)
                 responded = True
-                async with contextlib.aclosing(sse_data(response)) as lines:
+                async with contextlib.aclosing(sse_data(stream.body())) as lines:
                     async for number, raw in lines:
                         text, notice = http.decode_line(raw, number)
                         if notice is not None:
@@ -186,6 +196,7 @@ class AnthropicProvider:
             server="the Anthropic API",
             start_hint="check the network connection",
             stream_end="`message_stop`",
+            deadlines=self._deadlines,
         )
 
     def _status_error(self, response: httpx.Response, model: str) -> ProviderError:

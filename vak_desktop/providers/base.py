@@ -69,7 +69,18 @@ class Done:
     model: str = ""
 
 
-StreamEvent = TextDelta | ThinkingDelta | ThinkingSigned | ToolCallEvent | StreamNotice | Done
+@dataclass(frozen=True)
+class Waiting:
+    """The server has not started answering yet (a model loading): shown to the user as it
+    happens, never part of the answer (`providers/deadlines.py`). Not counted as a yielded
+    event by the retry (`retry.py`)."""
+
+    message: str
+
+
+StreamEvent = (
+    TextDelta | ThinkingDelta | ThinkingSigned | ToolCallEvent | StreamNotice | Waiting | Done
+)
 
 
 @dataclass(frozen=True)

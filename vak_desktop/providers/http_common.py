@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from vak_desktop.providers.base import StreamNotice
+from vak_desktop.providers.deadlines import DEADLINES, Deadlines, Silent, Stalled
 from vak_desktop.providers.errors import (
     BadResponse,
     ProviderError,
@@ -26,10 +27,9 @@ from vak_desktop.providers.errors import (
 )
 from vak_desktop.redaction import redact as redact_held
 
-# Connecting to a local server is instant or it is not running; loading a large model from
-# disk before the first byte can take minutes, so the read timeout allows for a cold load
-# (measured: a 30 GB model from a spinning disk, ~4 min) but not the 10 minutes it was; the
-# same limit is the stall deadline between two reads of a stream.
+# Requests that are not streamed (model lists, details): connecting to a local server is
+# instant or it is not running. A streamed chat reads under `deadlines.py` instead: a
+# first-byte deadline for a cold model load and a much shorter stall deadline mid-answer.
 TIMEOUT = httpx.Timeout(300.0, connect=5.0)
 DNS_FAILURE = re.compile(r"name or service|nodename|getaddrinfo|no address|name resolution", re.I)
 
@@ -135,14 +135,26 @@ def transport_error(
     server: str,
     start_hint: str,
     stream_end: str,
-    timeout: httpx.Timeout = TIMEOUT,
+    deadlines: Deadlines = DEADLINES,
 ) -> ProviderError:
     """A transport failure as the user should read it. `responded`: the server had answered
     and the stream then broke (a BadResponse), else the server was never reached."""
     detail = str(exc) or type(exc).__name__
+    if isinstance(exc, Stalled):  # the deadlines of `deadlines.py`, the same for every adapter
+        return BadResponse(
+            f"{server} stopped sending mid-answer: nothing arrived for {exc.seconds:g} s "
+            "(the model stalled or the server hung)",
+            line or None,
+        )
+    if isinstance(exc, Silent):
+        return Unreachable(
+            host,
+            f"{server} accepted the connection but sent nothing for {exc.seconds:g} s "
+            "(the model did not load in that time, or the server hangs)",
+        )
     if responded and isinstance(exc, httpx.ReadTimeout):  # not retried: it may recur
         return BadResponse(
-            f"{server} stopped sending mid-answer: nothing arrived for {timeout.read:g} s "
+            f"{server} stopped sending mid-answer: nothing arrived for {deadlines.stall:g} s "
             "(the model stalled or the server hung)",
             line or None,
         )
@@ -153,7 +165,7 @@ def transport_error(
     if isinstance(exc, httpx.ConnectTimeout):
         reason = (
             f"{server} is not running at this address, or a firewall drops the connection "
-            f"(no answer within {timeout.connect:g} s)"
+            f"(no answer within {deadlines.connect:g} s)"
         )
     elif isinstance(exc, httpx.ConnectError) and DNS_FAILURE.search(detail):
         reason = f"the host name does not resolve, so {server} is not running there ({detail})"
@@ -163,7 +175,7 @@ def transport_error(
             "or check the host in settings"
         )
     elif isinstance(exc, httpx.TimeoutException):
-        reason = f"{server} accepted the connection but did not answer within {timeout.read:g} s"
+        reason = f"{server} accepted the connection but sent nothing for {deadlines.first_byte:g} s"
     else:
         reason = f"the connection to {server} failed ({detail})"
     return Unreachable(host, reason)

@@ -38,6 +38,7 @@ from vak_desktop.providers.base import (
     ThinkingDelta,
     ToolCallEvent,
 )
+from vak_desktop.providers.deadlines import DEADLINES, Deadlines, paced
 from vak_desktop.providers.errors import (
     BadResponse,
     ModelNotFound,
@@ -64,13 +65,13 @@ class OllamaProvider:
         *,
         default_keep_alive: str | int = wire.DEFAULT_KEEP_ALIVE,
         retry: RetryPolicy | None = None,
-        timeout: httpx.Timeout = http.TIMEOUT,
+        deadlines: Deadlines = DEADLINES,
     ) -> None:
         self.host = wire.resolve_host(host)
         self.default_keep_alive = default_keep_alive
         self._client = client
         self._retry = retry if retry is not None else RetryPolicy()
-        self._timeout = timeout  # first byte (a cold model load) and stall between reads
+        self._deadlines = deadlines  # first byte (a cold model load), stall between reads
         self._call_numbers = itertools.count(1)
 
     # -- chat -------------------------------------------------------------------------------
@@ -117,14 +118,19 @@ class OllamaProvider:
         first_token_ns = 0
         number, responded = 0, False
         try:
-            async with self._client.stream(
-                "POST", self.host + "/api/chat", json=body, timeout=self._timeout
-            ) as response:
+            url = self.host + "/api/chat"
+            async with paced(
+                self._client, "POST", url, self._deadlines, "Ollama", json=body
+            ) as stream:
+                async with contextlib.aclosing(stream.opening()) as opening:
+                    async for waiting in opening:
+                        yield waiting
+                response = stream.response
                 if response.status_code >= 400:
                     await response.aread()
                     raise self._status_error(response, request.model, request.num_ctx)
                 responded = True
-                async with contextlib.aclosing(wire.numbered_lines(response)) as numbered:
+                async with contextlib.aclosing(wire.numbered_lines(stream.body())) as numbered:
                     async for number, raw in numbered:
                         text, notice = http.decode_line(raw, number)
                         if notice is not None:
@@ -259,7 +265,9 @@ class OllamaProvider:
                         raise ModelNotFound(model, wire.error_text(response))
                     raise self._status_error(response, model, 0)
                 responded = True
-                async with contextlib.aclosing(wire.numbered_lines(response)) as numbered:
+                async with contextlib.aclosing(
+                    wire.numbered_lines(response.aiter_bytes())
+                ) as numbered:
                     async for number, raw in numbered:
                         line = http.parse_object(raw.decode("utf-8", errors="replace"), number, raw)
                         if "error" in line:
@@ -347,5 +355,5 @@ class OllamaProvider:
             server="Ollama",
             start_hint="start it with `ollama serve`",
             stream_end="the final chunk",
-            timeout=self._timeout,
+            deadlines=self._deadlines,
         )

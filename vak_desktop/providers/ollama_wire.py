@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,18 +93,30 @@ def wire_keep_alive(value: str | int) -> str | int:
     return value
 
 
-async def numbered_lines(response: httpx.Response) -> AsyncGenerator[tuple[int, bytes], None]:
-    """Non-blank lines of an NDJSON body as raw bytes, numbered from 1 (blank lines count)."""
-    buffer, number = b"", 0
-    async for piece in response.aiter_bytes():
-        buffer += piece
-        while (cut := buffer.find(b"\n")) >= 0:
-            line, buffer = buffer[:cut].rstrip(b"\r"), buffer[cut + 1 :]
+async def numbered_lines(chunks: AsyncIterable[bytes]) -> AsyncGenerator[tuple[int, bytes], None]:
+    """Non-blank lines of an NDJSON body as raw bytes, numbered from 1 (blank lines count).
+
+    Linear however the body is cut: each read is scanned once, and a line still arriving waits
+    as its pieces, joined once when it ends (appending each read to one buffer and cutting
+    lines off its front copied a long line, or a read of many, once per read or line)."""
+    pending: list[bytes] = []  # the pieces of a line still arriving
+    number = 0
+    async for piece in chunks:
+        start = 0
+        while (cut := piece.find(b"\n", start)) >= 0:
+            line = piece[start:cut]
+            if pending:
+                line, pending = b"".join(pending) + line, []
+            start = cut + 1
             number += 1
+            line = line.rstrip(b"\r")
             if line.strip():
                 yield number, line
-    if buffer.strip():
-        yield number + 1, buffer
+        if start < len(piece):
+            pending.append(piece[start:])
+    rest = b"".join(pending)
+    if rest.strip():
+        yield number + 1, rest
 
 
 def done_event(chunk: Mapping[str, Any], model: str, first_token_ns: int, wall_ns: int) -> Done:

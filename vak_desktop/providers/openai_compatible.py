@@ -39,6 +39,7 @@ from vak_desktop.providers.base import (
     ThinkingDelta,
     ToolCallEvent,
 )
+from vak_desktop.providers.deadlines import DEADLINES, Deadlines, paced
 from vak_desktop.providers.errors import (
     BadResponse,
     KeyRefused,
@@ -77,6 +78,7 @@ class OpenAICompatibleProvider:
         api_key: str | None = None,
         key_name: str | None = None,
         retry: RetryPolicy | None = None,
+        deadlines: Deadlines = DEADLINES,
     ) -> None:
         self.host = wire.resolve_host(host)
         self.local = self._runs_locally()
@@ -85,6 +87,7 @@ class OpenAICompatibleProvider:
         self._api_key = api_key
         register_secret(api_key, f"{key_name or self.name} API key")
         self._retry = retry if retry is not None else RetryPolicy()
+        self._deadlines = deadlines  # first byte (a cold model load), stall between reads
         self._call_numbers = itertools.count(1)
         self._entries: tuple[list[dict[str, Any]] | None, float] = (None, 0.0)
 
@@ -152,18 +155,25 @@ class OpenAICompatibleProvider:
         calls = wire.ToolCallAssembler()
         usage, timings, finish, model = Usage(), Timings(), "", request.model
         try:
-            async with self._client.stream(
+            url = self.host + "/v1/chat/completions"
+            async with paced(
+                self._client,
                 "POST",
-                self.host + "/v1/chat/completions",
+                url,
+                self._deadlines,
+                self.server,
                 json=body,
                 headers=self._headers(),
-                timeout=http.TIMEOUT,
-            ) as response:
+            ) as stream:
+                async with contextlib.aclosing(stream.opening()) as opening:
+                    async for waiting in opening:
+                        yield waiting
+                response = stream.response
                 if response.status_code >= 400:
                     await response.aread()
                     raise self._status_error(response, request.model)
                 responded = True
-                async with contextlib.aclosing(wire.sse_data(response)) as events:
+                async with contextlib.aclosing(wire.sse_data(stream.body())) as events:
                     async for number, raw in events:
                         if raw.strip() == wire.DONE_MARKER:
                             cut = finish == "length"
@@ -320,6 +330,7 @@ class OpenAICompatibleProvider:
             server=self.server,
             start_hint=self.start_hint,
             stream_end="`data: [DONE]`",
+            deadlines=self._deadlines,
         )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -125,11 +125,11 @@ def render_message(message: Message) -> dict[str, Any]:
     return out
 
 
-async def sse_data(response: httpx.Response) -> AsyncGenerator[tuple[int, bytes], None]:
+async def sse_data(chunks: AsyncIterable[bytes]) -> AsyncGenerator[tuple[int, bytes], None]:
     """The data of each event of an event stream (`providers/sse.py`: CR, LF or CRLF line
     ends, multi-line data, comments, `retry`), as raw bytes, with the line it started on.
     Events whose data is blank are skipped."""
-    async for event in server_sent_events(response.aiter_bytes()):
+    async for event in server_sent_events(chunks):
         if event.data.strip():
             yield event.line, event.data
 

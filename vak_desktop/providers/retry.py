@@ -1,6 +1,9 @@
 """Retrying what a provider asked us to retry: rate limits (429) and server failures (5xx,
 Anthropic's 529 "overloaded"), with exponential backoff and jitter, honouring `Retry-After`.
 
+A server that answers 503 because its model is still loading (the llama.cpp server) is asked
+again every second for up to `max_loading`, with one `Waiting` notice, outside the retry count.
+
 A stream is retried only while nothing of it has reached the caller: once one event was
 yielded, the caller has shown it (and the turn may have recorded it), so a later failure is
 raised as it is instead of being papered over by a second answer. Everything else (an
@@ -21,7 +24,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from vak_desktop.providers.base import StreamEvent
+from vak_desktop.providers.base import StreamEvent, Waiting
 from vak_desktop.providers.errors import ProviderError, RateLimited, ServerError
 
 log = logging.getLogger(__name__)
@@ -38,6 +41,7 @@ class RetryPolicy:
     # A server that asks for a longer pause than this is not waited for: the user sees the
     # rate limit (with its Retry-After) instead of a turn that hangs for minutes.
     max_retry_after: float = 120.0
+    max_loading: float = 300.0  # how long a server that says its model is loading is waited for
     sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, repr=False)
     jitter: Callable[[], float] = field(default=random.random, repr=False)  # in [0, 1)
 
@@ -55,6 +59,16 @@ class RetryPolicy:
 
 
 NO_RETRY = RetryPolicy(attempts=1)
+LOADING_POLL = 1.0  # seconds between two asks of a server still loading its model
+_LOADING = ("loading model", "model is loading", "model is still loading")
+
+
+def still_loading(error: ProviderError) -> bool:
+    """A 503 that says the model is still loading (the llama.cpp server's "Loading model"):
+    asked again every `LOADING_POLL` s for up to `max_loading`, outside the retry count."""
+    status = getattr(error, "status", None)
+    text = str(error).lower()
+    return (isinstance(error, RateLimited) or status == 503) and any(m in text for m in _LOADING)
 
 
 def retryable(error: ProviderError) -> bool:
@@ -70,16 +84,26 @@ async def stream_with_retry(
 ) -> AsyncGenerator[StreamEvent, None]:
     """The events of `open_stream()`, opened again after a retryable failure as long as no
     event has been yielded yet."""
-    retry = 0
+    retry, loading, told = 0, 0.0, False
     while True:
         yielded = False
         try:
             async with contextlib.aclosing(open_stream()) as events:
                 async for event in events:
-                    yielded = True
+                    yielded = yielded or not isinstance(event, Waiting)
                     yield event
             return
         except ProviderError as exc:
+            if not yielded and still_loading(exc) and loading < policy.max_loading:
+                pause = min(LOADING_POLL, policy.max_loading - loading)
+                loading += pause
+                if not told:  # the llama.cpp server answers 503 "Loading model" meanwhile
+                    told = True
+                    yield Waiting(
+                        f"waiting for the model to load: {who} says it is loading it ({exc})"
+                    )
+                await policy.sleep(pause)
+                continue
             wait = None if yielded else policy.delay(retry, exc)
             if wait is None:
                 raise

@@ -46,7 +46,7 @@ class EventStreamReader:
         self.retry_ms: int | None = None  # the server's reconnection time, if it sent one
         self.last_event_id = ""
         self.comments = 0  # comment lines seen (keep-alives)
-        self._buffer = b""
+        self._pending: list[bytes] = []  # the pieces of a line still arriving
         self._line = 0
         self._started = False
         self._data: list[bytes] = []
@@ -54,37 +54,56 @@ class EventStreamReader:
         self._first_line = 0
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
-        """The events completed by `chunk`."""
-        buffer = self._buffer + chunk
+        """The events completed by `chunk`.
+
+        Linear in the body however it is cut: only `chunk` is scanned, for its line ends, each
+        found once; a line still arriving waits as its pieces, joined once when it ends (a 10 MB
+        line in 64 KB reads was copied and rescanned whole on every read)."""
         if not self._started:
-            if len(buffer) < len(BOM) and BOM.startswith(buffer):
-                self._buffer = buffer  # too short to tell whether a BOM starts the stream
+            chunk = b"".join(self._pending) + chunk
+            self._pending = []
+            if len(chunk) < len(BOM) and BOM.startswith(chunk):
+                self._pending = [chunk]  # too short to tell whether a BOM starts the stream
                 return []
             self._started = True
-            buffer = buffer.removeprefix(BOM)
+            chunk = chunk.removeprefix(BOM)
         out: list[ServerSentEvent] = []
         start = 0
-        while True:
-            cr, lf = buffer.find(b"\r", start), buffer.find(b"\n", start)
-            if cr < 0 and lf < 0:
-                break
+        if self._pending and self._pending[-1].endswith(b"\r"):  # the CR ended the line
+            self._pending[-1] = self._pending[-1][:-1]
+            self._line_ended(b"", out)
+            start = 1 if chunk.startswith(b"\n") else 0  # ... or was half of a CRLF
+        cr, lf = chunk.find(b"\r", start), chunk.find(b"\n", start)
+        while cr >= 0 or lf >= 0:
             if cr >= 0 and (lf < 0 or cr < lf):
-                if cr + 1 == len(buffer):
+                if cr + 1 == len(chunk):
                     break  # a CR at the end: maybe half of a CRLF, decided by the next chunk
-                end, after = cr, cr + 2 if buffer[cr + 1 : cr + 2] == b"\n" else cr + 1
+                end, after = cr, cr + 2 if chunk[cr + 1] == 0x0A else cr + 1
             else:
                 end, after = lf, lf + 1
-            event = self._line_done(buffer[start:end])
-            if event is not None:
-                out.append(event)
+            self._line_ended(chunk[start:end], out)
             start = after
-        self._buffer = buffer[start:]
+            if 0 <= cr < start:
+                cr = chunk.find(b"\r", start)
+            if 0 <= lf < start:
+                lf = chunk.find(b"\n", start)
+        if start < len(chunk):
+            self._pending.append(chunk[start:])
         return out
+
+    def _line_ended(self, tail: bytes, out: list[ServerSentEvent]) -> None:
+        """The line whose last piece is `tail` (after any pieces still pending) ended."""
+        if self._pending:
+            tail = b"".join(self._pending) + tail
+            self._pending = []
+        event = self._line_done(tail)
+        if event is not None:
+            out.append(event)
 
     def close(self) -> list[ServerSentEvent]:
         """The body ended: the last line, and any event still being built (see the module)."""
         out: list[ServerSentEvent] = []
-        rest, self._buffer = self._buffer, b""
+        rest, self._pending = b"".join(self._pending), []
         if not self._started:
             rest = rest.removeprefix(BOM)
         if rest:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vak_desktop.context.planning.reading import (
     EVERYTHING,
@@ -85,3 +87,22 @@ def test_the_reading_is_a_function_of_the_text() -> None:
         "everything": False,
         "languages": ["en"],
     }
+
+
+_QUADRATIC_FILE_NAME = (  # the pattern as it was: it could start inside any word
+    r"\w[\w-]*\.(?:py|md|json|txt)\b|(?:^|\s)(?:\.{1,2}/|~/|/)\w|\w+/\w+/\w"
+)
+
+
+@given(st.text(alphabet="ab-_./~ \n", max_size=40))
+def test_a_file_name_is_found_exactly_where_the_unanchored_pattern_found_one(text: str) -> None:
+    """Starting only where a word starts (linear, not quadratic in a long word) finds a file
+    name or path in the same texts."""
+    import re
+
+    from vak_desktop.context.planning import lexicon
+
+    anchored = lexicon.FILE_NAME.pattern.replace(lexicon._EXTENSIONS, "py|md|json|txt")
+    for sample in (text, text.replace("a", "a.py", 1), text.replace("b", "b/a/b", 1)):
+        found = re.search(anchored, sample) is not None
+        assert found == (re.search(_QUADRATIC_FILE_NAME, sample) is not None), sample

@@ -187,3 +187,33 @@ async def test_over_length_is_recorded_replanned_and_retried_once(ledger: Ledger
     assert len(overflow) == 1 and overflow[0].detail["verified_window"] == 8_192  # type: ignore[union-attr]
     receipts = [e.payload for e in chain if isinstance(e.payload, Receipt)]
     assert receipts[0].num_ctx == 32_768
+
+
+def _live_bytes(ledger: Ledger) -> int:
+    """Bytes the SQLite file uses for data (its pages less the free ones a delete left)."""
+    ledger._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages = ledger._db.execute("PRAGMA page_count").fetchone()[0]
+    free = ledger._db.execute("PRAGMA freelist_count").fetchone()[0]
+    return int((pages - free) * ledger._db.execute("PRAGMA page_size").fetchone()[0])
+
+
+async def test_a_5_mb_directive_and_a_5_mb_answer_are_each_stored_once(ledger: Ledger) -> None:
+    """The card used to copy a long text with no full stop whole (its "first sentence"), and
+    the stream journal kept every answer beside its step: 5 MB in, 15 MB on disk. (The
+    directive's words are long: the lexicon reading costs ~80 µs a word, minutes for 5 MB of
+    ordinary words, which is the reading's own limit, not the ledger's.)"""
+    directive, answer = ("w" * 999 + " ") * 5_000, "answer " * 700_000
+    provider = ScriptedProvider(Scripted(text=answer, chunk=50_000))
+    runner = TurnRunner(ledger, provider, default_tools())
+    session = ledger.create_session().id
+    before = _live_bytes(ledger)
+    events = await _collect(runner, session, directive)
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    stored = _live_bytes(ledger) - before
+    once = len(directive) + len(answer)
+    assert once <= stored < once * 1.05, (stored, once)
+    card = next(e.payload for e in ledger.entries(session) if isinstance(e.payload, TurnCard))
+    assert card.asked == " ".join(["<999 chars>"] * 60) + " … (+4940 words)"
+    assert card.answered.narration.endswith("(+699940 words)")
+    assert ledger._db.execute("SELECT COUNT(*) FROM stream_journal").fetchone()[0] == 0
+    assert ledger.verify().ok

@@ -41,6 +41,9 @@ NOT_RUN = "[not run: the turn stopped before this tool call was executed]"
 SHORT_WORDS = 60  # narration up to this many words is kept verbatim
 SHORT_ASK_TOKENS = 60  # a directive up to this many tokens is kept verbatim
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_WORD = re.compile(r"\S+")
+LEAD_WORDS = 60  # a card's lead of a long text: its first sentence, cut at this many words ...
+LONG_WORD = 200  # ... and a word longer than this many characters shown by its size
 _LONG_ARGUMENT = 80  # a string argument longer than this is shown by its size in a trace line
 
 
@@ -57,23 +60,38 @@ def leading_sentence(text: str) -> str:
 
 
 def narration_of(text: str) -> str:
-    """The narration a card keeps: verbatim when short, else its leading sentence."""
-    flat = " ".join(text.split())
-    if len(flat.split()) <= SHORT_WORDS:
-        return flat
-    first = leading_sentence(flat)
-    rest = len(flat.split()) - len(first.split())
-    return f"{first} … (+{rest} words)"
+    """The narration a card keeps: verbatim when short, else its lead (`card_lead`)."""
+    total = len(text.split())
+    if total <= SHORT_WORDS:
+        return " ".join(text.split())
+    first, words = card_lead(text)
+    return f"{first} … (+{total - words} words)"
 
 
 def asked_of(directive: str, tokens_per_char: float) -> str:
-    """The directive as a card shows it: verbatim when short, else first sentence + its size."""
+    """The directive as a card shows it: verbatim when short, else its lead + its size."""
     flat = " ".join(directive.split())
     if estimate_tokens(len(flat), tokens_per_char) <= SHORT_ASK_TOKENS:
         return flat
-    first = leading_sentence(flat)
-    rest = len(flat.split()) - len(first.split())
-    return f"{first} … (+{rest} words)"
+    first, words = card_lead(flat)
+    return f"{first} … (+{len(flat.split()) - words} words)"
+
+
+def card_lead(text: str) -> tuple[str, int]:
+    """The leading sentence a card keeps of a long text, and how many of its words that is.
+
+    A card is a few lines whatever it summarises: a text whose first sentence does not end
+    within `LEAD_WORDS` words (a pasted log, a list, a 5 MB paste with no full stop) is cut
+    at a word there, and a word longer than `LONG_WORD` characters (base64, a minified line)
+    is shown by its size. Without both, the whole text was copied into the card: a 5 MB
+    directive or answer was stored twice."""
+    words: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        words.append(word if len(word) <= LONG_WORD else f"<{len(word):,} chars>")
+        if word[-1] in ".!?" or len(words) == LEAD_WORDS:
+            break
+    return " ".join(words), len(words)
 
 
 def args_digest(arguments: dict[str, Any]) -> str:

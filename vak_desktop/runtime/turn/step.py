@@ -32,6 +32,7 @@ from vak_desktop.providers.base import (
     ThinkingDelta,
     ThinkingSigned,
     ToolCallEvent,
+    Waiting,
 )
 from vak_desktop.redaction import redact
 from vak_desktop.runtime.capacity.binding import ModelBinding
@@ -152,6 +153,8 @@ async def stream_step(
                 yield ToolCallRequested(event.call.id, event.call.name, event.call.arguments)
             elif isinstance(event, StreamNotice):
                 ledger.append(session, repaired(event))
+                yield Notice(event.message)
+            elif isinstance(event, Waiting):  # e.g. the model still loading: shown, not kept
                 yield Notice(event.message)
             elif isinstance(event, Done):
                 out.done = event
