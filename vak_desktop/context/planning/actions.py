@@ -24,12 +24,18 @@ _ACTIONS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 )
 
 
-def requested_tool(directive: str, offered: Sequence[str]) -> str | None:
-    """The tool the directive asks to be used on the user's things, if one is offered."""
+def requested_tools(directive: str, offered: Sequence[str]) -> tuple[str, ...]:
+    """The offered tools that perform the action the directive asks for on the user's
+    things, most fitting first; () when it asks for none."""
     for pattern, tools in _ACTIONS:
         if pattern.search(directive):
-            return next((t for t in tools if t in offered), None)
-    return None
+            return tuple(t for t in tools if t in offered)
+    return ()
+
+
+def requested_tool(directive: str, offered: Sequence[str]) -> str | None:
+    """The tool the directive asks to be used on the user's things, if one is offered."""
+    return next(iter(requested_tools(directive, offered)), None)
 
 
 def action_nudge(tool: str, directive: str) -> str:
