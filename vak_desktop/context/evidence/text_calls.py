@@ -191,9 +191,8 @@ def _unclosed_tail(text: str, start: int) -> Any | None:
             quoted = True
         elif c in "{[":
             stack.append("}" if c == "{" else "]")
-        elif c in "}]":
-            if not stack or stack.pop() != c:
-                return None
+        elif c in "}]" and (not stack or stack.pop() != c):
+            return None
     if quoted or not stack:
         return None
     try:
