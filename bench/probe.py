@@ -1,13 +1,26 @@
-"""Probe speed: the shared-prefix ladder beside a naive one, on the loopback Ollama double.
+"""Probe speed: the shared-prefix ladder beside a naive one, on the loopback Ollama double;
+with `--model PATH`, the probe on a real GGUF beside a direct measurement.
 
     python bench/probe.py [--horizon 13000] [--prefill-tps 8000] [--decode-tps 200]
+    python bench/probe.py --model ~/.cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
+        [--direct 2000,4000,8000,12000] [--tries 6] [--budget 90] [--n-ctx 32768] [--threads 2]
+
+Real model (issue #17): one llama.cpp server (the project's embedded engine, started as
+`bench/efficacy.py` starts it) serves both. The probe runs with the prefix a real turn of this
+model carries (`TurnRunner.probe_prefix`: system text, catalogue, loaded schemas); the direct
+measurement is a fixed real-shaped request — the same prefix, the efficacy benchmark's
+generated session cut to each size, the ask "Search my files for the shipment code …" — sent
+`--tries` times a size and judged by the same check (a file tool called with the code in its
+arguments, natively or written as text). Printed: the probe's requests, seconds and horizon
+(with its confidence), and the direct table with the largest size followed by a majority.
 
 The double runs in real time: it sleeps for model loads (a changed num_ctx reloads), for
 prefilling every prompt token its prefix cache does not hold, and for decoding. Both ladders
 find the horizon of the same double:
 
     shared   `run_probe`: every sample a prefix of one conversation, num_ctx only stepping up,
-             majority of three (the third only on a split), both ends of the bracket confirmed
+             a sequential verdict (two agreeing, else three of five), both ends of the bracket
+             confirmed
     naive    the same rungs and bisection, but each request starts with new bytes (nothing is
              shared with the previous one), num_ctx fitted to each request, one sample a rung
 
@@ -144,7 +157,17 @@ def main() -> None:
     parser.add_argument("--prefill-tps", type=float, default=8_000.0)
     parser.add_argument("--decode-tps", type=float, default=200.0)
     parser.add_argument("--cold-load-s", type=float, default=0.5)
+    parser.add_argument("--model", type=Path, default=None, help="a GGUF: the real-model mode")
+    parser.add_argument("--direct", default="2000,4000,8000,12000")
+    parser.add_argument("--tries", type=int, default=6)
+    parser.add_argument("--n-ctx", type=int, default=32_768)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--budget", type=float, default=90.0, help="the probe's time, seconds")
     args = parser.parse_args()
+    if args.model is not None:
+        from bench.probe_real import real_model  # the engine is an optional extra
+
+        raise SystemExit(asyncio.run(real_model(args)))
     shared, naive = asyncio.run(run(args))
     print(
         f"double: instruction horizon {args.horizon:,} tokens, trained window {TRAINED:,}, "

@@ -1,10 +1,11 @@
 """Streaming into the chat view never stalls the window: the longest gap of a 10 ms timer.
 
-    python bench/ui_stream.py [--tokens 20000] [--rate 1000]
+    python bench/ui_stream.py [--tokens 20000] [--rate 1000] [--shape mixed|code]
 
 After a short first turn (so fonts and widgets are warm, as in a window that has shown a
 conversation), one Markdown answer of `--tokens` chunks (about four characters each: prose, lists, tables,
-code blocks) streams from the loopback Ollama double at `--rate` chunks per second through the
+code blocks; with `--shape code`, one code block as long as the answer, a file the model
+writes) streams from the loopback Ollama double at `--rate` chunks per second through the
 real path — `ChatService` (the runtime, the Ollama adapter, the ledger) into the window's chat
 view — while a 10 ms `QTimer` ticks on the same (qasync) loop. The double runs in its own
 process, as Ollama does, so it does not compete with the window for the GIL. The longest gap
@@ -14,6 +15,12 @@ plain `QTextEdit` (each chunk appended as text) as the baseline, in the same run
 Wall-clock gaps include the time the OS gave the CPU to other processes; on a busy machine that
 is most of a gap. So each run also reports the UI thread's own CPU time between ticks (the
 work the window did while the timer waited), which other processes cannot inflate.
+
+The first answer of a model the window has not seen write at length is capped at its first
+output reserve (num_predict 512, about 2,000 characters), as the double caps it like Ollama;
+so the warm-up turn is that first answer, and before the measured turn the session is given
+the profile of a model whose reserve the whole answer fits. Every wait is bounded: a turn that
+never starts or never ends stops the bench with a line saying which, and exit status 1.
 
 The requirement (issue 15): the chat view's longest gap, with its code blocks coloured by
 Pygments, stays within one frame (16 ms). On a machine other processes keep busy the wall-clock
@@ -43,8 +50,11 @@ from PySide6.QtWidgets import QApplication, QTextEdit, QWidget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the double lives in tests/
 
+from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import open_provider
+from vak_desktop.runtime import ModelBinding
+from vak_desktop.runtime.evaluation.fixture import fixture_profile
 from vak_desktop.runtime.events import TurnFinished
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
 from vak_desktop.ui.event_loop import new_event_loop
@@ -52,6 +62,7 @@ from vak_desktop.ui.event_loop import new_event_loop
 MODEL = "bench-model"
 TICK_MS = 10
 LIMIT_MS = 16
+WINDOW = 32_768  # the bench model's num_ctx (room for the whole answer)
 
 SECTION = """## Step {n}: measuring the model
 
@@ -81,12 +92,24 @@ def horizon(samples: list[bool], sizes: list[int]) -> int:
 """
 
 
-def answer_text(tokens: int, chunk_chars: int) -> str:
+CODE_LINE = '    total += horizon(samples[{n}:], sizes[{n}:])  # rung {n}, "majority" verdict\n'
+
+
+def answer_text(tokens: int, chunk_chars: int, shape: str = "mixed") -> str:
+    """`tokens` chunks of Markdown: sections of prose, lists, tables and short code blocks
+    ("mixed"), or one code block as long as the answer ("code": a file the model writes)."""
+    size = tokens * chunk_chars
+    if shape == "code":
+        text, n = "Here is the module:\n\n```python\ndef run(samples, sizes):\n", 1
+        while len(text) < size - 4:
+            text += CODE_LINE.format(n=n)
+            n += 1
+        return text[: size - 4] + "\n```"
     text, n = "", 1
-    while len(text) < tokens * chunk_chars:
+    while len(text) < size:
         text += SECTION.format(n=n)
         n += 1
-    return text[: tokens * chunk_chars]
+    return text[:size]
 
 
 @dataclass
@@ -146,6 +169,26 @@ class GapMeter:
         self._last, self._last_cpu = now, cpu
 
 
+def long_answer_profile(binding: ModelBinding | None, chars: int) -> CapacityProfile:
+    """The bound model's profile with an output reserve of `chars` (at four a token) and more."""
+    if binding is None:
+        raise SystemExit("ui_stream: the model is no longer bound")
+    quantisation = binding.details.quantisation if binding.details else ""
+    reserve = chars // 4 + 1_024
+    return fixture_profile(
+        binding.provider, binding.model, quantisation, WINDOW - reserve, output_reserve=reserve
+    )
+
+
+async def until(done: Callable[[], bool], seconds: float, what: str) -> None:
+    """Wait (polling the qasync loop) until `done()`, at most `seconds`; say what never came."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"ui_stream: gave up after {seconds:.0f} s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
 class DoubleProcess:
     """The loopback Ollama double in its own process, answering every chat with `text`."""
 
@@ -155,7 +198,7 @@ class DoubleProcess:
         "cfg = json.loads(sys.stdin.read())\n"
         "double = OllamaDouble(default_text=cfg['text'], default_chunk_chars=cfg['chunk'],"
         " default_delay_per_chunk=cfg['delay'])\n"
-        "double.add_model(cfg['model'], num_ctx_param=32768)  # room for the whole answer\n"
+        "double.add_model(cfg['model'], num_ctx_param=cfg['window'])\n"
         "with double:\n"
         "    print('listening', double.url, flush=True)\n"
         "    threading.Event().wait()\n"
@@ -171,7 +214,13 @@ class DoubleProcess:
             stdout=subprocess.PIPE,
         )
         assert self.process.stdin is not None and self.process.stdout is not None
-        config = {"text": text, "chunk": chunk_chars, "delay": delay, "model": MODEL}
+        config = {
+            "text": text,
+            "chunk": chunk_chars,
+            "delay": delay,
+            "model": MODEL,
+            "window": WINDOW,
+        }
         self.process.stdin.write(json.dumps(config).encode())
         self.process.stdin.close()
         banner = self.process.stdout.readline().decode().split()
@@ -191,6 +240,7 @@ async def stream_once(
     text: str,
     build: Callable[[ChatService], QWidget],
     shown: Callable[[QWidget], int],
+    stream_s: float,
 ) -> Run:
     with tempfile.TemporaryDirectory() as tmp:
         ledger = Ledger.open(Path(tmp) / "ledger.sqlite3")
@@ -206,20 +256,32 @@ async def stream_once(
                 widget.resize(1100, 750)
                 widget.show()
                 await service.refresh_models()
-                while service.binding is None:  # noqa: ASYNC110 (a signal, not an awaitable)
-                    await asyncio.sleep(0.01)
+                await until(lambda: service.binding is not None, 30, f"{MODEL} to be bound")
                 finished: list[TurnFinished] = []
                 # a first turn: the window has drawn an answer before (fonts, widgets); it is
                 # the same long answer, stopped once a few thousand characters are in
                 warm: list[str] = []
                 service.textChunk.connect(warm.append)
                 service.turnFinished.connect(finished.append)
-                assert service.send("Warm up.")
-                while sum(map(len, warm)) < 4000:  # noqa: ASYNC110 (a signal, not an awaitable)
-                    await asyncio.sleep(0.05)
+                if not service.send("Warm up."):
+                    raise SystemExit("ui_stream: the window refused the warm-up turn")
+                warm_chars = min(4000, len(text) // 2)
+                await until(
+                    lambda: sum(map(len, warm)) >= warm_chars or bool(finished),
+                    60,
+                    f"the warm-up turn's first {warm_chars:,} characters",
+                )
                 service.stop()
-                while not finished:  # noqa: ASYNC110 (a signal, not an awaitable)
-                    await asyncio.sleep(0.05)
+                await until(lambda: bool(finished), 30, "the warm-up turn to end once stopped")
+                await until(lambda: not service.busy, 30, "the warm-up turn to free the window")
+                session = service.session
+                if session is None:
+                    raise SystemExit("ui_stream: the warm-up turn wrote no session")
+                # The window asks for at most the profile's output reserve (num_predict; 512
+                # tokens before it has seen a long completion) and the double stops there, as
+                # Ollama does. The model is given the profile a model has once it has written
+                # long answers: a reserve the whole answer fits.
+                ledger.append(session, long_answer_profile(service.binding, len(text)))
                 service.textChunk.disconnect(warm.append)
                 service.turnFinished.disconnect(finished.append)
                 finished.clear()
@@ -243,13 +305,18 @@ async def stream_once(
                 service.turnFinished.connect(on_finished)
                 gc.collect()  # what earlier runs left behind is not this run's to collect
                 started = time.perf_counter()
-                assert service.send("Explain the probe, with tables and code, at length.")
-                while not finished:  # noqa: ASYNC110 (a signal, not an awaitable)
-                    await asyncio.sleep(0.05)
+                if not service.send("Explain the probe, with tables and code, at length."):
+                    raise SystemExit("ui_stream: the window refused the measured turn")
+                # the stream takes len(text) / rate seconds; twice that, plus a minute, is ample
+                await until(lambda: bool(finished), 60 + 2 * stream_s, "the turn to end")
                 meter.stop()
                 seconds = time.perf_counter() - started
                 await service.aclose()
-                assert finished[0].outcome == "completed", finished[0]
+                if finished[0].outcome != "completed" or received[0] < len(text):
+                    raise SystemExit(
+                        f"ui_stream: the measured turn ended {finished[0].outcome!r} after"
+                        f" {received[0]:,} of {len(text):,} characters ({finished[0]})"
+                    )
                 chars = shown(widget)
                 widget.close()
                 widget.deleteLater()
@@ -287,9 +354,9 @@ def _plain(service: ChatService) -> QWidget:
     return edit
 
 
-async def main(tokens: int, rate: float) -> None:
+async def main(tokens: int, rate: float, shape: str) -> None:
     chunk_chars = 4
-    text = answer_text(tokens, chunk_chars)
+    text = answer_text(tokens, chunk_chars, shape)
     delay = 1.0 / rate
     double = DoubleProcess(text, chunk_chars, delay)
     try:
@@ -299,6 +366,7 @@ async def main(tokens: int, rate: float) -> None:
             text,
             MainWindow,
             lambda w: len(w.chat.toPlainText()),  # type: ignore[attr-defined]
+            tokens / rate,
         )
         plain = await stream_once(
             "plain QTextEdit",
@@ -306,10 +374,13 @@ async def main(tokens: int, rate: float) -> None:
             text,
             _plain,
             lambda w: len(w.toPlainText()),  # type: ignore[attr-defined]
+            tokens / rate,
         )
     finally:
         double.close()
-    print(f"{tokens:,} chunks of {chunk_chars} chars ({len(text):,} chars) at {rate:,.0f}/s")
+    print(
+        f"{tokens:,} chunks of {chunk_chars} chars ({len(text):,} chars, {shape}) at {rate:,.0f}/s"
+    )
     print(
         f"{'':22} {'longest gap':>12} {'p99 gap':>9} {'most CPU':>9} {'CPU s':>6}"
         f" {'longest GC':>10} {'ticks':>7}"
@@ -334,9 +405,15 @@ async def main(tokens: int, rate: float) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument(
+        "--shape",
+        choices=("mixed", "code"),
+        default="mixed",
+        help="mixed Markdown with short code blocks, or one long code block",
+    )
     parser.add_argument("--rate", type=float, default=1000.0, help="chunks per second")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     apply_theme(app)  # type: ignore[arg-type]
     with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:  # type: ignore[arg-type]
-        runner.run(main(args.tokens, args.rate))
+        runner.run(main(args.tokens, args.rate, args.shape))

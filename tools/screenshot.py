@@ -19,6 +19,7 @@ written through the ledger API, an archived one, and a turn with one card of eve
     ollama-down-THEME.png       the banner when the server stops answering (last)
     inspector-default-size-THEME.png  the inspector open at the default window size
     code-block-THEME.png        an answer with a code block coloured by Pygments
+    streaming-code-THEME.png    a long code block mid-stream, coloured as its lines complete
     probe-running-THEME.png     the status bar while the capacity probe measures the model
     preset-editor-THEME.png     Chat → System prompt… with a saved preset
     export-dialog-THEME.png     File → Export chat…
@@ -294,6 +295,38 @@ async def shoot_issue_15(
     importer.reject()
 
 
+LONG_CODE = (
+    "Here is the whole module:\n\n```python\n"
+    + "".join(
+        f"def rung_{n}(samples: list[bool]) -> bool:\n"
+        f'    """Rung {n}: the majority of its three samples."""\n'
+        f"    return sum(samples[{n}:{n + 3}]) >= 2  # two of three\n\n"
+        for n in range(60)
+    )
+    + "```\n"
+)
+
+
+async def shoot_streaming_code(
+    window: MainWindow, service: ChatService, double: OllamaDouble, out: Path, theme: str
+) -> None:
+    """A long code block mid-stream (coloured as its lines complete), in a chat of its own;
+    the turn is stopped once the shot is taken."""
+    service.new_session()
+    double.enqueue(Reply(text=LONG_CODE, chunk_chars=5, delay_per_chunk=0.003))
+    finished: list[object] = []
+    service.turnFinished.connect(finished.append)
+    window.composer.input.setPlainText("Write the rung checks as one module")
+    window.composer.send_button.click()
+    # (a new chat's first answer stops at 512 tokens, the output reserve before it has seen
+    # a long completion: the shot is taken well before that)
+    await until(lambda: "def rung_9" in window.chat.toPlainText())
+    await save(window, out, f"streaming-code-{theme}")
+    service.stop()  # (or it has ended)
+    await until(lambda: bool(finished))
+    service.turnFinished.disconnect(finished.append)
+
+
 async def shoot_server_died(
     window: MainWindow, service: ChatService, double: OllamaDouble, out: Path, theme: str
 ) -> None:
@@ -360,6 +393,7 @@ async def shoot(out: Path, data: Path) -> None:
                         await shoot_theme(window, service, cards, out, theme)
                         await shoot_packet(window, service, long, out, theme)
                         await shoot_issue_15(window, service, code, out, theme, data)
+                        await shoot_streaming_code(window, service, double, out, theme)
                     await shoot_server_died(window, service, double, out, themes()[-1])
                     await service.refresh_models()
                     await save(window, out, f"ollama-down-{themes()[-1]}")

@@ -38,6 +38,7 @@ from vak_desktop.ui import ChatService, MainWindow, apply_theme
 from vak_desktop.ui.app_icon import app_icon
 from vak_desktop.ui.collector import UiThreadCollector
 from vak_desktop.ui.event_loop import new_event_loop
+from vak_desktop.ui.highlight import preload as preload_lexers
 from vak_desktop.ui.live_settings import LiveSettings
 from vak_desktop.ui.platform_check import display_problem
 from vak_desktop.ui.providers_controller import ProvidersController
@@ -156,6 +157,7 @@ async def _open_window(
                 on_shown(window)
             collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
             service.refresh_models()
+            preload_lexers()  # the code blocks' lexers, compiled off the UI thread
             try:
                 await closed
             finally:

@@ -216,3 +216,181 @@ TABLE: dict[str, list[Row]] = {
         ("こんにちは", ORIENTING, set()),
     ],
 }
+
+
+# How a directive points back into the conversation (`conversation` in the lexicons): the exact
+# set of pointers each row reads as — "recall" (an earlier turn it does not name: its best
+# match travels as a card at least), "anaphora" (the exchange just before), "about" (the
+# conversation itself: never a change of subject) — so every row is a must-not for the others.
+BACK: dict[str, list[tuple[str, set[str]]]] = {
+    "en": [
+        ("What was the shipment code I gave you earlier?", {"recall", "anaphora"}),
+        ("What did we decide about the budget?", {"recall"}),
+        ("Do that again, but shorter", {"anaphora"}),
+        ("Summarise our conversation so far", {"about"}),
+        ("What is the capital of Peru?", set()),
+    ],
+    "de": [
+        ("Wie war der Versandcode, den ich dir vorhin gegeben habe?", {"recall", "anaphora"}),
+        ("Was haben wir zum Budget beschlossen?", {"recall"}),
+        ("Mach das noch einmal, aber kürzer", {"anaphora"}),
+        ("Fass unser Gespräch bisher zusammen", {"about"}),
+        ("Was ist die Hauptstadt von Peru?", set()),
+    ],
+    "fr": [
+        ("Quel était le code d'expédition que je t'ai donné tout à l'heure ?", {"recall"}),
+        ("Qu'avons-nous décidé pour le budget ?", {"recall"}),
+        ("Refais ça, mais plus court", {"anaphora"}),
+        ("Résume notre conversation jusqu'ici", {"about"}),
+        ("Quelle est la capitale du Pérou ?", set()),
+    ],
+    "es": [
+        ("¿Cuál era el código de envío que te di antes?", {"recall"}),
+        ("¿Qué decidimos sobre el presupuesto?", {"recall"}),
+        ("Hazlo otra vez, pero más corto", {"anaphora"}),
+        ("Resume nuestra conversación hasta ahora", {"about"}),
+        ("¿Cuál es la capital de Perú?", set()),
+    ],
+    "pt": [
+        ("Qual era o código de envio que te dei antes?", {"recall"}),
+        ("O que decidimos sobre o orçamento?", {"recall"}),
+        ("Faça isso de novo, mas mais curto", {"anaphora"}),
+        ("Resuma a nossa conversa até agora", {"about"}),
+        ("Qual é a capital do Peru?", set()),
+    ],
+    "it": [
+        ("Qual era il codice di spedizione che ti ho dato prima?", {"recall"}),
+        ("Cosa abbiamo deciso sul budget?", {"recall"}),
+        ("Fallo di nuovo, ma più breve", {"anaphora"}),
+        ("Riassumi la nostra conversazione finora", {"about"}),
+        ("Qual è la capitale del Perù?", set()),
+    ],
+    "nl": [
+        ("Wat was de verzendcode die ik je eerder gaf?", {"recall"}),
+        ("Wat hebben we besloten over het budget?", {"recall"}),
+        ("Doe dat nog eens, maar korter", {"anaphora"}),
+        ("Vat ons gesprek tot nu toe samen", {"about"}),
+        ("Wat is de hoofdstad van Peru?", set()),
+    ],
+    "pl": [
+        ("Jaki był kod przesyłki, który ci wcześniej podałem?", {"recall"}),
+        ("Co ustaliliśmy w sprawie budżetu?", {"recall"}),
+        ("Zrób to jeszcze raz, ale krócej", {"anaphora"}),
+        ("Podsumuj naszą dotychczasową rozmowę", {"about"}),
+        ("Jaka jest stolica Peru?", set()),
+    ],
+    "ru": [
+        ("Какой код отправки я тебе дал раньше?", {"recall"}),
+        ("Что мы решили насчёт бюджета?", {"recall"}),
+        ("Сделай это ещё раз, но короче", {"anaphora"}),
+        ("Подведи итог нашего разговора до сих пор", {"about"}),
+        ("Какая столица Перу?", set()),
+    ],
+    "zh": [
+        ("我之前给你的发货代码是什么？", {"recall"}),
+        ("我们决定的预算是多少？", {"recall"}),
+        ("再做一次，但短一点", {"anaphora"}),
+        ("总结一下我们到目前为止的对话", {"about"}),
+        ("秘鲁的首都是哪里？", set()),
+    ],
+    "ja": [
+        ("さっき渡した発送コードは何でしたか？", {"recall"}),
+        ("予算について何を決めたっけ？", {"recall"}),
+        ("もう一度やって、でも短く", {"anaphora"}),
+        ("これまでの会話をまとめて", {"about"}),
+        ("ペルーの首都はどこですか？", set()),
+    ],
+}
+
+# A request to act on the user's things (`actions` in the lexicons) → the tool it asks for
+# (of read, glob, grep), or None: search and find → grep, read → read, list → glob.
+ACTIONS: dict[str, list[tuple[str, str | None]]] = {
+    "en": [
+        ("Search my files for the invoice number", "grep"),
+        ("Find the recipe in my notes", "grep"),
+        ("Read notes.md and summarise it", "read"),
+        ("Which of my files mention parsers?", "glob"),
+        ("Search the web for reviews of this kettle", None),
+        ("What is the capital of Peru?", None),
+    ],
+    "de": [
+        ("Durchsuche meine Dateien nach der Rechnungsnummer", "grep"),
+        ("Finde das Rezept in meinen Notizen", "grep"),
+        ("Lies notes.md und fass es zusammen", "read"),
+        ("Welche meiner Dateien erwähnen Parser?", "glob"),
+        ("Such im Internet nach Testberichten für diesen Wasserkocher", None),
+        ("Was ist die Hauptstadt von Peru?", None),
+    ],
+    "fr": [
+        ("Cherche le numéro de facture dans mes fichiers", "grep"),
+        ("Trouve la recette dans mes notes", "grep"),
+        ("Lis notes.md et résume-le", "read"),
+        ("Quels fichiers de mon projet parlent des parseurs ?", "glob"),
+        ("Cherche sur le web des avis sur cette bouilloire", None),
+        ("Quelle est la capitale du Pérou ?", None),
+    ],
+    "es": [
+        ("Busca el número de factura en mis archivos", "grep"),
+        ("Encuentra la receta en mis notas", "grep"),
+        ("Lee notas.md y resúmelo", "read"),
+        ("¿Cuáles de mis archivos mencionan analizadores?", "glob"),
+        ("Busca en la web opiniones de este hervidor", None),
+        ("¿Cuál es la capital de Perú?", None),
+    ],
+    "pt": [
+        ("Procura o número da fatura nos meus arquivos", "grep"),
+        ("Encontra a receita nas minhas notas", "grep"),
+        ("Leia notas.md e resuma", "read"),
+        ("Quais dos meus arquivos mencionam analisadores?", "glob"),
+        ("Pesquisa na web opiniões sobre esta chaleira", None),
+        ("Qual é a capital do Peru?", None),
+    ],
+    "it": [
+        ("Cerca il numero di fattura nei miei file", "grep"),
+        ("Trova la ricetta nei miei appunti", "grep"),
+        ("Leggi note.md e riassumilo", "read"),
+        ("Quali dei miei file parlano di parser?", "glob"),
+        ("Cerca sul web recensioni di questo bollitore", None),
+        ("Qual è la capitale del Perù?", None),
+    ],
+    "nl": [
+        ("Doorzoek mijn bestanden naar het factuurnummer", "grep"),
+        ("Vind het recept in mijn notities", "grep"),
+        ("Lees notes.md en vat het samen", "read"),
+        ("Welke van mijn bestanden noemen parsers?", "glob"),
+        ("Zoek op het web naar reviews van deze waterkoker", None),
+        ("Wat is de hoofdstad van Peru?", None),
+    ],
+    "pl": [
+        ("Przeszukaj moje pliki w poszukiwaniu numeru faktury", "grep"),
+        ("Znajdź przepis w moich notatkach", "grep"),
+        ("Przeczytaj notes.md i podsumuj", "read"),
+        ("Które z moich plików wspominają o parserach?", "glob"),
+        ("Wyszukaj w internecie opinie o tym czajniku", None),
+        ("Jaka jest stolica Peru?", None),
+    ],
+    "ru": [
+        ("Поищи номер счёта в моих файлах", "grep"),
+        ("Найди рецепт в моих заметках", "grep"),
+        ("Прочитай notes.md и кратко перескажи", "read"),
+        ("Какие из моих файлов упоминают парсеры?", "glob"),
+        ("Поищи в интернете отзывы об этом чайнике", None),
+        ("Какая столица Перу?", None),
+    ],
+    "zh": [
+        ("在我的文件里搜索发票号码", "grep"),
+        ("在我的笔记里找那个食谱", "grep"),
+        ("读取 notes.md 并总结", "read"),
+        ("我的项目里哪些文件提到了解析器？", "glob"),
+        ("在网上搜索这个水壶的评价", None),
+        ("秘鲁的首都是哪里？", None),
+    ],
+    "ja": [
+        ("私のファイルから請求書番号を検索して", "grep"),
+        ("私のメモからレシピを見つけて", "grep"),
+        ("notes.mdを読んで要約して", "read"),
+        ("このフォルダのファイルを一覧にして", "glob"),
+        ("このケトルのレビューをネットで検索して", None),
+        ("ペルーの首都はどこですか？", None),
+    ],
+}

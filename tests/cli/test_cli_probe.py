@@ -27,7 +27,7 @@ CONTRACT_KEYS = {
 
 @pytest.fixture(name="double")
 def double_fixture() -> Iterator[OllamaDouble]:
-    with OllamaDouble(instruction_horizon=13_000) as double:
+    with OllamaDouble(instruction_horizon=13_000, search_requests=True) as double:
         double.add_model(MODEL, trained_window=131_072)
         yield double
 
@@ -88,3 +88,26 @@ def test_human_output_and_unknown_profile(
     assert code == 0 and "instruction horizon" in out and "prefix_stable" in out
     code, _, err = vak(capsys, "probe", "nope", "--host", double.url)
     assert code == 2 and "nope" in err
+
+
+def test_the_confidence_and_its_basis_are_shown_by_probe_and_models(
+    double: OllamaDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = vak(capsys, "probe", MODEL, "--host", double.url)
+    assert code == 0
+    assert "sequential test, 2 agreeing or a majority of 5: followed 4/4 at the horizon" in out
+    code, out, _ = vak(capsys, "models", "--json", "--host", double.url)
+    (row,) = [r for r in json.loads(out) if r["name"] == MODEL]
+    assert row["instruction_horizon"]["confidence"] >= 0.9
+    code, out, _ = vak(capsys, "models", "--host", double.url)
+    assert f"({row['instruction_horizon']['confidence']:.2f})" in out
+
+
+def test_a_model_that_never_follows_gets_a_notice_not_a_hang(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with OllamaDouble(instruction_horizon=0, search_requests=True) as double:
+        double.add_model(MODEL, trained_window=32_768)
+        code, out, _ = vak(capsys, "probe", MODEL, "--host", double.url)
+    assert code == 0 and "notice: the model followed the instruction at no size tried" in out
+    assert "(confidence 0.00)" in out

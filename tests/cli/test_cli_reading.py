@@ -1,7 +1,9 @@
 """The reading of a directive in every shipped language, seen from outside: `vak request
 --directive … --json` shows the tools the directive loads and the reading that chose them
 (`tests/cli/reading_table.py` holds the table). Domains, live data and card types must be
-set by the rows that set them and by no other row."""
+set by the rows that set them and by no other row. The same table's refer-back and action rows
+are read by the functions the planner and the turn rules call (what they decide is not in a
+request's tools: a pinned card, a paused subject, a repair nudge), with the same lexicons."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.reading_table import ALL_CARDS, ORIENTING, TABLE
+from tests.cli.reading_table import ACTIONS, ALL_CARDS, BACK, ORIENTING, TABLE
 from tests.cli.test_cli import lines, open_ledger, vak
 from tests.context.sessions import profile
 from tests.doubles.fixtures import TOOL_MODEL, double_fixture  # noqa: F401
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from vak_desktop.context.payloads import TurnCard
+from vak_desktop.context.planning.actions import requested_tool
+from vak_desktop.context.planning.drift import about_conversation
+from vak_desktop.context.planning.planner import recalls_earlier, refers_back
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
 from vak_desktop.runtime.inspection.preview import preview_next
 from vak_desktop.runtime.lexicons import lexicons
@@ -67,6 +72,41 @@ def test_the_directive_loads_the_tools_its_reading_asks_for(
         if got != domains or set(reading["cards"]) != cards or loaded != expected_tools:
             wrong.append(f"{directive!r}: read {got} {reading['cards']}, loaded {sorted(loaded)}")
         assert language in reading["languages"], (directive, reading["languages"])
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_shipped_language_has_refer_back_and_action_rows() -> None:
+    assert set(BACK) == set(ACTIONS) == set(TABLE)
+
+
+@pytest.mark.parametrize("language", sorted(BACK))
+def test_the_directive_points_back_as_its_lexicon_says(language: str) -> None:
+    """Refer-back (the best match pinned as a card), anaphora (the turn just before) and a
+    request about the conversation itself, in each language, each row exactly."""
+    lex, wrong = lexicons(), []
+    for directive, expected in BACK[language]:
+        read = {
+            name
+            for name, points in (
+                ("recall", recalls_earlier(directive, lex)),
+                ("anaphora", refers_back(directive, lex)),
+                ("about", about_conversation(directive, lex)),
+            )
+            if points
+        }
+        if read != expected:
+            wrong.append(f"{directive!r}: read {sorted(read)}, expected {sorted(expected)}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("language", sorted(ACTIONS))
+def test_an_asked_for_action_names_its_tool_in_every_language(language: str) -> None:
+    lex, offered = lexicons(), ("read", "glob", "grep", "recall")
+    wrong = [
+        f"{directive!r}: asked {got}, expected {tool}"
+        for directive, tool in ACTIONS[language]
+        if (got := requested_tool(directive, offered, lex)) != tool
+    ]
     assert not wrong, "\n".join(wrong)
 
 

@@ -35,6 +35,7 @@ from vak_desktop.context.request import Message, ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT
 from vak_desktop.runtime.events import CardShown
+from vak_desktop.runtime.lexicons import lexicons
 
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
 CARD = {"title": "Compiler release", "value": "incremental linking", "source": "example.org"}
@@ -74,7 +75,7 @@ def build(index: TurnIndex, horizon: int) -> tuple[Plan, AssembledRequest]:
     tools_ = ()
     plan, tail = plan_request(
         index, profile(horizon, ratio=RATIO), current, system=DEFAULT_SYSTEM_PROMPT,
-        tools=tools_, tail_context=TAIL,
+        tools=tools_, tail_context=TAIL, lexicons=lexicons(),
     )  # fmt: skip
     request = assemble(
         index, plan, current, system=DEFAULT_SYSTEM_PROMPT, tools=tools_, tail=tail, ratio=RATIO
@@ -179,9 +180,7 @@ def test_a_packet_growing_by_one_turn_is_caught(ledger: Ledger) -> None:
     assert last is not None and (last.index + 1) % 8 == 0
     grown = index.turns[last.index + 1]
     turns = tuple(
-        dataclasses.replace(p, fidelity=Fidelity.PACKET, tokens=0)
-        if p.turn_id == grown.turn_id
-        else p
+        p._replace(fidelity=Fidelity.PACKET, tokens=0) if p.turn_id == grown.turn_id else p
         for p in plan.turns
     )
     wider = dataclasses.replace(
@@ -211,7 +210,7 @@ def test_a_turn_both_whole_and_in_the_packet_is_caught(ledger: Ledger) -> None:
     packet = request.messages[at].content  # still lists the turn; now it is also whole in front
     messages = [*request.messages[:at], *record, request.messages[at], *request.messages[at + 1 :]]
     turns = tuple(
-        dataclasses.replace(p, fidelity=Fidelity.FULL) if p.turn_id == packeted.turn_id else p
+        p._replace(fidelity=Fidelity.FULL) if p.turn_id == packeted.turn_id else p
         for p in plan.turns
     )
     both = dataclasses.replace(plan, turns=turns)

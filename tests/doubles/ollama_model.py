@@ -14,6 +14,9 @@ Instruction pattern for `instruction_horizon`: the request's last message is a u
 containing "call the `NAME` tool" or "call the tool `NAME`" (case-insensitive, backticks
 optional) and NAME is one of the request's tools. Within the horizon the default reply is that
 tool call (arguments {}); beyond it the model answers in prose that does not name the tool.
+With `search_requests=True` a natural request "Search my files for … WORD." counts too when
+the request offers `grep` (or `glob`): within the horizon the reply is that call with
+{"pattern": WORD} (the capacity probe's real-shaped request).
 `noise` is the chance of flipping that verdict within ±10% of the horizon (seeded by `seed`).
 
 Timing model: prompt_eval_duration covers only tokens after the prefix shared with the model's
@@ -44,6 +47,7 @@ OVERFLOW_TEXT = (
     "length"
 )
 _INSTRUCTION = re.compile(r"call the `?([\w.-]+)`? tool\b|call the tool `?([\w.-]+)`?", re.I)
+_SEARCH = re.compile(r"\bsearch my files for\b.*?([\w-]+)\W*$", re.I | re.S)
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 _DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
 _DURATION = re.compile(r"(?:[0-9]*\.?[0-9]+(?:ns|us|µs|μs|ms|s|m|h))+")
@@ -246,6 +250,7 @@ def default_reply(
     text: str | None,
     chunk_chars: int,
     delay_per_chunk: float,
+    search_requests: bool = False,
 ) -> Reply:
     """The unscripted answer: the instructed tool call if `follows()`, else prose (module doc)."""
     last = messages[-1]
@@ -258,9 +263,15 @@ def default_reply(
     names = {str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)}
     found = _INSTRUCTION.search(content) if last.get("role") == "user" else None
     wanted = (found[1] or found[2]) if found else None
+    arguments: dict[str, Any] = {}
+    asked = search_requests and last.get("role") == "user" and not found
+    search = _SEARCH.search(content) if asked else None
+    if search is not None:
+        wanted = next((n for n in ("grep", "glob") if n in names), None)
+        arguments = {"pattern": search[1]}
     if wanted in names:
         if follows():
-            reply.tool_calls = [(str(wanted), {})]
+            reply.tool_calls = [(str(wanted), arguments)]
         else:
             reply.text = "Here is a short answer in prose; I did not use any tool."
     elif text is not None:

@@ -60,6 +60,7 @@ class OllamaRoutes:
         default_chunk_chars: int = 8,
         default_delay_per_chunk: float = 0.0,
         pull_delay_per_line: float = 0.0,
+        search_requests: bool = False,
     ) -> None:
         self.chars_per_token, self.default_num_ctx = chars_per_token, default_num_ctx
         self.instruction_horizon, self.noise = instruction_horizon, noise
@@ -69,6 +70,7 @@ class OllamaRoutes:
         self.default_text, self.default_chunk_chars = default_text, default_chunk_chars
         self.default_delay_per_chunk = default_delay_per_chunk
         self.pull_delay_per_line = pull_delay_per_line
+        self.search_requests = search_requests  # "Search my files for X" → grep (ollama_model)
         self.requests: list[tuple[str, str, Any]] = []  # (method, path, parsed JSON or None)
         self.models: dict[str, Model] = {}
         self.loads: list[Load] = []  # every model load, with its reason (see `reloads`)
@@ -324,6 +326,7 @@ class OllamaRoutes:
             text=self.default_text,
             chunk_chars=self.default_chunk_chars,
             delay_per_chunk=self.default_delay_per_chunk,
+            search_requests=self.search_requests,
         )
 
     def _follows(self, tokens: int) -> bool:

@@ -27,6 +27,18 @@ from vak_desktop.providers.base import (
 from vak_desktop.providers.errors import ContextOverflow
 from vak_desktop.providers.ollama import OllamaProvider
 
+PROBE_MARK = "[probe "  # every probe request's system text opens with it (ProbeHistory)
+
+
+def is_probe_body(body: dict[str, Any]) -> bool:
+    """Whether a chat body the double received is a capacity-probe sample."""
+    messages = body.get("messages") or [{}]
+    return str(messages[0].get("content") or "").startswith(PROBE_MARK)
+
+
+def is_probe_request(request: ChatRequest) -> bool:
+    return bool(request.messages) and request.messages[0].content.startswith(PROBE_MARK)
+
 
 class _Wrapper:
     """Delegates everything to an OllamaProvider on the double."""
@@ -99,7 +111,7 @@ class SmallWindowServer(_Wrapper):
 
 
 class GatedRunner(_Wrapper):
-    """Probe requests (those offering `probe_ack`) wait at a gate the test opens; every other
+    """Probe requests (system text opening "[probe ") wait at a gate the test opens; every other
     request goes straight through. `probe_waiting` is set once a probe request is held."""
 
     def __init__(self, client: httpx.AsyncClient, double: OllamaDouble) -> None:
@@ -108,7 +120,7 @@ class GatedRunner(_Wrapper):
         self.probe_waiting = asyncio.Event()
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
-        if any(t.name == "probe_ack" for t in request.tools):
+        if is_probe_request(request):
             self.probe_waiting.set()
             await self.gate.wait()
         self.requests.append(request)

@@ -4,18 +4,26 @@ reads every card type of the library; a broken file is a clear error naming file
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import jsonschema
 import pytest
 
+from vak_desktop.context.planning.assemble import prefix_digest
+from vak_desktop.context.planning.lexicon import Lexicons
+from vak_desktop.context.planning.reading import read_directive
+from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
 from vak_desktop.runtime.lexicons import (
     LexiconError,
     lexicon_files,
     lexicon_validator,
     lexicons,
+    load_lexicons,
     parse_lexicon,
 )
 from vak_desktop.runtime.presentations import card_library
+from vak_desktop.runtime.tools.surface import tool_surface
 from vak_desktop.shipped import shipped
 
 SHIPPED = {"en", "de", "fr", "es", "pt", "it", "nl", "pl", "ru", "zh", "ja"}
@@ -63,3 +71,49 @@ def test_a_broken_lexicon_is_named_with_its_field() -> None:
 
 def test_the_digest_covers_every_file() -> None:
     assert lexicons().digest.startswith("b3:") and lexicons() is lexicons()
+
+
+def _edited(name: str, edit: Callable[[dict[str, Any]], None]) -> Lexicons:
+    """The shipped lexicons with one file's document edited, loaded as the files would be."""
+    files = []
+    for file_name, data in lexicon_files():
+        if file_name == name:
+            document = json.loads(data)
+            edit(document)
+            data = json.dumps(document, ensure_ascii=False).encode("utf-8")
+        files.append((file_name, data))
+    return load_lexicons(files)
+
+
+def _prefix(lex: Lexicons, directive: str) -> tuple[str, str]:
+    """The system text and the prefix digest of the turn a directive opens, read by `lex`."""
+    surface = tool_surface(
+        default_tools(None), DEFAULT_SYSTEM_PROMPT, directive, read_directive(directive, lex)
+    )
+    return surface.system, prefix_digest(surface.system, surface.prefix)
+
+
+def test_a_lexicon_change_moves_the_prefix_digest_exactly_when_it_changes_the_prefix() -> None:
+    """docs/decisions/draft-lexicon-digest.md: the lexicons reach the model's prefix only
+    through the tools the reading loads, which the prefix digest covers; the file digest is
+    no input of its own. A change the directive's reading does not see changes nothing."""
+    directive = "Tabulate the planets and their moons"
+    shipped_system, shipped_digest = _prefix(lexicons(), directive)
+
+    def drop_tabulate(document: dict[str, Any]) -> None:
+        document["cards"]["types"]["table"].remove("tabulate")
+
+    def more_recall(document: dict[str, Any]) -> None:
+        document["conversation"]["recall"].append("a while ago")
+
+    def more_german_tables(document: dict[str, Any]) -> None:
+        document["cards"]["types"]["table"].append("übersicht")
+
+    seen = _edited("en.json", drop_tabulate)
+    unseen = [_edited("en.json", more_recall), _edited("de.json", more_german_tables)]
+    for edited in (seen, *unseen):
+        assert edited.digest != lexicons().digest  # every edit is a different lexicon
+    system, digest = _prefix(seen, directive)
+    assert digest != shipped_digest and system == shipped_system  # the table card is gone
+    for edited in unseen:
+        assert _prefix(edited, directive) == (shipped_system, shipped_digest)

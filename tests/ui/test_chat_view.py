@@ -13,7 +13,8 @@ from PySide6.QtGui import QColor, QGuiApplication, QImage, QTextTable
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.ui.harness import Harness, open_harness, until
 from vak_desktop.context.payloads import Directive
-from vak_desktop.ui.markdown import MarkdownPane, MarkdownStream, safe_boundary
+from vak_desktop.ui.markdown import MarkdownPane
+from vak_desktop.ui.markdown_stream import MarkdownStream, safe_boundary
 from vak_desktop.ui.message_sections import ThinkingSection, ToolSection
 from vak_desktop.ui.message_widgets import AssistantMessage
 
@@ -149,7 +150,7 @@ async def test_thinking_and_tool_calls_are_collapsed_with_the_evidence_id(
         tools = [s for s in answer.sections if isinstance(s, ToolSection)]
         assert len(thinking) == 1 and len(tools) == 1
         assert not thinking[0].expanded
-        assert thinking[0].header.text().startswith("Thought (")
+        assert thinking[0].title.startswith("Thought (")
         thinking[0].header.click()
         assert thinking[0].expanded
         assert "look at turn 1" in thinking[0].pane.toPlainText()
@@ -158,7 +159,7 @@ async def test_thinking_and_tool_calls_are_collapsed_with_the_evidence_id(
         assert not tool.expanded and tool.result is not None
         chars, _is_error, evidence = tool.result
         assert evidence.startswith("b3:")
-        title = tool.header.text()
+        title = tool.title
         assert "recall" in title and evidence[3:11] in title and f"{chars:,} characters" in title
         tool.header.click()
         assert evidence in tool.details.text()

@@ -45,3 +45,14 @@ def test_the_pane_keeps_the_codes_text_and_screenshots_light_and_dark(qapp: QApp
         assert pane.grab().save(str(SHOTS / f"code_block_{theme}.png"))
         pane.deleteLater()
     apply_theme(qapp, "light")
+
+
+def test_the_lexers_are_compiled_ahead_off_the_ui_thread() -> None:
+    from vak_desktop.ui.highlight import _lexer, preload
+
+    thread = preload(("toml", "nosuchlang"))
+    thread.join(timeout=30)
+    assert not thread.is_alive() and thread.name == "pygments-preload"
+    hits = _lexer.cache_info().hits
+    assert _lexer("toml") is not None and _lexer("nosuchlang") is None
+    assert _lexer.cache_info().hits == hits + 2  # both answered from what the thread made

@@ -50,6 +50,7 @@ async def cmd_models(args: argparse.Namespace) -> int:
         except Unreachable as exc:
             raise CliError(unreachable_hint(exc)) from None
         running = {m.name: m for m in loaded}
+        measured = _measured_horizons(args, provider.name, models)
         rows: list[dict[str, Any]] = [
             {
                 "name": m.name,
@@ -59,6 +60,8 @@ async def cmd_models(args: argparse.Namespace) -> int:
                 "capabilities": list(d.capabilities) if d else [],
                 "loaded": m.name in running,
                 "expires_at": running[m.name].expires_at if m.name in running else None,
+                # the stored probe's horizon and how sure it is ({tokens, confidence} or None)
+                "instruction_horizon": measured.get(m.name),
             }
             for m, d in zip(models, details, strict=True)
         ]
@@ -69,13 +72,38 @@ async def cmd_models(args: argparse.Namespace) -> int:
                 state = f"loaded until {r['expires_at']}" if r["loaded"] else ""
                 window = f"{r['declared_window']:,} ctx" if r["declared_window"] else "? ctx"
                 caps = ",".join(r["capabilities"])
+                horizon = r["instruction_horizon"]
+                measure = (
+                    f"horizon {horizon['tokens']:,} ({horizon['confidence']:.2f})"
+                    if horizon
+                    else "not probed"
+                )
                 print(
-                    f"{r['name']:<32} {r['size'] / 1e9:6.2f} GB  {window:>12}  {caps:<28} {state}"
+                    f"{r['name']:<32} {r['size'] / 1e9:6.2f} GB  {window:>12}  {caps:<28} "
+                    f"{measure:<24} {state}"
                 )
         return 0
 
     result: int = await with_provider(args, work)
     return result
+
+
+def _measured_horizons(
+    args: argparse.Namespace, provider: str, models: list[Any]
+) -> dict[str, dict[str, Any]]:
+    """Each listed model's stored probe horizon and confidence (`vak probe` wrote them)."""
+    ledger = open_ledger(args)
+    try:
+        store = ledger.profiles()
+        found = {}
+        for m in models:
+            stored = store.latest(provider, m.name)
+            if stored is not None and stored.profile.provenance.get("source") == "probe":
+                horizon = stored.profile.instruction_horizon
+                found[m.name] = {"tokens": horizon.tokens, "confidence": horizon.confidence}
+        return found
+    finally:
+        ledger.close()
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from vak_desktop.cli.common import CliError, bind, emit, open_ledger, with_provider
+from vak_desktop.cli.common import CliError, bind, emit, open_ledger, tools_for, with_provider
 from vak_desktop.context.capacity.probe import TTL_HOSTED_S, TTL_LOCAL_S, is_fresh, probed_at
 from vak_desktop.context.capacity.profile import profile_to_json
 from vak_desktop.context.payloads import CapacityProfile
@@ -21,6 +21,7 @@ from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers import ChatProvider, ModelDigests, is_local
 from vak_desktop.runtime.capacity.probe import ProbeProgress, run_probe
 from vak_desktop.runtime.capacity.service import key_of
+from vak_desktop.runtime.turn.runner import TurnRunner
 
 
 def progress_line(progress: ProbeProgress) -> str:
@@ -54,8 +55,11 @@ def _show(profile: CapacityProfile, as_json: bool) -> None:
     verified = f"{profile.verified_window:,}" if profile.verified_window else "not refused yet"
     print(
         f"{profile.model}: instruction horizon {horizon.tokens:,} tokens "
-        f"(confidence {horizon.confidence:.1f})"
+        f"(confidence {horizon.confidence:.2f})"
     )
+    basis = confidence_basis(profile)
+    if basis:
+        print(f"  {basis}")
     print(
         f"  declared window {profile.declared_window:,} · verified window {verified} · "
         f"num_ctx {profile.num_ctx:,} · output reserve {profile.output_reserve:,}"
@@ -74,9 +78,36 @@ def _show(profile: CapacityProfile, as_json: bool) -> None:
             f"({int(provenance.get('prompt_tokens', 0)):,} prompt tokens, {wall:.1f} s)"
         )
         if provenance.get("rescue"):
-            print("  the model followed the instruction at no size tried, not even the bare prefix")
+            print(
+                "  notice: the model followed the instruction at no size tried, not even the "
+                "bare prefix; its turns are planned from a reset with a handoff"
+            )
+        if provenance.get("outcome") == "timed_out":
+            print(
+                "  notice: the probe ran out of time; the horizon is the largest size it "
+                "confirmed before that (probe again when the machine is idle)"
+            )
     else:
         print(f"  {source} only: not probed")
+
+
+def confidence_basis(profile: CapacityProfile) -> str:
+    """What the horizon's confidence rests on: the samples at both ends of the final bracket."""
+    verdict = profile.provenance.get("verdict")
+    if not isinstance(verdict, dict):
+        return ""
+    parts = []
+    passed, failed = verdict.get("passed"), verdict.get("failed")
+    if isinstance(passed, list) and len(passed) == 2:
+        parts.append(f"followed {passed[0]}/{passed[1]} at the horizon")
+    if isinstance(failed, list) and len(failed) == 2:
+        above = verdict.get("failed_tokens")
+        at = f" at {above:,} tokens" if isinstance(above, int) else " above it"
+        parts.append(f"{failed[0]}/{failed[1]}{at}")
+    elif passed:
+        parts.append("the ceiling itself passed")
+    test = f"sequential test, {verdict.get('agree')} agreeing or a majority of {verdict.get('max_samples')}"
+    return f"{test}: " + ", ".join(parts) if parts else test
 
 
 async def cmd_probe(args: argparse.Namespace) -> int:
@@ -97,14 +128,21 @@ async def cmd_probe(args: argparse.Namespace) -> int:
             )
             _show(stored.profile, args.json)
             return 0
-        record = await run_probe(
-            provider,
-            args.model,
-            details=binding.details,
-            digest=digest,
-            max_prompt_tokens=args.max_tokens,
-            on_sample=_print_progress,
-        )
+        tools = tools_for(args, ledger)
+        try:  # the ladder carries the prefix this model's real turns would
+            prefix = TurnRunner(ledger, provider, tools).probe_prefix(binding)
+            record = await run_probe(
+                provider,
+                args.model,
+                details=binding.details,
+                digest=digest,
+                max_prompt_tokens=args.max_tokens,
+                on_sample=_print_progress,
+                prefix=prefix,
+                deadline_s=args.timeout,
+            )
+        finally:
+            await tools.aclose()
         store.record(record.profile, record.activity)
         _show(record.profile, args.json)
         return 0
@@ -145,6 +183,13 @@ def add_commands(
     )
     probe.add_argument(
         "--force", action="store_true", help="probe even if a fresh profile is stored"
+    )
+    probe.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop climbing after S seconds and keep what was measured (default: no limit)",
     )
     probe.set_defaults(func=cmd_probe)
     profile = sub.add_parser(

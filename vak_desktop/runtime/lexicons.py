@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import jsonschema
@@ -62,12 +63,17 @@ def parse_lexicon(
     return checked
 
 
-@functools.cache
-def lexicons() -> Lexicons:
-    """Every shipped lexicon, parsed once; its digest covers the files' bytes."""
-    files = lexicon_files()
+def load_lexicons(files: Sequence[tuple[str, bytes]]) -> Lexicons:
+    """Lexicons from (file name, bytes) pairs, each checked against the schema; the digest
+    covers the files' bytes."""
     if not files:
         raise LexiconError("no lexicons are shipped under resources/lexicons")
     validator = lexicon_validator()
     documents = [parse_lexicon(name, data, validator) for name, data in files]
     return Lexicons.from_json(documents, files_digest(files))
+
+
+@functools.cache
+def lexicons() -> Lexicons:
+    """Every shipped lexicon, parsed once."""
+    return load_lexicons(lexicon_files())

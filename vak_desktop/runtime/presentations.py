@@ -121,7 +121,7 @@ def gate(
     directive = turn.directive.text
     if not seen:
         return freshness_nudge(directive) if seeks_live_data(directive, lexicons()) else ""
-    if topic_mismatch(payload, directive, (b.content for b in seen)):
+    if topic_mismatch(payload, directive, (b.content for b in seen), lexicons()):
         return topic_nudge(definition.title_of(payload), directive)
     return ""
 
@@ -228,8 +228,8 @@ def last_figure(chain: Sequence[Entry], turn: Turn) -> tuple[str, str] | None:
     ]
     if not cards:
         return None
-    asked = content_words(turn.directive.text)
-    related = [c for c in cards if asked & content_words(values_text(c[1].payload))]
+    asked = content_words(turn.directive.text, lexicons())
+    related = [c for c in cards if asked & content_words(values_text(c[1].payload), lexicons())]
     at, card = (related or cards)[-1]
     figure = f"“{card.identity_digest}” (the {card.semantic_type} card “{card.title}”)"
     return figure, at.replace("T", " ").split(".")[0] + " UTC"

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QRadioButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -36,6 +35,7 @@ from vak_desktop.runtime.sessions.formats.markdown import export_markdown
 from vak_desktop.runtime.sessions.importing import BatchReport, import_steps
 from vak_desktop.runtime.sessions.interchange import export_openai
 from vak_desktop.ui.chat_service import ChatService
+from vak_desktop.ui.dialog_parts import MessageLine, button_row, dialog_layout, hint, titled
 from vak_desktop.ui.tasks import TaskSet
 
 FORMATS = {"openai": ("OpenAI chat JSON", ".json"), "markdown": ("Markdown", ".md")}
@@ -48,27 +48,17 @@ def _file_row(field: QLineEdit, browse: QPushButton) -> QHBoxLayout:
     return row
 
 
-def _message_label() -> QLabel:
-    label = QLabel()
-    label.setWordWrap(True)
-    label.hide()
-    return label
-
-
 class ExportDialog(QDialog):
     """The shown chat to a file, as OpenAI chat JSON or Markdown."""
 
     def __init__(self, service: ChatService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Export chat")
-        self.setAccessibleName("Export chat")
         self.resize(560, 260)
         self._service = service
         session = service.session or ""
         title = service.ledger.session(session).title if session else ""
         self._stem = re.sub(r"[^\w\- ]+", "", title).strip()[:60] or "chat"
-        heading = QLabel(f"Export “{title or 'this chat'}”")
-        heading.setObjectName("dialogTitle")
+        heading = titled(self, "Export chat", f"Export “{title or 'this chat'}”")
         self.choices = QButtonGroup(self)
         formats = QHBoxLayout()
         for key, (name, suffix) in FORMATS.items():
@@ -85,13 +75,11 @@ class ExportDialog(QDialog):
         browse = QPushButton("Browse…")
         browse.setAutoDefault(False)
         browse.clicked.connect(self._browse)
-        hint = QLabel(
+        about = hint(
             "OpenAI chat JSON imports into most chat apps (tool results whole); Markdown "
             "is for reading."
         )
-        hint.setObjectName("hint")
-        hint.setWordWrap(True)
-        self.message = _message_label()
+        self.message = MessageLine()
         self.export_button = QPushButton("Export")
         self.export_button.setObjectName("primaryButton")
         self.export_button.clicked.connect(self.export)
@@ -99,20 +87,14 @@ class ExportDialog(QDialog):
         close = QPushButton("Close")
         close.setAutoDefault(False)
         close.clicked.connect(self.reject)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(close)
-        buttons.addWidget(self.export_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 16, 18, 16)
-        layout.setSpacing(10)
+        layout = dialog_layout(self)
         layout.addWidget(heading)
         layout.addLayout(formats)
         layout.addLayout(_file_row(self.path, browse))
-        layout.addWidget(hint)
+        layout.addWidget(about)
         layout.addWidget(self.message)
         layout.addStretch(1)
-        layout.addLayout(buttons)
+        layout.addLayout(button_row(close, self.export_button))
 
     @property
     def format(self) -> str:
@@ -142,7 +124,7 @@ class ExportDialog(QDialog):
         session = self._service.session
         target = Path(self.path.text().strip()).expanduser()
         if not session or not self.path.text().strip():
-            return self._say("Open a chat and name a file to export to.", error=True)
+            return self.message.say("Open a chat and name a file to export to.", error=True)
         try:
             if self.format == "markdown":
                 text = export_markdown(self._service.ledger, session)
@@ -151,15 +133,8 @@ class ExportDialog(QDialog):
                 text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
             target.write_text(text, encoding="utf-8")
         except (OSError, LedgerError) as exc:
-            return self._say(f"Could not write {target}: {exc}", error=True)
-        return self._say(f"Saved {FORMATS[self.format][0]} to {target}.")
-
-    def _say(self, text: str, *, error: bool = False) -> bool:
-        self.message.setObjectName("fieldError" if error else "hint")
-        self.message.setStyleSheet(self.message.styleSheet())
-        self.message.setText(text)
-        self.message.show()
-        return not error
+            return self.message.say(f"Could not write {target}: {exc}", error=True)
+        return self.message.say(f"Saved {FORMATS[self.format][0]} to {target}.")
 
 
 class ImportDialog(QDialog):
@@ -167,22 +142,17 @@ class ImportDialog(QDialog):
 
     def __init__(self, service: ChatService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Import chats")
-        self.setAccessibleName("Import chats")
         self.resize(600, 420)
         self._service = service
         self._tasks = TaskSet()
         self._stop = False
         self.task: asyncio.Task[BatchReport | None] | None = None
         self.report: BatchReport | None = None
-        heading = QLabel("Import chats")
-        heading.setObjectName("dialogTitle")
-        hint = QLabel(
+        heading = titled(self, "Import chats")
+        about = hint(
             "OpenAI chat JSON, ChatGPT's conversations.json (Settings → Data controls → "
             "Export) or an Open WebUI chat export. Each conversation becomes a chat here."
         )
-        hint.setObjectName("hint")
-        hint.setWordWrap(True)
         self.path = QLineEdit()
         self.path.setPlaceholderText("conversations.json")
         self.path.setAccessibleName("File to import")
@@ -204,20 +174,14 @@ class ImportDialog(QDialog):
         self.cancel_button = QPushButton("Close")
         self.cancel_button.setAutoDefault(False)
         self.cancel_button.clicked.connect(self._cancel_or_close)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.cancel_button)
-        buttons.addWidget(self.import_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 16, 18, 16)
-        layout.setSpacing(10)
+        layout = dialog_layout(self)
         layout.addWidget(heading)
-        layout.addWidget(hint)
+        layout.addWidget(about)
         layout.addLayout(_file_row(self.path, browse))
         layout.addWidget(self.bar)
         layout.addWidget(self.status)
         layout.addWidget(self.details, 1)
-        layout.addLayout(buttons)
+        layout.addLayout(button_row(self.cancel_button, self.import_button))
 
     def _browse(self) -> None:
         chosen, _filter = QFileDialog.getOpenFileName(

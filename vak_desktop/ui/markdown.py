@@ -1,25 +1,17 @@
-"""Markdown for the chat: source text to the HTML subset Qt's text engine draws, and a pane that
-renders an answer while it streams.
+"""Markdown for the chat: source text to the HTML subset Qt's text engine draws, and the pane
+that shows a piece of it.
 
 Rendering is markdown-it-py (CommonMark + GFM tables and strikethrough, raw HTML escaped, so an
 answer cannot inject markup) to HTML, with code blocks drawn as a shaded box whose header names
-the language and carries a "Copy" link, their code coloured by Pygments (ui/highlight.py).
-
-Streaming without stalling the window (`MarkdownStream`): each chunk is appended to the live
-pane as plain text at once (its cost is its own length), and a timer the chat view runs every
-~40 ms renders the live pane's Markdown again. Only the *live* part is ever re-rendered: once
-it holds more than `FREEZE_CHARS` and ends at a safe block boundary (a blank line outside a code
-fence, not followed by a list item or an indented line), that part is frozen in its own pane
-and never touched again. So a render costs at most a few thousand characters however long the
-answer grows. A short answer is merged back into one pane when it ends, so it can be selected
-as a whole.
+the language and carries a "Copy" link, their code coloured by Pygments (ui/highlight.py). How a
+streaming answer is split into panes so that it never stalls the window is
+`ui/markdown_stream.py`'s.
 """
 
 from __future__ import annotations
 
 import html
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
@@ -34,19 +26,11 @@ from PySide6.QtGui import (
     QPalette,
     QTextCursor,
 )
-from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
 
 from vak_desktop.ui.highlight import highlighted
 
-# Measured with bench/ui_stream.py: a render costs ~2 ms per 1,000 characters of Markdown
-# (parse + setHtml + layout), so the live part is frozen past 400 characters and the merge
-# at the end of an answer (one render of the whole) stays under ~4,000.
-FREEZE_CHARS = 400  # the live pane is frozen at the next safe boundary past this size
-MERGE_CHARS = 4000  # an answer up to this size becomes one pane again when it ends
 COPY_SCHEME = "copy"
-
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_LIST_OR_INDENT = re.compile(r"^(\s|[-*+] |\d{1,9}[.)] )")
 
 
 def blend(a: QColor, b: QColor, amount: float) -> QColor:
@@ -133,31 +117,6 @@ def markdown_html(source: str, colors: dict[str, str], codes: list[str]) -> str:
     return body
 
 
-def safe_boundary(text: str) -> int:
-    """The offset just past the last blank line of `text` at which a new top-level block
-    starts outside any code fence; 0 if there is none. Text before it renders the same on its
-    own as it does followed by the rest."""
-    best = 0
-    in_fence = False
-    offset = 0
-    blank_before = False
-    for line in text.splitlines(keepends=True):
-        stripped = line.strip()
-        if (
-            blank_before
-            and not in_fence
-            and stripped
-            and not _LIST_OR_INDENT.match(line)
-            and line.endswith("\n")
-        ):
-            best = offset
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        blank_before = not stripped and not in_fence
-        offset += len(line)
-    return best
-
-
 class MarkdownPane(QTextBrowser):
     """A read-only, borderless text pane as tall as its content: one piece of a message."""
 
@@ -214,7 +173,9 @@ class MarkdownPane(QTextBrowser):
 
     def fit(self) -> None:
         """Make the pane exactly as tall as its text."""
-        height = int(self.document().documentLayout().documentSize().height() + 0.999) + 2
+        margins = self.viewportMargins()
+        text_height = self.document().documentLayout().documentSize().height()
+        height = int(text_height + 0.999) + 2 + margins.top() + margins.bottom()
         if height != self.height():
             self.setFixedHeight(height)
             self.heightChanged.emit()
@@ -222,77 +183,3 @@ class MarkdownPane(QTextBrowser):
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]
         self.fit()
-
-
-class MarkdownStream(QWidget):
-    """One stretch of an answer's Markdown: frozen panes, then the live one."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-        self._layout.setSpacing(0)
-        self._frozen: list[MarkdownPane] = []
-        self._live = self._new_pane()
-        self._dirty = False
-        self.on_render: Callable[[], None] | None = None
-
-    @property
-    def source(self) -> str:
-        return "".join(p.source_text for p in self._frozen) + self._live.source_text
-
-    @property
-    def panes(self) -> list[MarkdownPane]:
-        return [*self._frozen, self._live]
-
-    def set_source(self, source: str) -> None:
-        """Show finished Markdown in one pane."""
-        self._live.show_markdown(source)
-        self._dirty = False
-
-    def append(self, chunk: str) -> None:
-        self._live.streaming = True
-        self._live.append_plain(chunk)
-        self._dirty = True
-
-    def render_pending(self) -> None:
-        """Render the live pane's Markdown again, freezing the part that can no longer change."""
-        if not self._dirty:
-            return
-        self._dirty = False
-        source = self._live.source_text
-        cut = safe_boundary(source) if len(source) > FREEZE_CHARS else 0
-        if cut:
-            frozen = self._live
-            frozen.show_markdown(source[:cut])
-            frozen.streaming = False
-            frozen.fit()
-            self._frozen.append(frozen)
-            self._live = self._new_pane()
-            self._live.streaming = True
-            self._live.source_text = source[cut:]
-        self._live.show_markdown(self._live.source_text)
-        self._live.fit()
-
-    def finish(self) -> None:
-        """The stretch is complete: render what is left; a short answer becomes one pane."""
-        if self._frozen and len(self.source) <= MERGE_CHARS:
-            source = self.source
-            for pane in self._frozen:
-                pane.deleteLater()
-            self._frozen = []
-            self._live.show_markdown(source)
-            self._dirty = False
-        else:
-            self._dirty = True
-            self.render_pending()
-        self._live.streaming = False
-        self._live.fit()
-
-    def plain_text(self) -> str:
-        return "\n".join(p.toPlainText() for p in self.panes if p.toPlainText())
-
-    def _new_pane(self) -> MarkdownPane:
-        pane = MarkdownPane(self)
-        self._layout.addWidget(pane)
-        return pane

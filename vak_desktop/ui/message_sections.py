@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFontDatabase, QPalette
+from PySide6.QtGui import QColor, QFontDatabase, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -57,6 +57,7 @@ class Collapsible(QWidget):
         self.header.setCheckable(True)
         self.header.setAutoRaise(True)
         self.header.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.header.setMinimumWidth(1)  # its text is fitted to the column (`_fit_title`)
         self.header.setStyleSheet(
             f"QToolButton {{ color: {subtle(self.palette())}; border: none; }}"
         )
@@ -73,9 +74,27 @@ class Collapsible(QWidget):
         self.header.toggled.connect(self.set_expanded)
         self.set_title(title)
 
-    def set_title(self, title: str) -> None:
-        self.header.setText(title)
+    def set_title(self, title: str, compact: str = "") -> None:
+        """`title` in the header; where the column is too narrow for it, `compact` (a shorter
+        form that keeps what matters), cut at its end: never elided in the middle, where Qt
+        would cut a tool call's file name and evidence id alike."""
+        self.title, self._compact = title, compact
         self.header.setAccessibleName(title)
+        self._fit_title()
+
+    def _fit_title(self) -> None:
+        metrics = self.header.fontMetrics()
+        room = self.width() - 48  # the arrow, the gap beside it and the header's margins
+        text = self.title
+        if room > 0 and metrics.horizontalAdvance(text) > room:
+            text = self._compact or text
+            if metrics.horizontalAdvance(text) > room:
+                text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+        self.header.setText(text)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_title()
 
     @property
     def expanded(self) -> bool:
@@ -105,7 +124,7 @@ class ThinkingSection(Collapsible):
         self.set_title(f"Thought ({len(self.pane.source_text):,} characters)")
 
     def plain_text(self) -> str:
-        return self.header.text()
+        return self.title
 
 
 class ToolSection(Collapsible):
@@ -134,13 +153,16 @@ class ToolSection(Collapsible):
         args = " ".join(self._arguments.split())
         call = f"⚙ {self.name}({args if len(args) <= 60 else args[:59] + '…'})"
         if self.result is None:
-            self.set_title(f"{call}  — running…")
+            self.set_title(f"{call}  — running…", f"⚙ {self.name} — running…")
             self.details.setText(f"arguments:\n{self._arguments}")
             return
         chars, is_error, evidence = self.result
         outcome = "error" if is_error else "result"
         where = f" · evidence {short_id(evidence)}" if evidence else ""
-        self.set_title(f"{call}  → {outcome}, {chars:,} characters{where}")
+        self.set_title(
+            f"{call}  → {outcome}, {chars:,} characters{where}",
+            f"⚙ {self.name} → {'error, ' if is_error else ''}{chars:,} chars{where}",
+        )
         shown = preview if len(preview) <= 2000 else preview[:2000] + "\n…"
         self.details.setText(
             f"arguments:\n{self._arguments}\n\n{outcome} ({chars:,} characters"
@@ -148,4 +170,4 @@ class ToolSection(Collapsible):
         )
 
     def plain_text(self) -> str:
-        return self.header.text()
+        return self.title

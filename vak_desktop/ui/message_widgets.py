@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
 from vak_desktop.context.payloads import Receipt, Usage
 from vak_desktop.ui import theme
 from vak_desktop.ui.failure_words import plain_failure
-from vak_desktop.ui.markdown import MarkdownStream, blend
+from vak_desktop.ui.markdown import blend
+from vak_desktop.ui.markdown_stream import MarkdownStream
 from vak_desktop.ui.message_sections import ThinkingSection, ToolSection, small_button, subtle
 
 _MARKERS = {

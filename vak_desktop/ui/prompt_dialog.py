@@ -18,12 +18,12 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from vak_desktop.runtime.sessions.system_prompts import PresetStore
 from vak_desktop.ui.chat_service import ChatService
+from vak_desktop.ui.dialog_parts import MessageLine, button_row, dialog_layout, hint, titled
 
 BUILT_IN = "Built-in prompt"
 
@@ -35,21 +35,16 @@ class SystemPromptDialog(QDialog):
         self, service: ChatService, store: PresetStore, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("System prompt")
-        self.setAccessibleName("System prompt")
         self.resize(640, 520)
         self._service = service
         self._store = store
-        title = QLabel("System prompt")
-        title.setObjectName("dialogTitle")
+        title = titled(self, "System prompt")
         where = "this chat" if service.session else "the new chat"
-        hint = QLabel(
+        about = hint(
             f"Sent at the head of every request of {where}, from its next message on. It is "
             "part of the stable prefix: a change is recorded once in the chat's ledger, and the "
             "model's prefix cache starts over at that turn."
         )
-        hint.setObjectName("hint")
-        hint.setWordWrap(True)
         self.preset = QComboBox()
         self.preset.setAccessibleName("Preset")
         self.preset.activated.connect(self._load_preset)
@@ -67,9 +62,7 @@ class SystemPromptDialog(QDialog):
         self.default_box = QCheckBox("Default for new chats")
         self.default_box.setAccessibleName("Default preset for new chats")
         self.default_box.toggled.connect(self._default_toggled)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.hide()
+        self.message = MessageLine()
         self.use_button = QPushButton("Use for this chat")
         self.use_button.setObjectName("primaryButton")
         self.use_button.clicked.connect(self.use)
@@ -85,20 +78,14 @@ class SystemPromptDialog(QDialog):
         keep.addWidget(self.name, 1)
         keep.addWidget(self.save_button)
         keep.addWidget(self.delete_button)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(close)
-        buttons.addWidget(self.use_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 16, 18, 16)
-        layout.setSpacing(10)
+        layout = dialog_layout(self)
         layout.addWidget(title)
-        layout.addWidget(hint)
+        layout.addWidget(about)
         layout.addLayout(pick)
         layout.addWidget(self.editor, 1)
         layout.addLayout(keep)
         layout.addWidget(self.message)
-        layout.addLayout(buttons)
+        layout.addLayout(button_row(close, self.use_button))
         self._fill_presets(self._current_preset())
 
     # -- presets ----------------------------------------------------------------------------
@@ -144,9 +131,9 @@ class SystemPromptDialog(QDialog):
         try:
             preset = self._store.put(self.name.text(), self.editor.toPlainText())
         except (ValueError, OSError) as exc:
-            return self._say(str(exc), error=True)
+            return self.message.say(str(exc), error=True)
         self._fill_presets(preset.name)
-        return self._say(f"Saved the preset “{preset.name}”.")
+        return self.message.say(f"Saved the preset “{preset.name}”.")
 
     def delete_preset(self) -> bool:
         name = self.preset.currentData() or ""
@@ -155,20 +142,20 @@ class SystemPromptDialog(QDialog):
         try:
             self._store.remove(name)
         except OSError as exc:
-            return self._say(str(exc), error=True)
+            return self.message.say(str(exc), error=True)
         self._fill_presets("")
-        return self._say(f"Deleted the preset “{name}”; the editor keeps its text.")
+        return self.message.say(f"Deleted the preset “{name}”; the editor keeps its text.")
 
     def _default_toggled(self, on: bool) -> None:
         name = self.preset.currentData() or ""
         try:
             self._store.set_default(name if on else "")
         except (ValueError, OSError) as exc:
-            self._say(str(exc), error=True)
+            self.message.say(str(exc), error=True)
             return
         self._fill_presets(name)
         which = f"“{name}”" if on and name else "the built-in prompt"
-        self._say(f"New chats start with {which}.")
+        self.message.say(f"New chats start with {which}.")
 
     # -- this chat --------------------------------------------------------------------------
 
@@ -179,16 +166,9 @@ class SystemPromptDialog(QDialog):
                 self.editor.toPlainText(), self.preset.currentData() or ""
             )
         except ValueError as exc:
-            return self._say(str(exc), error=True)
+            return self.message.say(str(exc), error=True)
         if changed:
             self.accept()
             return True
-        self._say("This chat already has this system prompt.")
+        self.message.say("This chat already has this system prompt.")
         return False
-
-    def _say(self, text: str, *, error: bool = False) -> bool:
-        self.message.setObjectName("fieldError" if error else "hint")
-        self.message.setStyleSheet(self.message.styleSheet())  # re-polish for the new name
-        self.message.setText(text)
-        self.message.show()
-        return not error

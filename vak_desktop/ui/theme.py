@@ -281,6 +281,18 @@ def _check() -> str:
     return path.as_posix()
 
 
+def _dot() -> str:
+    """A white dot for the checked radio button (on the accent colour, in both themes)."""
+    path = Path(tempfile.gettempdir()) / "vak-dot-ffffff.svg"
+    if not path.exists():
+        path.write_text(
+            '<svg xmlns="http://www.w3.org/2000/svg" width="14" height="14" viewBox="0 0 14 14">'
+            '<circle cx="7" cy="7" r="3" fill="#ffffff"/></svg>',
+            encoding="utf-8",
+        )
+    return path.as_posix()
+
+
 def style_sheet(p: Palette) -> str:
     """The style sheet for palette `p` (objects are addressed by their object names)."""
     return f"""
@@ -319,6 +331,21 @@ QCheckBox::indicator, QTableWidget::indicator {{
 QCheckBox::indicator:checked, QTableWidget::indicator:checked {{
     background: {p.ACCENT}; border-color: {p.ACCENT}; image: url({_check()});
 }}
+QRadioButton::indicator {{
+    width: 14px; height: 14px; border: 1px solid {p.SUBTLE}; border-radius: 8px;
+    background: {p.BASE};
+}}
+QRadioButton::indicator:checked {{
+    background: {p.ACCENT}; border-color: {p.ACCENT}; image: url({_dot()});
+}}
+QCheckBox::indicator:hover, QRadioButton::indicator:hover {{ border-color: {p.ACCENT}; }}
+QCheckBox::indicator:disabled, QRadioButton::indicator:disabled {{
+    border-color: {p.DISABLED_TEXT}; background: {p.DISABLED_BACKGROUND};
+}}
+QCheckBox::indicator:checked:disabled, QRadioButton::indicator:checked:disabled {{
+    background: {p.DISABLED_TEXT};
+}}
+QCheckBox:disabled, QRadioButton:disabled {{ color: {p.DISABLED_TEXT}; }}
 QLineEdit[invalid="true"] {{ border: 1px solid {p.DANGER}; }}
 QComboBox QAbstractItemView {{
     background: {p.BASE}; color: {p.TEXT}; selection-background-color: {p.SELECTED};

@@ -27,6 +27,7 @@ from vak_desktop.context.payloads import (
 from vak_desktop.context.planning.assemble import TailContext, plan_request, prefix_digest
 from vak_desktop.context.planning.turns import build_turn_index
 from vak_desktop.context.request import ToolSpec
+from vak_desktop.runtime.lexicons import lexicons
 
 NOW = "2026-11-30T12:00:00Z"
 SYSTEM = "You are a careful assistant. " * 20
@@ -125,7 +126,15 @@ def test_the_planner_budgets_the_measured_prefix_when_it_has_one() -> None:
     index = build_turn_index([_Entry("b3:d1", Directive(text="hello"))])
     context = TailContext(utc=NOW, local="2026-11-30 13:00 (Monday)", timezone="CET (UTC+01:00)")
     plans = [
-        plan_request(index, p, index.turns[-1], system=SYSTEM, tools=TOOLS, tail_context=context)[0]
+        plan_request(
+            index,
+            p,
+            index.turns[-1],
+            system=SYSTEM,
+            tools=TOOLS,
+            tail_context=context,
+            lexicons=lexicons(),
+        )[0]
         for p in (_profile(ratio), measured)
     ]
     assert plans[0].budget.prefix_tokens == estimate

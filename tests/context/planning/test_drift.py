@@ -20,6 +20,7 @@ from vak_desktop.context.planning.planner import Fidelity
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.lexicons import lexicons
 
+LEX = lexicons()
 CLOCK = TailContext(utc="2026-11-30T10:00:00Z", local="2026-11-30 11:00 (Monday)", timezone="CET")
 
 
@@ -64,11 +65,25 @@ def test_an_answer_that_says_it_has_no_current_value_is_accepted() -> None:
 def test_topic_mismatch_compares_card_values_with_directive_and_evidence() -> None:
     evidence = ['{"results": [{"title": "New model announced by a lab", "url": "u"}]}']
     stale = {"title": "Harbour temperature", "value": 28, "unit": "C"}
-    assert topic_mismatch(stale, "what is the top AI news", evidence)
+    assert topic_mismatch(stale, "what is the top AI news", evidence, LEX)
     found = {"title": "Lab announces new model", "value": "headline"}
-    assert not topic_mismatch(found, "what is the top AI news", evidence)  # from the evidence
-    assert not topic_mismatch({"title": "AI news", "value": 1}, "the top AI news", [])
-    assert not topic_mismatch({"value": 28}, "anything", evidence)  # no words: nothing to judge
+    assert not topic_mismatch(found, "what is the top AI news", evidence, LEX)  # from the evidence
+    assert not topic_mismatch({"title": "AI news", "value": 1}, "the top AI news", [], LEX)
+    assert not topic_mismatch(
+        {"value": 28}, "anything", evidence, LEX
+    )  # no words: nothing to judge
+
+
+def test_topic_mismatch_reads_chinese_by_its_bigrams() -> None:
+    """A CJK sentence has no spaces: its content words are the bigrams left once the stop
+    words (现在, 是, 多少 …) are taken out, so a card can share 铜价 with the request."""
+    evidence = ['{"results": [{"title": "伦敦金属交易所铜价上涨", "snippet": "铜价今日上涨"}]}']
+    stale = {"title": "港口水温", "value": 28, "unit": "C"}
+    assert topic_mismatch(stale, "现在铜价是多少？", evidence, LEX)
+    assert not topic_mismatch({"title": "铜价", "value": 9300}, "现在铜价是多少？", evidence, LEX)
+    assert not topic_mismatch(
+        {"title": "伦敦金属交易所", "value": 9300}, "今天的行情？", evidence, LEX
+    )
 
 
 def test_a_verbatim_repeat_of_an_earlier_narration_is_model_drift() -> None:
@@ -91,10 +106,46 @@ def test_a_new_subject_pauses_the_run_of_the_old_one() -> None:
         "which tomatoes grow in shade",
         "how deep should tomato seeds be planted in the garden",
     ]
-    assert paused_turns("compare three laptop batteries", asked, back=False) == (0, 1, 2)
-    assert paused_turns("and the garden fence?", asked, back=False) == ()  # same subject
-    assert paused_turns("compare three laptop batteries", asked, back=True) == ()
-    assert paused_turns("laptops?", asked, back=False) == ()  # too short to name a subject
+    assert paused_turns("compare three laptop batteries", asked, back=False, lexicons=LEX) == (
+        0,
+        1,
+        2,
+    )
+    assert (
+        paused_turns("and the garden fence?", asked, back=False, lexicons=LEX) == ()
+    )  # same subject
+    assert paused_turns("compare three laptop batteries", asked, back=True, lexicons=LEX) == ()
+    assert (
+        paused_turns("laptops?", asked, back=False, lexicons=LEX) == ()
+    )  # too short to name a subject
+
+
+@pytest.mark.parametrize(
+    ("asked", "moved_on", "same_subject"),
+    [
+        (  # "der" is in both: a function word, no shared subject
+            ["Plane einen Garten mit Tomaten", "Welche Tomaten wachsen in der Sonne"],
+            "Vergleiche die Akkus der drei Laptops",
+            "und der Dünger für die Tomaten?",
+        ),
+        (  # bigrams, the stop words taken out: 番茄 is the subject both share
+            ["我想在花园里种番茄", "番茄在阴凉处能长吗？"],
+            "比较一下这三台笔记本电脑的电池",
+            "那番茄的肥料呢？",
+        ),
+    ],
+)
+def test_drift_is_judged_by_content_words_in_the_directives_language(
+    asked: list[str], moved_on: str, same_subject: str
+) -> None:
+    assert paused_turns(moved_on, asked, back=False, lexicons=LEX) == (0, 1)
+    assert paused_turns(same_subject, asked, back=False, lexicons=LEX) == ()
+
+
+def test_a_directive_about_the_conversation_never_pauses_it() -> None:
+    asked = ["plan a garden with tomatoes", "which tomatoes grow in shade"]
+    assert paused_turns("summarise this conversation about batteries", asked, False, LEX) == ()
+    assert paused_turns("Fass unser Gespräch über Akkus zusammen", asked, False, LEX) == ()
 
 
 def test_the_thread_lists_paused_directives_and_the_plan_favours_the_new_subject(
@@ -111,7 +162,13 @@ def test_the_thread_lists_paused_directives_and_the_plan_favours_the_new_subject
     builder.pending("compare laptop batteries by capacity")
     index = builder.index()
     plan, tail = plan_request(
-        index, profile(50_000), index.turns[-1], system="s", tools=(), tail_context=CLOCK
+        index,
+        profile(50_000),
+        index.turns[-1],
+        system="s",
+        tools=(),
+        tail_context=CLOCK,
+        lexicons=lexicons(),
     )
     assert PAUSED_HEADER in tail
     assert "- turn 2 (above)\n- turn 3 (above)\n- turn 4 (above)" in tail  # named, not asked

@@ -31,6 +31,7 @@ from vak_desktop.context.planning.turns import TurnIndex
 from vak_desktop.context.request import ChatRequest, ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import ModelBinding, RecallTool, ToolOutput, ToolRegistry, TurnRunner
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.tools import ToolContext
 
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
@@ -186,7 +187,13 @@ def capacity_for(bound: Bound, index: TurnIndex, system: str) -> CapacityProfile
         return profile(bound.horizon, output_reserve=bound.output_reserve, ratio=bound.ratio)
     unbounded = profile(10**9, output_reserve=bound.output_reserve, ratio=bound.ratio)
     plan, _ = plan_request(
-        index, unbounded, index.turns[-1], system=system, tools=TOOLS, tail_context=TAIL
+        index,
+        unbounded,
+        index.turns[-1],
+        system=system,
+        tools=TOOLS,
+        tail_context=TAIL,
+        lexicons=lexicons(),
     )
     spent = plan.budget.horizon - plan.budget.available
     horizon = spent + int(bound.fit * plan.history_tokens)
@@ -220,7 +227,13 @@ def test_every_request_keeps_the_spec_invariants(spec: Session, bound: Bound) ->
         capacity = capacity_for(bound, index, system)
         ratio = tokens_per_char(capacity)
         plan, tail = plan_request(
-            index, capacity, index.turns[-1], system=system, tools=TOOLS, tail_context=TAIL
+            index,
+            capacity,
+            index.turns[-1],
+            system=system,
+            tools=TOOLS,
+            tail_context=TAIL,
+            lexicons=lexicons(),
         )
         if spec.store_planned and plan.packet_range and plan.packet is None:
             first, last = plan.packet_range  # what the runtime does: store it, plan again
@@ -231,7 +244,13 @@ def test_every_request_keeps_the_spec_invariants(spec: Session, bound: Bound) ->
             )
             index = session.index()
             plan, tail = plan_request(
-                index, capacity, index.turns[-1], system=system, tools=TOOLS, tail_context=TAIL
+                index,
+                capacity,
+                index.turns[-1],
+                system=system,
+                tools=TOOLS,
+                tail_context=TAIL,
+                lexicons=lexicons(),
             )
         request = assemble(
             index, plan, index.turns[-1], system=system, tools=TOOLS, tail=tail, ratio=ratio

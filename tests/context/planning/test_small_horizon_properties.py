@@ -21,6 +21,7 @@ from vak_desktop.context.planning.planner import PACKET_BATCH_TURNS, Fidelity
 from vak_desktop.context.planning.turns import Turn, TurnIndex
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.turn.reset import needs_reset
 
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
@@ -77,7 +78,13 @@ def test_a_small_horizon_request_fits_and_its_packet_moves_in_whole_batches(
             index = _at(full, closed)
             current = index.turns[-1]
             plan, tail = plan_request(
-                index, capacity, current, system=system, tools=TOOLS, tail_context=TAIL
+                index,
+                capacity,
+                current,
+                system=system,
+                tools=TOOLS,
+                tail_context=TAIL,
+                lexicons=lexicons(),
             )
             request = assemble(
                 index, plan, current, system=system, tools=TOOLS, tail=tail, ratio=ratio

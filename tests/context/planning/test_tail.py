@@ -6,6 +6,7 @@ from tests.context.sessions import SessionBuilder, TurnScript, profile
 from vak_desktop.context.capacity.profile import estimate_tokens
 from vak_desktop.context.planning.assemble import TailContext, plan_request
 from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.lexicons import lexicons
 
 CLOCK = TailContext(utc="2026-11-30T10:00:00Z", local="2026-11-30 11:00 (Monday)", timezone="CET")
 
@@ -19,7 +20,13 @@ def test_long_pasted_directives_do_not_blow_up_the_thread(ledger: Ledger) -> Non
     index = builder.index()
     small = profile(2_500, output_reserve=256)
     plan, tail = plan_request(
-        index, small, index.turns[-1], system="You are helpful.", tools=(), tail_context=CLOCK
+        index,
+        small,
+        index.turns[-1],
+        system="You are helpful.",
+        tools=(),
+        tail_context=CLOCK,
+        lexicons=lexicons(),
     )
     assert plan.packet_range is not None  # the long turns went into the packet
     assert "Earlier requests, now summarised:" in tail  # a small model's plain tail

@@ -26,6 +26,7 @@ from vak_desktop.context.planning.planner import Fidelity, Plan
 from vak_desktop.context.planning.turns import TurnIndex
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ToolRegistry
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.tools import RecallTool
 
 TOOLS = ToolRegistry([RecallTool()]).specs()  # the prefix these shapes were measured with
@@ -71,7 +72,7 @@ def planned(index: TurnIndex, capacity: CapacityProfile, system: str) -> tuple[P
     contents of the history messages (between the system prompt and the follow-up)."""
     current = index.turns[-1]
     plan, tail = plan_request(
-        index, capacity, current, system=system, tools=TOOLS, tail_context=TAIL
+        index, capacity, current, system=system, tools=TOOLS, tail_context=TAIL, lexicons=lexicons()
     )
     ratio = tokens_per_char(capacity)
     request = assemble(index, plan, current, system=system, tools=TOOLS, tail=tail, ratio=ratio)
@@ -145,7 +146,13 @@ def test_a_long_session_keeps_dozens_of_turns_whole_when_not_every_card_fits(
     index = builder.index()
     roomy = profile(12_000, output_reserve=1_024)
     plan, _ = plan_request(
-        index, roomy, None, system="You are helpful.", tools=(), tail_context=TAIL
+        index,
+        roomy,
+        None,
+        system="You are helpful.",
+        tools=(),
+        tail_context=TAIL,
+        lexicons=lexicons(),
     )
     counts = {f: sum(t.fidelity is f for t in plan.turns) for f in Fidelity}
     assert counts[Fidelity.FULL] >= 12, counts

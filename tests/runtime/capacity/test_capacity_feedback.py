@@ -145,7 +145,7 @@ class RecordingScheduler:
         self.cancelled.append(key)
         return False
 
-    def maybe_start(self, binding: ModelBinding) -> object:
+    def maybe_start(self, binding: ModelBinding, prefix: object = None) -> object:
         self.started.append(key_of(binding))
         return None
 

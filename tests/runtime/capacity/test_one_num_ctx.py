@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx
 import pytest
 
 from tests.doubles.ollama_server import OllamaDouble
+from tests.runtime.probe_doubles import is_probe_body
 from vak_desktop.context.capacity.probe import PROBE_ACTIVITY
 from vak_desktop.context.capacity.profile import tokens_per_char, usable_horizon
 from vak_desktop.context.planning.turns import build_turn_index
@@ -46,10 +48,8 @@ async def http_fixture() -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-def _is_probe(body: dict[str, object]) -> bool:
-    tools = body.get("tools") or []
-    assert isinstance(tools, list)
-    return any(t["function"]["name"] == "probe_ack" for t in tools)
+def _is_probe(body: dict[str, Any]) -> bool:
+    return is_probe_body(body)
 
 
 async def _turn(runner: TurnRunner, session: str, binding: ModelBinding, text: str) -> None:

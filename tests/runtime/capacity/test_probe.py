@@ -17,15 +17,19 @@ from tests.doubles.ollama_server import OllamaDouble
 from tests.runtime.probe_doubles import SmallWindowServer, TextFormModel
 from vak_desktop.context.capacity.probe import (
     RESOLUTION,
+    SAMPLE_MAX_TOKENS,
     HorizonSearch,
     Rung,
-    Sample,
     cache_behaviour,
     ladder_targets,
-    majority,
     probe_ceiling,
 )
 from vak_desktop.context.capacity.probe_history import PROBE_TOOL, ProbeHistory
+from vak_desktop.context.capacity.probe_verdict import (
+    Sample,
+    sequential_verdict,
+    verdict_confidence,
+)
 from vak_desktop.context.capacity.profile import usable_horizon
 from vak_desktop.context.evidence.text_calls import text_form_call
 from vak_desktop.providers.ollama import OllamaProvider
@@ -35,7 +39,7 @@ MODEL = "gemma4:e2b"
 TRUE_HORIZON = 13_000
 TRAINED = 131_072
 # The ladder (4k, 8k, 16k), four or five bisection steps and the confirmation of both ends of
-# the final bracket, each a majority of three that stops at two agreeing samples.
+# the final bracket, each a sequential test that stops at two agreeing samples.
 MAX_CLEAN_REQUESTS = 20
 
 
@@ -81,7 +85,8 @@ async def test_probe_finds_the_horizon_within_15_percent_below_and_never_above(
     counted = {double.prompt_tokens(b["messages"], b["tools"]) for b in bodies}
     assert horizon.tokens in counted
     assert all(
-        b["options"]["num_ctx"] <= TRAINED and b["options"]["num_predict"] == 32 for b in bodies
+        b["options"]["num_ctx"] <= TRAINED and b["options"]["num_predict"] == SAMPLE_MAX_TOKENS
+        for b in bodies
     )
     assert profile.num_ctx == 16_384  # one ladder size holding horizon + output reserve
     assert profile.provenance["rungs"][0].keys() == {"tokens", "samples", "followed"}
@@ -202,19 +207,35 @@ async def test_a_thinking_model_is_probed_with_thinking_off(http: httpx.AsyncCli
 # -- the pure parts ---------------------------------------------------------------------------
 
 
-def test_the_ladder_doubles_from_4k_up_to_the_ceiling() -> None:
-    assert ladder_targets(probe_ceiling(131_072)) == (4_096, 8_192, 16_384, 32_768, 65_536)
-    assert ladder_targets(probe_ceiling(131_072, 20_000)) == (4_096, 8_192, 16_384)
+def test_the_ladder_doubles_from_4k_and_ends_on_the_ceiling_itself() -> None:
+    top = probe_ceiling(131_072)
+    assert ladder_targets(top) == (4_096, 8_192, 16_384, 32_768, 65_536, top)
+    assert ladder_targets(probe_ceiling(131_072, 20_000)) == (4_096, 8_192, 16_384, 20_000)
+    assert ladder_targets(probe_ceiling(131_072, 16_384)) == (4_096, 8_192, 16_384)
     assert ladder_targets(probe_ceiling(2_048)) == (1_843,)
 
 
-def test_a_rung_verdict_is_the_majority_of_three_and_a_refusal_is_final() -> None:
+def test_a_rung_verdict_is_sequential_two_agreeing_or_three_of_five() -> None:
     yes, no = Sample(True), Sample(False)
-    assert majority((yes,)) is None
-    assert majority((yes, yes)) is True
-    assert majority((yes, no)) is None
-    assert majority((yes, no, no)) is False
-    assert majority((Sample(False, overflow=True, rejected=8_192),)) is False
+    assert sequential_verdict((yes,)) is None
+    assert sequential_verdict((yes, yes)) is True
+    assert sequential_verdict((no, no)) is False
+    assert sequential_verdict((yes, no)) is None
+    assert sequential_verdict((yes, no, no)) is None  # 1–2 of five: not decided yet
+    assert sequential_verdict((yes, no, no, no)) is False
+    assert sequential_verdict((yes, no, yes, no)) is None
+    assert sequential_verdict((yes, no, yes, no, yes)) is True  # five at most
+    assert sequential_verdict((Sample(False, overflow=True, rejected=8_192),)) is False
+    assert sequential_verdict((no,), votes=1) is False  # one sample a rung (the naive bench)
+
+
+def test_a_verdicts_confidence_is_the_posterior_of_its_side() -> None:
+    yes, no = Sample(True), Sample(False)
+    assert verdict_confidence((yes, yes)) == verdict_confidence((no, no)) == 0.875
+    assert verdict_confidence((yes,) * 4) == 1 - 1 / 32
+    assert round(verdict_confidence((yes, no, yes, no, yes)), 3) == 0.656
+    assert verdict_confidence((yes, no, yes, yes)) < verdict_confidence((yes, yes))
+    assert verdict_confidence((Sample(False, error="refused"),)) == 1.0
 
 
 def test_confirmation_moves_the_bracket_back_after_a_wrong_majority() -> None:

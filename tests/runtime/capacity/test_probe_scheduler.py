@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.doubles.ollama_server import OllamaDouble
-from tests.runtime.probe_doubles import GatedRunner, HostedModel
+from tests.runtime.probe_doubles import GatedRunner, HostedModel, is_probe_body
 from vak_desktop.context.capacity.probe import PROBE_ACTIVITY
 from vak_desktop.context.capacity.profile import METADATA_CONFIDENCE
 from vak_desktop.context.payloads import Activity, CapacityProfile, Receipt
@@ -53,11 +53,7 @@ class Clock:
 
 
 def _probe_requests(double: OllamaDouble) -> int:
-    return sum(
-        1
-        for body in double.chat_bodies()
-        if any(t["function"]["name"] == "probe_ack" for t in body.get("tools") or [])
-    )
+    return sum(1 for body in double.chat_bodies() if is_probe_body(body))
 
 
 async def _turn(runner: TurnRunner, session: str, binding: ModelBinding, text: str) -> str:

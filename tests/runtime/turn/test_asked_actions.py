@@ -14,19 +14,21 @@ from vak_desktop.context.planning.actions import ACTION_CHECK, requested_tool
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.events import TurnFinished
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.settings import Settings
 
 ASK = "Search my files for the shipment code I gave you earlier."
+LEX = lexicons()
 BINDING = ModelBinding(provider="scripted", model="m", details=None)
 
 
 def test_the_directive_names_the_tool_it_asks_for() -> None:
     offered = ("read", "glob", "grep", "recall")
-    assert requested_tool(ASK, offered) == "grep"
-    assert requested_tool("Read notes.md and summarise it", offered) == "read"
-    assert requested_tool("Which files in my project mention parsers?", offered) == "glob"
-    assert requested_tool("What is the capital of France?", offered) is None
-    assert requested_tool(ASK, ("recall",)) is None  # not offered: nothing to ask for
+    assert requested_tool(ASK, offered, LEX) == "grep"
+    assert requested_tool("Read notes.md and summarise it", offered, LEX) == "read"
+    assert requested_tool("Which files in my project mention parsers?", offered, LEX) == "glob"
+    assert requested_tool("What is the capital of France?", offered, LEX) is None
+    assert requested_tool(ASK, ("recall",), LEX) is None  # not offered: nothing to ask for
 
 
 async def _run(ledger: Ledger, tmp_path: Path, *replies: Scripted) -> tuple[str, TurnFinished]:

@@ -20,7 +20,11 @@ a cache means the profile of any past request can be rebuilt from the chain alon
     prefix_tokens    ← a `prefix_measured` count, then EWMA of receipts whose messages are
                        small beside the prefix (`context/capacity/prefix.py`)
 
-Feedback never widens: only a probe can raise a horizon or a window.
+Feedback never widens: only a probe can raise a horizon or a window. But it can ask for one:
+when receipts keep showing explicit instructions followed well above the horizon (an
+`instruction_followed` Activity per turn whose request was over REPROBE_MARGIN × horizon;
+REPROBE_EVIDENCE of them since the profile was measured and since the last failure), the
+horizon is probably an under-measurement and `reprobe_due` says a re-probe should run.
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ TRUNCATION_FACTOR = 0.5  # prompt_eval_count under half of our estimate: the ser
 CONTEXT_OVERFLOW = "context_overflow"  # Activity: the provider refused a request as too long
 SILENT_TRUNCATION = "silent_truncation"  # Activity: the provider counted far less than we sent
 INSTRUCTION_FAILED = "instruction_failed"  # Activity: the model did not do what it was told
+INSTRUCTION_FOLLOWED = "instruction_followed"  # Activity: it did, in a request over the horizon
+REPROBE_MARGIN = 1.25  # "well above the horizon": a followed request over 1.25 × horizon
+REPROBE_EVIDENCE = 3  # … this many of them (none failed since) schedule a re-probe
 
 
 def overflow_window(requested: int | None, limit: int | None, sent_num_ctx: int) -> int:
@@ -153,3 +160,47 @@ def _refused_ratio(profile: CapacityProfile, measured: float) -> CapacityProfile
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def followed_activity(
+    instruction: str, request_tokens: int, profile: CapacityProfile, now: str
+) -> Activity | None:
+    """The record of an explicit instruction followed in a request over REPROBE_MARGIN × the
+    horizon (evidence the horizon is too low), or None for a request within it."""
+    horizon = profile.instruction_horizon.tokens
+    if request_tokens <= REPROBE_MARGIN * horizon:
+        return None
+    return Activity(
+        type=INSTRUCTION_FOLLOWED,
+        message=(
+            f"the model did {instruction} in a {request_tokens:,}-token request, above its "
+            f"{horizon:,}-token horizon (evidence for a re-probe; feedback never widens)"
+        ),
+        detail={
+            "provider": profile.provider,
+            "model": profile.model,
+            "instruction": instruction,
+            "request_tokens": request_tokens,
+            "horizon": horizon,
+            "at": now,
+        },
+    )
+
+
+def reprobe_due(profile: CapacityProfile, records: Iterable[Payload]) -> bool:
+    """Whether `records` (ledger payloads since `profile` was measured, in order) hold
+    REPROBE_EVIDENCE instructions this model followed over REPROBE_MARGIN × its horizon, with
+    no failed explicit instruction after the first of them."""
+    followed = 0
+    for record in records:
+        if not isinstance(record, Activity):
+            continue
+        detail = record.detail
+        if (detail.get("provider"), detail.get("model")) != (profile.provider, profile.model):
+            continue
+        if record.type == INSTRUCTION_FAILED:
+            followed = 0
+        elif record.type == INSTRUCTION_FOLLOWED:
+            size = _int(detail.get("request_tokens"))
+            followed += size > REPROBE_MARGIN * profile.instruction_horizon.tokens
+    return followed >= REPROBE_EVIDENCE

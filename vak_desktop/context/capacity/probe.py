@@ -1,4 +1,4 @@
-"""The capacity probe's decisions, as pure values: the rung ladder, the horizon search, majority
+"""The capacity probe's decisions, as pure values: the rung ladder, the horizon search, sequential
 verdicts, and the CapacityProfile and Activity a finished search yields (spec §1).
 
 Why pure: the search is what decides a model's budget for a day, so it must be testable without
@@ -8,15 +8,23 @@ answers mean.
 
 The search, in filler turns of `ProbeHistory` (every size is a prefix of one conversation):
 
-    climb    rungs at 4k, 8k, 16k, 32k … tokens, up to 0.9 × the declared window (or the
-             operator's ceiling), until one fails
+    climb    rungs at 4k, 8k, 16k, 32k … tokens, then the ceiling itself — 0.9 × the
+             declared window (or the operator's ceiling) — until one fails
     bisect   between the largest passing and the smallest failing size; when the first rung
              already fails, downward toward the bare prefix (0 filler turns)
     stop     when the bracket is one turn wide or within RESOLUTION of the passing size
 
-A rung's verdict is the majority of three samples; the third is sent only when the first two
-disagree (it cannot change a 2–0 majority). Sizes are the provider's own token counts, never
-our estimate: the planner converts with the learned tokens-per-char.
+A rung's verdict is a sequential test (issue #17): it stops as soon as the first two samples
+agree, and otherwise samples on until one side has three of at most five. A sampling model
+near its limit follows like a coin with some bias p; the confidence of a verdict is the
+posterior probability, under a uniform prior on p, that p is on the verdict's side of one half
+(2–0: 0.88, 4–0 pooled over a confirmation run: 0.97, 3–2: 0.66). The horizon's confidence is
+the lower of its two ends' — the passing size and the failing one — and is what the profile
+records and `vak probe` shows. Samples of one size share their whole prompt, so all but the
+first are served from the runner's prefix cache and cost decode time only.
+
+Sizes are the provider's own token counts, never our estimate: the planner converts with the
+learned tokens-per-char.
 """
 
 from __future__ import annotations
@@ -27,6 +35,13 @@ from datetime import datetime
 from typing import Any
 
 from vak_desktop.context.capacity.probe_history import ProbeHistory
+from vak_desktop.context.capacity.probe_verdict import (
+    AGREE,
+    VOTES,
+    Sample,
+    sequential_verdict,
+    verdict_confidence,
+)
 from vak_desktop.context.capacity.profile import (
     FALLBACK_TOKENS_PER_CHAR,
     choose_num_ctx,
@@ -36,12 +51,10 @@ from vak_desktop.context.payloads import Activity, CapacityProfile, Ewma, Horizo
 
 FIRST_RUNG = 4_096
 LADDER_FRACTION = 0.9  # the ladder stops at 0.9 × the declared window (spec §1)
-VOTES = 3  # a rung's verdict is the majority of this many samples
 RESOLUTION = 1 / 16  # the bisection stops inside this fraction of the passing size
-SAMPLE_MAX_TOKENS = 32  # each sample asks for this many output tokens at most
+SAMPLE_MAX_TOKENS = 48  # each sample asks for this many output tokens at most (a Qwen text-form
+# call in its <tool_call> tags is ~30 tokens)
 CACHE_SPEEDUP = 5  # a repeated request whose prefill is ≥ 5× faster: the prefix is cached
-PROBED_CONFIDENCE = 0.9  # unanimous samples at both ends of the final bracket
-SPLIT_CONFIDENCE = 0.7  # a sample disagreed at one end of the final bracket
 NO_HORIZON_CONFIDENCE = 0.0  # nothing passed, not even the bare prefix: the rescue case
 TTL_LOCAL_S = 24 * 3600
 TTL_HOSTED_S = 7 * 24 * 3600
@@ -55,47 +68,13 @@ def probe_ceiling(declared_window: int, max_prompt_tokens: int | None = None) ->
 
 
 def ladder_targets(ceiling: int) -> tuple[int, ...]:
-    """4k, 8k, 16k … up to `ceiling`; just `ceiling` when even the first rung is above it."""
+    """4k, 8k, 16k … below `ceiling`, then `ceiling` itself: a model that follows at the last
+    doubling is tried at the largest size it could be given, not credited with the doubling."""
     targets, size = [], FIRST_RUNG
-    while size <= ceiling:
+    while size < ceiling:
         targets.append(size)
         size *= 2
-    return tuple(targets) or (max(1, ceiling),)
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One request of a rung and what came back."""
-
-    followed: bool  # the model called probe_ack (natively or as text)
-    as_text: bool = False  # the call came written in the message text
-    called: str = ""  # the tool it called instead, if any
-    prompt_tokens: int = 0  # the provider's count of the whole prompt
-    cached_tokens: int = 0  # cache-read tokens, when the provider reports them
-    prompt_eval_ns: int = 0
-    load_ns: int = 0
-    wall_ns: int = 0
-    miss: bool = False  # nothing of it could have been cached (first request, or a reload)
-    overflow: bool = False  # the provider refused it as longer than the window
-    rejected: int = 0  # on overflow: the window it named, else the size it counted
-    error: str = ""
-
-    @property
-    def final(self) -> bool:
-        """A deterministic refusal: sampling again would not change it."""
-        return self.overflow or bool(self.error)
-
-
-def majority(samples: tuple[Sample, ...], votes: int = VOTES) -> bool | None:
-    """The verdict of a rung's samples, or None while more are needed."""
-    if any(s.final for s in samples):
-        return False
-    yes = sum(s.followed for s in samples)
-    no = len(samples) - yes
-    need = votes // 2 + 1
-    if yes >= need or no >= need or len(samples) >= votes:
-        return yes > no
-    return None
+    return (*targets, max(1, ceiling))
 
 
 @dataclass(frozen=True)
@@ -117,7 +96,7 @@ class Rung:
 
     @property
     def followed(self) -> bool:
-        return majority(self.samples, self.votes) is True
+        return sequential_verdict(self.samples, self.votes) is True
 
     def to_json(self, full: bool = False) -> dict[str, Any]:
         """The contract's rung shape; `full` adds everything the Activity keeps."""
@@ -136,7 +115,7 @@ class Rung:
 class HorizonSearch:
     """Which rung to run next, from the rungs run so far. Feed it with `record`.
 
-    A size's verdict is the majority of its runs (each run a majority of three samples). The
+    A size's verdict is the majority of its runs (each run a sequential test). The
     answer is confirmed before it is reported: once the bracket is narrow, its passing and its
     failing end each get a second run, and a third when the two disagree. A lone wrong majority
     near the boundary (a sampling model flips a coin there) then moves the bracket back
@@ -239,11 +218,18 @@ class HorizonSearch:
         _, hi = self.bracket()
         return self._runs(hi)[-1] if hi is not None else None
 
-    def unanimous(self, turns: int | None) -> bool:
-        """Every sample at this size agreed (true for an untried size)."""
+    def tally(self, turns: int | None) -> list[int] | None:
+        """[followed, samples] over every run at this size (None for an untried size)."""
         if turns is None:
-            return True
-        return len({s.followed for r in self._runs(turns) for s in r.samples}) <= 1
+            return None
+        samples = [s for r in self._runs(turns) for s in r.samples]
+        return [sum(s.followed for s in samples), len(samples)]
+
+    def confidence(self, turns: int | None) -> float:
+        """How sure every sample at this size is of its verdict (1.0 for an untried size)."""
+        if turns is None:
+            return 1.0
+        return verdict_confidence([s for r in self._runs(turns) for s in r.samples])
 
     @property
     def verified_window(self) -> int | None:
@@ -274,8 +260,10 @@ def probe_profile(
     now: str,
     requests: int,
     wall_ns: int,
+    outcome: str = "completed",
 ) -> CapacityProfile:
-    """The profile a finished search measured, on top of the metadata-only `base`."""
+    """The profile a finished search measured, on top of the metadata-only `base`;
+    `outcome` "timed_out" when the probe stopped at its deadline."""
     samples = [(s, r) for r in search.rungs for s in r.samples if not s.final]
     ratio = Ewma(0.0)
     for sample, rung in samples:
@@ -286,13 +274,15 @@ def probe_profile(
         if sample.miss and sample.prompt_eval_ns > 0 and sample.prompt_tokens:
             prefill = prefill.update(sample.prompt_tokens / (sample.prompt_eval_ns / 1e9))
     passed = search.horizon_rung
-    if passed is None:
-        smallest = min((r.tokens for r in search.rungs), default=0)
+    if not search.rungs:  # out of time before any verdict: nothing was measured
+        horizon = base.instruction_horizon
+    elif passed is None:
+        smallest = min(r.tokens for r in search.rungs)
         horizon = Horizon(smallest, NO_HORIZON_CONFIDENCE, now)
     else:
         lo, hi = search.bracket()
-        unanimous = search.unanimous(lo) and search.unanimous(hi)
-        horizon = Horizon(passed.tokens, PROBED_CONFIDENCE if unanimous else SPLIT_CONFIDENCE, now)
+        confidence = round(min(search.confidence(lo), search.confidence(hi)), 2)
+        horizon = Horizon(passed.tokens, confidence, now)
     profile = dataclasses.replace(
         base,
         verified_window=search.verified_window or base.verified_window,
@@ -309,22 +299,35 @@ def probe_profile(
             "wall_ns": wall_ns,
             "ceiling": search.ceiling,
             "text_form_calls": sum(s.as_text for r in search.rungs for s in r.samples),
-            "rescue": passed is None,  # not even the bare prefix: reset-with-handoff
+            "rescue": bool(search.rungs) and passed is None,  # not even the bare prefix
+            "outcome": outcome,
+            "verdict": {
+                "test": "sequential",
+                "agree": AGREE,
+                "max_samples": search.votes,
+                "passed": search.tally(search.bracket()[0]),  # [followed, samples] at the horizon
+                "failed": search.tally(search.bracket()[1]),  # … at the size above it
+                "failed_tokens": search.boundary_rung.tokens if search.boundary_rung else None,
+            },
+            "task": search.history.task.directive,
         },
     )
     return dataclasses.replace(profile, num_ctx=profile_num_ctx(profile))
 
 
-def probe_activity(
-    profile: CapacityProfile, search: HorizonSearch, *, outcome: str = "completed"
-) -> Activity:
+def probe_activity(profile: CapacityProfile, search: HorizonSearch) -> Activity:
     """The probe as one ledger Activity: every rung, sample, verdict, timing and request."""
     horizon = profile.instruction_horizon
     provenance = profile.provenance
+    outcome = str(provenance.get("outcome") or "completed")
     message = (
         f"probed {profile.model}: instruction horizon {horizon.tokens:,} tokens "
-        f"(confidence {horizon.confidence:.1f}) in {provenance.get('requests', 0)} requests"
+        f"(confidence {horizon.confidence:.2f}) in {provenance.get('requests', 0)} requests"
     )
+    if provenance.get("rescue"):
+        message += "; it followed at no size tried, not even the bare prefix"
+    if outcome == "timed_out":
+        message += "; stopped at its time budget, the horizon is what it confirmed before"
     return Activity(
         type=PROBE_ACTIVITY,
         message=message,

@@ -4,38 +4,41 @@
 action, not for the model's memory of it. When such a step ends without the matching tool call,
 the turn rules treat it as a failed explicit instruction (spec §1 feedback, §7): one repair
 nudge naming the tool, then a degraded outcome — never an invented result presented as found.
-The cue words are a small list kept here, in one place, so the reading's lexicons (issue #16)
-can take them over as data.
+The cue words are data: each lexicon's `actions` (verbs, owners, things, word order), compiled
+once into one pattern per rule (`lexicon.Actions`); a directive is read in the languages its
+function words name.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from vak_desktop.context.planning.lexicon import Lexicons, Text, normalise
+
 ACTION_CHECK = "action-check"
-_OBJECT = r"(my|the|our|these|those|this)\s+(\w+\s+)?(files?|folders?|notes|documents?|docs|code|project|repo|repository|workspace|logs?)"
-# (pattern, the tools that perform it, most fitting first)
-_ACTIONS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(rf"\b(search|grep|look\s+through|scan)\b.*\b{_OBJECT}\b", re.I), ("grep", "glob")),
-    (re.compile(rf"\b(find|look\s+for|look\s+up)\b.*\bin\s+{_OBJECT}\b", re.I), ("grep", "glob")),
-    (re.compile(rf"\b(read|open)\b\s+({_OBJECT}|\S+\.\w{{1,5}}\b)", re.I), ("read",)),
-    (re.compile(rf"\b(list|which)\b.*\b{_OBJECT}\b", re.I), ("glob", "grep")),
-)
+# each rule of `lexicon.ACTION_RULES` → the tools that perform it, most fitting first
+_TOOLS = {
+    "search": ("grep", "glob"),
+    "find": ("grep", "glob"),
+    "read": ("read",),
+    "list": ("glob", "grep"),
+}
 
 
-def requested_tools(directive: str, offered: Sequence[str]) -> tuple[str, ...]:
+def requested_tools(directive: str, offered: Sequence[str], lexicons: Lexicons) -> tuple[str, ...]:
     """The offered tools that perform the action the directive asks for on the user's
     things, most fitting first; () when it asks for none."""
-    for pattern, tools in _ACTIONS:
-        if pattern.search(directive):
-            return tuple(t for t in tools if t in offered)
+    lowered = normalise(directive)
+    for lexicon in lexicons.identify(Text.of(lowered, normalised=True)):
+        rule = lexicon.actions.asked(lowered)
+        if rule is not None:
+            return tuple(t for t in _TOOLS[rule] if t in offered)
     return ()
 
 
-def requested_tool(directive: str, offered: Sequence[str]) -> str | None:
+def requested_tool(directive: str, offered: Sequence[str], lexicons: Lexicons) -> str | None:
     """The tool the directive asks to be used on the user's things, if one is offered."""
-    return next(iter(requested_tools(directive, offered)), None)
+    return next(iter(requested_tools(directive, offered, lexicons)), None)
 
 
 def action_nudge(tool: str, directive: str) -> str:

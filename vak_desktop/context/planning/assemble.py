@@ -14,6 +14,7 @@ previous one plus the new steps. Nothing here does I/O or reads a clock: `now` c
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from vak_desktop.context.payloads import (
     Presentation,
     ToolResult,
 )
+from vak_desktop.context.planning.card_index import CardIndex, card_index
+from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import render_handoff, render_packet
 from vak_desktop.context.planning.planner import (
     PACKET_BATCH_TURNS,
@@ -141,16 +144,21 @@ def thread_for(
     is there to point at. Paused (directive drift, §7): the directives of the subject the user
     left — asked out when packeted, else named by turn (their words are already above: one
     source per fact)."""
-    packeted = [t for t in plan.turns if t.fidelity is Fidelity.PACKET]
-    latest = packeted[-PACKET_BATCH_TURNS:]
+    packet = Fidelity.PACKET
+    latest = list(
+        itertools.islice(
+            (t for t in reversed(plan.turns) if t.fidelity is packet), PACKET_BATCH_TURNS
+        )
+    )
+    latest.reverse()  # the latest packeted turns, oldest first
     summarised = [
         card_of(index.turns[t.index], ratio).asked for t in latest if t.turn_id not in paused
     ]
     held = []
-    for t in plan.turns:
+    for t in plan.turns if paused else ():
         if t.turn_id not in paused:
             continue
-        if t.fidelity is Fidelity.PACKET:
+        if t.fidelity is packet:
             held.append(card_of(index.turns[t.index], ratio).asked)
         else:
             held.append(f"turn {t.index + 1} (above)")
@@ -224,6 +232,7 @@ def plan_request(
     system: str,
     tools: Sequence[ToolSpec],
     tail_context: TailContext,
+    lexicons: Lexicons,
     reading_terms: Sequence[str] = (),
 ) -> tuple[Plan, str]:
     """Plan the next request and build its tail. The thread depends on the plan and the plan on
@@ -232,11 +241,17 @@ def plan_request(
     grows, so this ends (usually in one or two rounds); a fixed number of rounds could return a
     tail whose thread belongs to another plan (a directive both whole and in the thread)."""
     ratio = tokens_per_char(profile)
-    history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
+    indexed = None
+    if index.head is not None and index.turns and current is index.turns[-1]:
+        history: Sequence[Turn] = index.turns[:-1]  # a running session's request: the card
+        indexed = card_index(index, ratio)  # index holds every earlier turn
+    else:
+        history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
     prefix_chars = len(system) + sum(t.chars() for t in tools)
     prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
     reserve = current_turn_reserve(history, current, ratio)
-    ranked = candidates(history, ratio, current.directive.text if current else "", reading_terms)
+    directive = current.directive.text if current else ""
+    ranked = candidates(history, ratio, directive, lexicons, reading_terms, indexed=indexed)
     plain = is_small(profile)
     tail = render_tail(tail_context, [], plain=plain)
     tail_tokens = 0
@@ -245,7 +260,6 @@ def plan_request(
         plan = plan_working_set(
             index,
             profile,
-            directive=current.directive.text if current else "",
             history=history,
             prefix_tokens=prefix_tokens,
             tail_tokens=tail_tokens,
@@ -263,48 +277,67 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
     """Every turn before the current one at the fidelity the plan chose, in request order: the
     handoff, the older turns retrieved from the packet's range (whole or as cards), the packet,
     then the working set."""
-    turns = {t.turn_id: t for t in index.turns}
-    planned = [p for p in plan.turns if p.fidelity is not Fidelity.BEHIND_RESET]
+    turns = index.by_turn_id
+    # what earlier requests rendered of these turns (each step of a turn advances the index)
+    indexed = card_index(index, ratio) if index.head is not None else None
+    behind, packet = Fidelity.BEHIND_RESET, Fidelity.PACKET
+    planned = [p for p in plan.turns if p.fidelity is not behind]
     messages: list[Message] = []
-    if index.reset is not None and any(p.fidelity is Fidelity.BEHIND_RESET for p in plan.turns):
+    if index.reset is not None and len(planned) < len(plan.turns):
         messages.append(Message(role="user", content=render_handoff(index.reset.handoff)))
     packet_end = 0
     if plan.packet_range is not None:
         last = turns[plan.packet_range[1]].index
         span = [turns[p.turn_id] for p in planned if p.index <= last]
         packet_end = len(span)
-        messages += _turn_messages(turns, planned[:packet_end], ratio)
+        messages += _turn_messages(turns, planned[:packet_end], ratio, indexed)
         packeted = [
-            (turns[p.turn_id], card_of(turns[p.turn_id], ratio))
-            for p in planned[:packet_end]
-            if p.fidelity is Fidelity.PACKET
+            (turn, card_of(turn, ratio))
+            for turn, p in zip(span, planned, strict=False)
+            if p.fidelity is packet
         ]
         text = render_packet(
-            plan.packet.packet if plan.packet else None, span, packeted, plan.packet_shape
+            plan.packet.packet if plan.packet else None,
+            span,
+            packeted,
+            plan.packet_shape,
+            listing=indexed.listing if indexed else None,
         )
         messages.append(Message(role="user", content=text))
-    messages += _turn_messages(turns, planned[packet_end:], ratio)
+    messages += _turn_messages(turns, planned[packet_end:], ratio, indexed)
     return messages
 
 
 def _turn_messages(
-    turns: dict[str, Turn], planned: Sequence[PlannedTurn], ratio: float
+    turns: dict[str, Turn],
+    planned: Sequence[PlannedTurn],
+    ratio: float,
+    indexed: CardIndex | None = None,
 ) -> list[Message]:
     """Whole turns as their records and each run of card turns as one block (packeted turns
-    are skipped: the packet carries them)."""
+    are skipped: the packet carries them). `indexed` keeps what a frozen turn renders to."""
     messages: list[Message] = []
     cards: list[str] = []
+    packet, card_fidelity = Fidelity.PACKET, Fidelity.CARD
     for p in planned:
-        turn = turns[p.turn_id]
-        if p.fidelity is Fidelity.PACKET:
+        if p.fidelity is packet:
             continue
-        if p.fidelity is Fidelity.CARD:
-            cards.append(render_card(card_of(turn, ratio), turn.number))
+        turn = turns[p.turn_id]
+        if p.fidelity is card_fidelity:
+
+            def card(turn: Turn = turn) -> str:
+                return render_card(card_of(turn, ratio), turn.number)
+
+            cards.append(indexed.rendered("card", turn, card) if indexed else card())
             continue
         if cards:
             messages.append(Message(role="user", content=card_block(cards)))
             cards = []
-        messages.extend(full_record(turn))
+
+        def record(turn: Turn = turn) -> tuple[Message, ...]:
+            return tuple(full_record(turn))
+
+        messages.extend(indexed.rendered("full", turn, record) if indexed else record())
     if cards:
         messages.append(Message(role="user", content=card_block(cards)))
     return messages

@@ -12,8 +12,9 @@ model to cope.
 - Model drift: a final answer that repeats an earlier turn's narration verbatim →
   `[steering-drift]`.
 
-Word tests use content words: letters only, three or more, minus a small stop list, so that
-numbers, JSON punctuation and function words never make two unrelated texts "overlap".
+Word tests use content words: letters only, three or more (character bigrams in Chinese and
+Japanese), minus the lexicons' stop words, so that numbers, JSON punctuation and function words
+never make two unrelated texts "overlap".
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from vak_desktop.context.payloads import TurnCard
-from vak_desktop.context.planning.lexicon import Lexicons, Text
+from vak_desktop.context.planning.lexicon import CJK_RUN, Lexicons, Text, normalise
 from vak_desktop.context.planning.reading import LIVE, read_directive
 from vak_desktop.context.planning.turn_cards import leading_sentence, narration_of
 
@@ -37,128 +38,30 @@ MIN_DRIFT_WORDS = 2  # "and Paris?" is a follow-up, not a new subject
 MIN_REPEAT_WORDS = 6  # repeating a one-line "Done." is not drift
 
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
-_STOP = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "with",
-        "that",
-        "this",
-        "these",
-        "those",
-        "from",
-        "into",
-        "onto",
-        "about",
-        "what",
-        "whats",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "are",
-        "was",
-        "were",
-        "been",
-        "being",
-        "have",
-        "has",
-        "had",
-        "does",
-        "did",
-        "doing",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "not",
-        "but",
-        "you",
-        "your",
-        "yours",
-        "our",
-        "ours",
-        "their",
-        "theirs",
-        "its",
-        "they",
-        "them",
-        "there",
-        "here",
-        "then",
-        "than",
-        "also",
-        "just",
-        "only",
-        "very",
-        "more",
-        "most",
-        "some",
-        "any",
-        "all",
-        "each",
-        "every",
-        "other",
-        "such",
-        "same",
-        "own",
-        "out",
-        "off",
-        "over",
-        "under",
-        "again",
-        "further",
-        "once",
-        "please",
-        "tell",
-        "show",
-        "give",
-        "get",
-        "let",
-        "make",
-        "want",
-        "need",
-        "like",
-        "know",
-        "think",
-        "say",
-        "said",
-        "one",
-        "two",
-        "per",
-        "via",
-        "use",
-        "using",
-        "used",
-        "now",
-        "today",
-        "current",
-        "currently",
-        "latest",
-        "live",
-        "right",
-        "moment",
-    ]
-)
-# A directive about the conversation itself ("summarise our chat so far") continues it.
-_ABOUT_CONVERSATION = re.compile(
-    r"\b(so far|chat|conversation|discussion|we (discussed|talked)|you (said|told))\b", re.I
-)
 
 
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of three or more letters that carry meaning, plurals folded."""
-    return {_singular(w) for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP}
+def content_words(text: str, lexicons: Lexicons) -> set[str]:
+    """The words of a text that carry meaning: words of three or more letters, lower-cased,
+    plurals folded, and in Chinese and Japanese the character bigrams of what is left once the
+    stop words are taken out — minus the stop words of the languages the text is written in
+    (`stop_words`; every shipped language's for a text with no function word, such as a card's
+    values)."""
+    lowered = normalise(text)
+    seen = Text.of(lowered, normalised=True)
+    stop = lexicons.stop_words(lexicons.identify(seen))
+    words = {_singular(w) for w in _WORD.findall(CJK_RUN.sub(" ", lowered)) if w not in stop.words}
+    for run in CJK_RUN.findall(lowered):
+        for stop_word in stop.cjk:
+            run = run.replace(stop_word, " ")
+        for piece in run.split():
+            words.update(piece[i : i + 2] for i in range(len(piece) - 1))
+    return words
+
+
+def about_conversation(directive: str, lexicons: Lexicons) -> bool:
+    """A directive about the conversation itself ("summarise our chat so far") continues it."""
+    seen = Text.of(directive)
+    return any(lex.about_conversation.hit(seen) for lex in lexicons.identify(seen))
 
 
 def _singular(word: str) -> str:
@@ -220,15 +123,17 @@ def freshness_statement(last: tuple[str, str] | None) -> str:
 # -- topic mismatch -----------------------------------------------------------------------------
 
 
-def topic_mismatch(payload: Mapping[str, Any], directive: str, evidence: Iterable[str]) -> bool:
+def topic_mismatch(
+    payload: Mapping[str, Any], directive: str, evidence: Iterable[str], lexicons: Lexicons
+) -> bool:
     """The card's values share no content word with the directive and this turn's retrieved
     evidence. A card with no words at all (a bare number) gives nothing to judge: False."""
-    card = content_words(values_text(payload))
+    card = content_words(values_text(payload), lexicons)
     if not card:
         return False
-    if card & content_words(directive):
+    if card & content_words(directive, lexicons):
         return False
-    return all(card.isdisjoint(content_words(text)) for text in evidence)
+    return all(card.isdisjoint(content_words(text, lexicons)) for text in evidence)
 
 
 def topic_nudge(title: str, directive: str) -> str:
@@ -278,20 +183,22 @@ def empty_step_nudge() -> str:
 # -- directive drift ----------------------------------------------------------------------------
 
 
-def paused_turns(directive: str, asked: Sequence[str], back: bool) -> tuple[int, ...]:
+def paused_turns(
+    directive: str, asked: Sequence[str], back: bool, lexicons: Lexicons
+) -> tuple[int, ...]:
     """Positions in `asked` (the directives of earlier turns, oldest first) that a subject
     change pauses: the run of recent directives about the previous subject. None when the
     directive refers back (`back`), is too short to name a subject, or shares a word with the
     latest directive (the same subject continues)."""
-    new = content_words(directive)
-    if back or _ABOUT_CONVERSATION.search(directive) or len(new) < MIN_DRIFT_WORDS or not asked:
+    new = content_words(directive, lexicons)
+    if back or len(new) < MIN_DRIFT_WORDS or not asked or about_conversation(directive, lexicons):
         return ()
-    latest = content_words(asked[-1])
+    latest = content_words(asked[-1], lexicons)
     if not latest or latest & new:
         return ()
     run, goal = [len(asked) - 1], set(latest)
     for position in range(len(asked) - 2, max(-1, len(asked) - 1 - GOAL_READINGS), -1):
-        words = content_words(asked[position])
+        words = content_words(asked[position], lexicons)
         if not words & goal or words & new:
             break
         run.append(position)

@@ -21,6 +21,12 @@ A cue is written in one of these forms (matched on the NFKC-normalised, case-fol
 Words are runs of letters, digits, `'`, `’` and `-`; a word also matches through its parts
 ("l'heure" matches "heure", "Metrik-Karte" matches "karte"). A run of CJK characters is kept
 apart from Latin letters beside it ("recallツール" is "recall" and "ツール").
+
+A cue set is matched by presence (`Cues`) or, where word order is the reading (asked-for
+actions: "search … my files"), compiled to one regular expression per rule (`Actions`); both
+read the same cue syntax. Over 400 lines on purpose: the cue syntax, the text it is matched
+over and its two compiled forms must agree word for word (a Latin cue's regex edges are
+exactly the word boundaries `Text` splits at), so they are kept in one module.
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ import blake3
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 _PARTS = re.compile(r"['’-]")
 # Han, Hiragana, Katakana (incl. the prolonged-sound mark), CJK punctuation-free ranges
-_CJK = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK_RANGES = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
 _SENTENCE = re.compile(r"[.!?]+(?=\s|$)|[。！？\n]+")  # "research.synthesis" is one sentence
 
 
@@ -47,7 +54,7 @@ def normalise(text: str) -> str:
 
 
 def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
+    return CJK_RUN.search(text) is not None
 
 
 def split_words(text: str) -> list[str]:
@@ -58,7 +65,7 @@ def split_words(text: str) -> list[str]:
             out.append(match)
             continue
         position = 0
-        for run in _CJK.finditer(match):
+        for run in CJK_RUN.finditer(match):
             if run.start() > position:
                 out.append(match[position : run.start()])
             out.append(run.group())
@@ -208,6 +215,110 @@ class Cues:
 
 
 @dataclass(frozen=True)
+class StopWords:
+    """Words that carry no subject: a set for words with spaces around them, and the Chinese
+    and Japanese ones (longest first) to take out of a CJK run before it is cut into bigrams."""
+
+    words: frozenset[str] = frozenset()
+    cjk: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, written: Iterable[str]) -> StopWords:
+        words = {normalise(w).strip() for w in written}
+        cjk = sorted((w for w in words if has_cjk(w)), key=len, reverse=True)
+        return cls(frozenset(w for w in words if not has_cjk(w)), tuple(cjk))
+
+    def __or__(self, other: StopWords) -> StopWords:
+        cjk = sorted(set(self.cjk) | set(other.cjk), key=len, reverse=True)
+        return StopWords(self.words | other.words, tuple(cjk))
+
+
+# a Latin cue's edges: not beside another letter or digit, but beside a CJK character is fine
+# ("用grep搜索"); in text without CJK these are exactly `\b` at a word's start and end
+_START = rf"(?<![^\W{_CJK_RANGES}])"
+_END = rf"(?![^\W{_CJK_RANGES}])"
+# Language-neutral structure, not word cues: a file name with a known extension (its end may
+# touch CJK text: "notes.mdを読んで"), or a path (./x, ../x, ~/x, /x, or a/b/c).
+_EXTENSIONS = (
+    "py|md|txt|json|toml|yaml|yml|rs|js|ts|tsx|jsx|c|h|cpp|hpp|go|java|kt|swift|rb|php|cs|"
+    "html|css|scss|sh|ini|cfg|conf|csv|tsv|log|xml|sql|pdf|docx?|xlsx?|ipynb|lock|env"
+)
+FILE_NAME = re.compile(
+    rf"\w[\w-]*\.(?:{_EXTENSIONS}){_END}|(?:^|\s)(?:\.{{1,2}}/|~/|/)\w|\w+/\w+/\w"
+)
+
+
+def cue_pattern(cue: str) -> str:
+    """A cue (any of the forms above) as a regular expression over normalised text, without
+    its edges: a CJK cue as itself, anything else word by word (`*` is any run of letters,
+    the words joined by space)."""
+    cue = normalise(cue).strip()
+    if has_cjk(cue):
+        return re.escape(cue)
+    elements = []
+    for element in cue.split():
+        forms = [
+            (r"\w*" if form.startswith("*") else "")
+            + re.escape(form.strip("*"))
+            + (r"\w*" if form.endswith("*") else "")
+            for form in element.split("|")
+        ]
+        elements.append("|".join(forms) if len(forms) == 1 else "(?:" + "|".join(forms) + ")")
+    return r"\s+".join(elements)
+
+
+def any_of(cues: Iterable[str], *, end: bool = True) -> str:
+    """One pattern for a cue set ("" when the set is empty): the Latin cues between word
+    edges (`end=False`: open at the end, "document" then matches "documentation"), the CJK
+    cues anywhere."""
+    latin = [cue_pattern(c) for c in cues if not has_cjk(c)]
+    cjk = [cue_pattern(c) for c in cues if has_cjk(c)]
+    parts = [_START + "(?:" + "|".join(latin) + ")" + (_END if end else "")] if latin else []
+    parts += cjk
+    return "(?:" + "|".join(parts) + ")" if parts else ""
+
+
+ACTION_RULES = ("search", "find", "read", "list")
+
+
+@dataclass(frozen=True)
+class Actions:
+    """A language's asked-for actions (`actions` in the schema) as one pattern per rule, in
+    `ACTION_RULES` order; a rule with an empty cue set has none.
+
+    An object is an owner and a thing, at most one word between ("my notes", "the project
+    logs", "我的文件"). `verb_first`: the verb, then its object anywhere after it (for find:
+    an inside word right before the object), a read verb right before its object or a file
+    name. `any`: the verb and its object in either order, a read verb anywhere with either."""
+
+    rules: tuple[tuple[str, re.Pattern[str]], ...] = ()
+
+    @classmethod
+    def of(cls, document: Mapping[str, Any]) -> Actions:
+        owners, things = any_of(document["owners"]), any_of(document["things"], end=False)
+        owner_thing = rf"{owners}\s*(?:\w+\s+)?{things}"
+        thing = owner_thing + _END
+        inside = any_of(document["inside"])
+        objects = {"search": thing, "find": rf"{inside}\s*{thing}", "list": thing}
+        verbs = {rule: any_of(document[rule]) for rule in ACTION_RULES}
+        if document["order"] == "verb_first":
+            # the thing unbounded at its end here, as the English rule always had it ("read the
+            # documentation" reads)
+            objects["read"] = rf"\s+(?:{owner_thing}|\S+\.\w{{1,5}}\b)"
+            shapes = {r: f"{v}.*{objects[r]}" for r, v in verbs.items()}
+            shapes["read"] = verbs["read"] + objects["read"]
+        else:
+            objects["read"] = rf"(?:{thing}|{FILE_NAME.pattern})"
+            shapes = {r: f"{v}.*{objects[r]}|{objects[r]}.*{v}" for r, v in verbs.items()}
+        usable = [r for r in ACTION_RULES if verbs[r] and (r != "find" or inside)]
+        return cls(tuple((r, re.compile(shapes[r])) for r in usable))
+
+    def asked(self, lowered: str) -> str | None:
+        """The first rule whose pattern occurs in normalised text, if any."""
+        return next((rule for rule, pattern in self.rules if pattern.search(lowered)), None)
+
+
+@dataclass(frozen=True)
 class Sense:
     """A deixis word that is not temporal beside these words ("we live in", "eine gerade
     Linie")."""
@@ -240,6 +351,11 @@ class Lexicon:
     show_verbs: Cues
     call_verbs: Cues
     tool_words: Cues
+    stop_words: StopWords
+    about_conversation: Cues
+    anaphora: Cues
+    recall: Cues
+    actions: Actions
 
     @classmethod
     def from_json(cls, document: Mapping[str, Any]) -> Lexicon:
@@ -269,6 +385,11 @@ class Lexicon:
             show_verbs=Cues.of(said["show"]),
             call_verbs=Cues.of(said["call"]),
             tool_words=Cues.of(said["tool"]),
+            stop_words=StopWords.of(document["stop_words"]),
+            about_conversation=Cues.of(document["conversation"]["about"]),
+            anaphora=Cues.of(document["conversation"]["anaphora"]),
+            recall=Cues.of(document["conversation"]["recall"]),
+            actions=Actions.of(document["actions"]),
         )
 
 
@@ -280,6 +401,9 @@ class Lexicons:
     languages: tuple[Lexicon, ...]
     digest: str = ""
     _by_code: Mapping[str, Lexicon] = field(default_factory=dict, compare=False, repr=False)
+    _stops: dict[tuple[str, ...], StopWords] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def from_json(cls, documents: Sequence[Mapping[str, Any]], digest: str = "") -> Lexicons:
@@ -288,6 +412,17 @@ class Lexicons:
 
     def language(self, code: str) -> Lexicon:
         return self._by_code[code]
+
+    def stop_words(self, languages: Sequence[Lexicon]) -> StopWords:
+        """The stop words of these languages together (joined once per set of languages)."""
+        key = tuple(lex.language for lex in languages)
+        joined = self._stops.get(key)
+        if joined is None:
+            joined = StopWords()
+            for lex in languages:
+                joined |= lex.stop_words
+            self._stops[key] = joined
+        return joined
 
     def identify(self, text: Text) -> tuple[Lexicon, ...]:
         """The languages `text` is written in: those whose function words it uses most. A text

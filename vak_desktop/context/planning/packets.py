@@ -18,7 +18,8 @@ the newly covered turns — never the turn's own request.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from vak_desktop.context.evidence.windows import short_ref
@@ -64,12 +65,56 @@ class PacketShape:
 
 def number_ranges(numbers: Sequence[int]) -> str:
     """Sorted turn numbers as runs: "1–2, 4–40"."""
+    return _runs(len(numbers), numbers.__getitem__)
+
+
+def _runs(size: int, number: Callable[[int], int]) -> str:
+    """The increasing numbers `number(0) … number(size − 1)` as runs. A run is where `number(k)
+    − k` holds still (it never falls for increasing numbers), so each run's end is found by
+    galloping and bisection: thousands of packeted turns with a few retrieved are a few runs,
+    and only numbers near their ends are read."""
     runs: list[tuple[int, int]] = []
-    for n in numbers:
-        if runs and runs[-1][1] == n - 1:
-            runs[-1] = (runs[-1][0], n)
-        else:
-            runs.append((n, n))
+    start = 0
+    while start < size:
+        end = _stretch_end(start, size, lambda k: number(k) - k)
+        runs.append((number(start), number(end - 1)))
+        start = end
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
+def _stretch_end(start: int, size: int, key: Callable[[int], int]) -> int:
+    """The first position after `start` where the non-decreasing `key` changes (or `size`):
+    doubling steps, then a bisection within the last one (a short stretch costs a few reads)."""
+    value, step, low = key(start), 1, start + 1
+    while low < size and key(low) == value:
+        low, step = low + step, step * 2
+    high = min(low, size)
+    low = max(start + 1, low - step // 2)
+    return bisect.bisect_right(range(size), value, lo=low, hi=high, key=key)
+
+
+def _shown_elsewhere(span: Sequence[Turn], packeted: Sequence[tuple[Turn, TurnCard]]) -> str:
+    """The numbers of the turns of `span` that `packeted` (in span order) leaves out, as runs:
+    the gaps between stretches of consecutive packeted turns, each stretch found by bisection
+    when the span is a run of consecutive turns (as a packet's range is)."""
+    first, last = span[0].index, span[-1].index
+    if last - first != len(span) - 1:
+        inside = {t.index for t, _ in packeted}
+        return number_ranges([t.index + 1 for t in span if t.index not in inside])
+
+    def skipped(k: int) -> int:  # span turns left out before packeted[k]
+        return packeted[k][0].index - first - k
+
+    runs: list[tuple[int, int]] = []
+    expected, k, size = first, 0, len(packeted)  # the next index were nothing left out
+    while k < size:
+        at = packeted[k][0].index
+        if at > expected:
+            runs.append((expected + 1, at))  # numbers are indexes + 1
+        k = _stretch_end(k, size, skipped)
+        expected = packeted[k - 1][0].index + 1
+    if expected <= last:
+        runs.append((expected + 1, last + 1))
     return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
 
 
@@ -98,12 +143,11 @@ def render_packet(
         known = listing or {}
         lines += [known.get(t.turn_id) or listing_line(t, c) for t, c in rest]
     elif rest:
-        numbers = [t.index + 1 for t, _ in rest]
-        lines += ["", f"Also covered, by number: turns {number_ranges(numbers)}."]
+        numbers = _runs(len(rest), lambda k: rest[k][0].index + 1)
+        lines += ["", f"Also covered, by number: turns {numbers}."]
     if len(packeted) < len(span):
-        inside = {t.index for t, _ in packeted}
-        elsewhere = [t.index + 1 for t in span if t.index not in inside]
-        lines.append(f"Turns {number_ranges(elsewhere)} of this range are shown outside it.")
+        elsewhere = _shown_elsewhere(span, packeted)
+        lines.append(f"Turns {elsewhere} of this range are shown outside it.")
     first = span[0].number if span else 1
     lines.append(
         f'Turns {name} are summarised here; recall({{"turn": {first}}}) returns turn {first} '

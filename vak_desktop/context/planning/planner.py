@@ -30,16 +30,18 @@ module boundaries.
 
 from __future__ import annotations
 
+import itertools
 import math
-import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple, overload
 
 from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char, usable_horizon
 from vak_desktop.context.payloads import Answer, CapacityProfile, Compaction, TurnCard
+from vak_desktop.context.planning.card_index import CardIndex
 from vak_desktop.context.planning.drift import PAUSED_RECENCY, paused_turns
+from vak_desktop.context.planning.lexicon import Lexicons, Text
 from vak_desktop.context.planning.packets import (
     FEATURED_HEADER,
     LISTED_HEADER,
@@ -60,24 +62,6 @@ from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
 
 PACKET_BATCH_TURNS = 8
 MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 64, 512  # the summariser's length, scaled to the budget
-# Words by which a directive points back at the previous exchange ("do that again", "the second
-# one", "why did it fail?"). Deictic, not topical: they carry no subject of their own.
-_ANAPHORA = re.compile(
-    r"\b(that|this|these|those|it|its|them|they|again|above|previous|earlier|same|"
-    r"the (first|second|third|last|other) one|you (said|wrote|found|mentioned))\b",
-    re.IGNORECASE,
-)
-# Words by which a directive points back at an earlier turn it does not name ("the code I gave
-# you earlier", "what did we decide about …"): the best match of the card index then travels at
-# card fidelity or better, whatever else the budget packets. Kept small and here so that the
-# reading's lexicons can take it over.
-_REFER_BACK = re.compile(
-    r"\b(earlier|before|previously|last time|remember|"
-    r"you (said|wrote|found|mentioned|told me|suggested)|"
-    r"i (gave|told|sent|showed|mentioned|said|shared|pasted|noted|asked)|"
-    r"we (decided|discussed|agreed|talked|said|settled|chose|found)|did we)\b",
-    re.IGNORECASE,
-)
 
 
 class Fidelity(StrEnum):
@@ -85,6 +69,10 @@ class Fidelity(StrEnum):
     CARD = "card"
     PACKET = "packet"
     BEHIND_RESET = "behind_reset"
+
+
+# the members as plain names: an enum member read off its class costs a lookup per turn
+FULL, CARD, PACKET = Fidelity.FULL, Fidelity.CARD, Fidelity.PACKET
 
 
 @dataclass(frozen=True)
@@ -101,10 +89,12 @@ class Budget:
         return max(0, self.horizon - spent - self.current_turn_reserve)
 
 
-@dataclass(frozen=True)
-class PlannedTurn:
+class PlannedTurn(NamedTuple):
+    """One earlier turn as the plan carries it: a tuple, made 3× faster than a frozen dataclass,
+    and a plan of 10,000 turns makes 10,000 of them twice."""
+
     turn_id: str
-    index: int
+    index: int  # type: ignore[assignment]  # the turn's position; shadows tuple.index, unused
     fidelity: Fidelity
     tokens: int  # what this turn costs at its fidelity (0 inside the packet)
     value: float
@@ -166,14 +156,20 @@ class Plan:
         }
 
 
-def refers_back(directive: str) -> bool:
-    """The directive points at the exchange just before it ("do that again")."""
-    return _ANAPHORA.search(directive) is not None
+def refers_back(directive: str, lexicons: Lexicons) -> bool:
+    """The directive points at the exchange just before it ("do that again", "noch einmal"):
+    deictic words, not topical, so they carry no subject of their own (`conversation.anaphora`
+    of the lexicons it is written in)."""
+    seen = Text.of(directive)
+    return any(lex.anaphora.hit(seen) for lex in lexicons.identify(seen))
 
 
-def recalls_earlier(directive: str) -> bool:
-    """The directive points back at an earlier turn without naming it ("I gave you earlier")."""
-    return _REFER_BACK.search(directive) is not None
+def recalls_earlier(directive: str, lexicons: Lexicons) -> bool:
+    """The directive points back at an earlier turn without naming it ("the code I gave you
+    earlier", "vorhin", "之前"): its best match of the card index then travels at card fidelity
+    or better, whatever else the budget packets (`conversation.recall`)."""
+    seen = Text.of(directive)
+    return any(lex.recall.hit(seen) for lex in lexicons.identify(seen))
 
 
 @dataclass(frozen=True)
@@ -193,52 +189,109 @@ class Candidates:
     paused: tuple[str, ...] = ()  # turn ids of the subject the directive moved away from
     by_relevance: tuple[int, ...] = ()  # positions matching the directive, best first
     pinned: int | None = None  # the best match of a directive that refers back to it
+    # the cheapest full record from each rank of `by_value` on, and each position's rank: once
+    # the budget left is below it (and no card is further down) no later turn can be promoted
+    cheapest_after: tuple[int, ...] = ()
+    rank: tuple[int, ...] = ()
 
 
 def candidates(
-    history: Sequence[Turn], ratio: float, directive: str, reading_terms: Sequence[str] = ()
+    history: Sequence[Turn],
+    ratio: float,
+    directive: str,
+    lexicons: Lexicons,
+    reading_terms: Sequence[str] = (),
+    *,
+    indexed: CardIndex | None = None,
 ) -> Candidates:
     """Price and value every turn of `history` (the turns before the current one);
-    `reading_terms` are the directive's reading's terms (`Reading.terms`, spec §4)."""
-    live = tuple(t for t in history if not t.behind_reset)
-    cards = tuple(card_of(t, ratio) for t in live)
-    rel = relevance(directive, cards, reading_terms)
-    back = refers_back(directive)
+    `reading_terms` are the directive's reading's terms (`Reading.terms`, spec §4). `indexed` is
+    the card index of exactly `history`'s live turns, when the caller keeps one."""
+    if indexed is None:
+        live = tuple(t for t in history if not t.behind_reset)
+        cards = tuple(card_of(t, ratio) for t in live)
+        rel = relevance(directive, cards, reading_terms)
+        listing: dict[str, str] = {}
+    else:
+        live, cards, listing = indexed.turns, indexed.cards, indexed.listing
+        rel = relevance(directive, cards, reading_terms, indexed.corpus)
+    back = refers_back(directive, lexicons)
     # directive drift (§7): the turns of the subject the user left are paused — their recency
     # weighs less, so the new subject's turns rank first; nothing is cut
-    paused = paused_turns(directive, [c.asked for c in cards], back)
-    values = []
-    for position in range(len(live)):
-        age = len(live) - 1 - position
-        anaphora = 1.0 if back and age == 0 else 0.0
-        recency = 1.0 / (1 + age) * (PAUSED_RECENCY if position in paused else 1.0)
-        values.append(max(recency, rel[position], anaphora))
-    matching = sorted((p for p in range(len(live)) if rel[p] > 0), key=lambda p: (-rel[p], -p))
+    paused = paused_turns(directive, _Asked(cards), back, lexicons)
+    size = len(live)
+    recency = [1.0 / (1 + age) for age in range(size - 1, -1, -1)]
+    for position in paused:
+        recency[position] *= PAUSED_RECENCY
+    values = list(map(max, recency, rel))
+    if back and size:  # anaphora: the preceding turn when the directive refers back
+        values[-1] = max(values[-1], 1.0)
+    # most valuable first, newest first on ties: a stable sort of the newest-first positions
+    by_value = sorted(range(size - 1, -1, -1), key=values.__getitem__, reverse=True)
+    matching = sorted(
+        [p for p in range(size - 1, -1, -1) if rel[p] > 0], key=rel.__getitem__, reverse=True
+    )
+    if indexed is None:
+        full_cost = tuple(map(full_tokens, cards, itertools.repeat(ratio)))
+        card_cost = tuple(map(card_tokens, cards, itertools.repeat(ratio)))
+    else:
+        full_cost, card_cost = indexed.costs(ratio)
+    ordered = [full_cost[p] for p in by_value]
     return Candidates(
         live=live,
         cards=cards,
-        full_cost=tuple(full_tokens(c, ratio) for c in cards),
-        card_cost=tuple(card_tokens(c, ratio) for c in cards),
+        full_cost=full_cost,
+        card_cost=card_cost,
         values=tuple(values),
-        by_value=tuple(sorted(range(len(live)), key=lambda p: (-values[p], -p))),
+        by_value=tuple(by_value),
+        cheapest_after=tuple(reversed(list(itertools.accumulate(reversed(ordered), min)))),
+        rank=tuple(sorted(range(size), key=by_value.__getitem__)),
+        listing=listing,
         paused=tuple(live[p].turn_id for p in paused),
         by_relevance=tuple(matching),
-        pinned=matching[0] if matching and recalls_earlier(directive) else None,
+        pinned=matching[0] if matching and recalls_earlier(directive, lexicons) else None,
     )
 
 
-def card_runs(chosen: Sequence[Fidelity], packet_end: int) -> int:
+class _Asked(Sequence[str]):
+    """What each card asked, read where the drift check looks (the latest few), not copied out
+    of every card of the session."""
+
+    def __init__(self, cards: Sequence[TurnCard]) -> None:
+        self._cards = cards
+
+    def __len__(self) -> int:
+        return len(self._cards)
+
+    @overload
+    def __getitem__(self, position: int) -> str: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, position: int | slice) -> str | Sequence[str]:
+        if isinstance(position, slice):
+            return [c.asked for c in self._cards[position]]
+        return self._cards[position].asked
+
+
+def card_runs(
+    chosen: Sequence[Fidelity], packet_end: int, placed: Sequence[int] | None = None
+) -> int:
     """How many `<earlier_turns>` wrappers the request renders for `chosen`: one per run of
     consecutive card turns, a whole turn or the packet ending a run (packeted turns in front of
-    the packet are not rendered there, so they do not break a run of retrieved cards)."""
-    runs, open_run = 0, False
-    for position, fidelity in enumerate(chosen):
-        if position == packet_end:
+    the packet are not rendered there, so they do not break a run of retrieved cards).
+    `placed`, when given, lists the positions not packeted, in order (the only ones read)."""
+    runs, open_run, previous = 0, False, -1
+    for position in range(len(chosen)) if placed is None else placed:
+        fidelity = chosen[position]
+        if previous < packet_end <= position:
             open_run = False  # the packet sits between the retrieved turns and the rest
-        if fidelity is Fidelity.CARD:
+        previous = position
+        if fidelity is CARD:
             runs += 0 if open_run else 1
             open_run = True
-        elif fidelity is Fidelity.FULL:
+        elif fidelity is FULL:
             open_run = False
     return runs
 
@@ -247,15 +300,14 @@ def plan_working_set(
     index: TurnIndex,
     profile: CapacityProfile,
     *,
-    directive: str,
     history: Sequence[Turn],
     prefix_tokens: int,
     tail_tokens: int,
     current_turn_reserve: int,
-    ranked: Candidates | None = None,
+    ranked: Candidates,
 ) -> Plan:
-    """Plan which of `history` (the turns before the current one) the request carries, how.
-    `ranked` is `candidates(history, …)` when the caller already has it."""
+    """Plan which of `history` (the turns before the current one) the request carries, how;
+    `ranked` is `candidates(history, …)`, priced and valued once for every budget tried."""
     ratio = tokens_per_char(profile)
     budget = Budget(
         horizon=usable_horizon(profile),
@@ -264,8 +316,6 @@ def plan_working_set(
         output_reserve=profile.output_reserve,
         current_turn_reserve=current_turn_reserve,
     )
-    if ranked is None:
-        ranked = candidates(history, ratio, directive)
     live, cards, by_value = ranked.live, ranked.cards, ranked.by_value
     full_cost, card_cost, values = ranked.full_cost, ranked.card_cost, ranked.values
     block = estimate_tokens(CARD_BLOCK_CHARS, ratio)  # the wrapper of one run of cards
@@ -281,51 +331,51 @@ def plan_working_set(
         does not fit skipped for a cheaper one further down (§10: "promoted to full record
         inside a reserved slice of the budget"). The rest are in the packet. Costs are
         counted with a wrapper per card run, never below what the request will carry."""
-        chosen = [Fidelity.PACKET] * len(live)
+        chosen = [PACKET] * len(live)
         remaining, last = available, len(live) - 1
         pinned = ranked.pinned
+        carded = []  # positions made cards
         if pinned is not None and card_cost[pinned] + block <= remaining:
-            chosen[pinned] = Fidelity.CARD
+            chosen[pinned] = CARD
             remaining -= card_cost[pinned] + block
+            carded.append(pinned)
         # When not every card fits, the cards get half the budget and the other half is the
         # slice turns are promoted into: a frontier model on a long session keeps dozens of
         # turns whole instead of thousands of cards and a single whole turn.
         every_card = sum(card_cost[packet_end:]) + block
         card_room = remaining if every_card <= remaining else remaining // 2
         for position in range(last, packet_end - 1, -1):
-            if chosen[position] is Fidelity.CARD:
+            if chosen[position] is CARD:
                 continue  # the pinned turn, paid for
             cost = card_cost[position] + (block if position == last else 0)
             if cost > card_room:
                 break
-            chosen[position] = Fidelity.CARD
+            chosen[position] = CARD
             card_room -= cost
             remaining -= cost
-        for position in by_value:
+            carded.append(position)
+        cheapest_after, rank = ranked.cheapest_after, ranked.rank
+        past_cards = max((rank[p] for p in carded), default=-1) if rank else len(live)
+        for at, position in enumerate(by_value):
+            if at > past_cards and remaining < cheapest_after[at]:
+                break  # nothing further down fits any more
             cost = full_cost[position]
-            if chosen[position] is Fidelity.CARD:
-                left = position > 0 and chosen[position - 1] is Fidelity.CARD
-                right = position < last and chosen[position + 1] is Fidelity.CARD
+            if chosen[position] is CARD:
+                left = position > 0 and chosen[position - 1] is CARD
+                right = position < last and chosen[position + 1] is CARD
                 runs = 1 if left and right else 0  # splitting a run adds a wrapper
                 cost += runs * block - card_cost[position]
             if cost <= remaining:
-                chosen[position] = Fidelity.FULL
+                chosen[position] = FULL
                 remaining -= cost
         return chosen
-
-    def priced(chosen: Sequence[Fidelity], packet_end: int) -> int:
-        turns = sum(
-            full_cost[p] if f is Fidelity.FULL else card_cost[p] if f is Fidelity.CARD else 0
-            for p, f in enumerate(chosen)
-        )
-        return turns + card_runs(chosen, packet_end) * block
 
     summary_tokens = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, budget.available // 4))
     packet_end, stored, packet, packet_cost, over_batch = 0, None, None, 0, False
     settling = 0  # rounds spent pricing the packet's "shown outside" line for a fixed range
     while True:
         chosen = fill(max(0, budget.available - handoff - packet_cost), packet_end)
-        overflow = [p for p in range(packet_end, len(live)) if chosen[p] is Fidelity.PACKET]
+        overflow = [p for p in range(packet_end, len(live)) if chosen[p] is PACKET]
         if not overflow:
             # the bare packet names the turns of its range carried elsewhere; price that line
             # and fill again when it grew the packet, with a margin that doubles each round
@@ -343,7 +393,7 @@ def plan_working_set(
             wanted = len(live) // PACKET_BATCH_TURNS * PACKET_BATCH_TURNS
         if wanted <= packet_end:  # the overflow is in the partial newest batch: cards
             for position in overflow:
-                chosen[position] = Fidelity.CARD
+                chosen[position] = CARD
             over_batch = True
             break
         packet_end = wanted
@@ -351,7 +401,11 @@ def plan_working_set(
         packet = stored.packet if stored else None
         packet_cost = estimate_tokens(len(_bare_packet(packet, live[:packet_end])), ratio)
         settling = 0
-    spent = priced(chosen, packet_end)
+    placed = [p for p, f in enumerate(chosen) if f is not PACKET]  # a few of thousands
+    carried = [0] * len(live)  # what each turn costs at its fidelity
+    for position in placed:
+        carried[position] = full_cost[position] if chosen[position] is FULL else card_cost[position]
+    spent = sum(carried) + card_runs(chosen, packet_end, placed) * block
     shape = PacketShape()
     if packet_end:
         shape = _packet_shape(
@@ -361,7 +415,7 @@ def plan_working_set(
             room=budget.available - handoff - spent - packet_cost,
             ratio=ratio,
         )
-        packeted = [(live[p], cards[p]) for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+        packeted = _Paired(live, [p for p in range(packet_end) if chosen[p] is PACKET], cards)
         while True:  # the shape was priced line by line; the rendered text is what counts
             text = render_packet(packet, live[:packet_end], packeted, shape, listing=ranked.listing)
             packet_cost = estimate_tokens(len(text), ratio)
@@ -371,22 +425,18 @@ def plan_working_set(
                 PacketShape(shape.featured) if shape.detailed else PacketShape(shape.featured[:-1])
             )
 
-    planned = [
-        PlannedTurn(t.turn_id, t.index, Fidelity.BEHIND_RESET, 0, 0.0)
-        for t in history
-        if t.behind_reset
-    ]
-    for position, turn in enumerate(live):
-        fidelity = chosen[position]
-        cost = (
-            full_cost[position]
-            if fidelity is Fidelity.FULL
-            else card_cost[position]
-            if fidelity is Fidelity.CARD
-            else 0
-        )
-        planned.append(PlannedTurn(turn.turn_id, turn.index, fidelity, cost, values[position]))
-    planned.sort(key=lambda t: t.index)
+    planned = []
+    if len(live) < len(history):
+        planned = [
+            PlannedTurn(t.turn_id, t.index, Fidelity.BEHIND_RESET, 0, 0.0)
+            for t in history
+            if t.behind_reset
+        ]
+    planned += map(
+        PlannedTurn, [t.turn_id for t in live], [t.index for t in live], chosen, carried, values
+    )
+    if len(live) < len(history):  # the turns behind the reset come first
+        planned.sort(key=lambda t: t.index)
     packet_range = (live[0].turn_id, live[packet_end - 1].turn_id) if packet_end else None
     history_tokens = handoff + spent + packet_cost
     return Plan(
@@ -397,7 +447,7 @@ def plan_working_set(
         packet_tokens=packet_cost,
         packet_detailed=shape.detailed,
         summary_tokens=summary_tokens,
-        framing_tokens=handoff + spent - sum(t.tokens for t in planned),
+        framing_tokens=handoff + spent - sum(carried),
         history_tokens=history_tokens,
         packet_featured=shape.featured,
         over_budget=max(0, history_tokens - budget.available),
@@ -407,7 +457,7 @@ def plan_working_set(
 
 def _bare_packet(packet: Compaction | None, span: Sequence[Turn]) -> str:
     """The smallest the packet over `span` can be: summary (or its absence), range, recall."""
-    return render_packet(packet, span, [(t, _NO_CARD) for t in span])
+    return render_packet(packet, span, _Paired(span, range(len(span))))
 
 
 def _bare_cost(
@@ -418,11 +468,51 @@ def _bare_cost(
     ratio: float,
 ) -> int:
     """The bare packet's cost when the turns of its range not packeted are carried elsewhere."""
-    packeted = [(live[p], _NO_CARD) for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+    packeted = _Paired(live, [p for p in range(packet_end) if chosen[p] is PACKET])
     return estimate_tokens(len(render_packet(packet, live[:packet_end], packeted)), ratio)
 
 
 _NO_CARD = TurnCard(turn_id="", asked="", did=(), answered=Answer(), outcome="")
+
+
+class _Paired(Sequence[tuple[Turn, TurnCard]]):
+    """The packeted turns at `positions` of `turns` with their cards (or none, to price the
+    bare packet), paired where the packet reads them: pricing a packet over thousands of turns
+    reads the few at the ends of its runs, not a pair made for each."""
+
+    def __init__(
+        self,
+        turns: Sequence[Turn],
+        positions: Sequence[int],
+        cards: Sequence[TurnCard] | None = None,
+    ) -> None:
+        self._turns, self._positions, self._cards = turns, positions, cards
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def _pair(self, position: int) -> tuple[Turn, TurnCard]:
+        card = self._cards[position] if self._cards is not None else _NO_CARD
+        return self._turns[position], card
+
+    def __iter__(self) -> Iterator[tuple[Turn, TurnCard]]:
+        turns, cards = self._turns, self._cards
+        if cards is None:
+            return ((turns[p], _NO_CARD) for p in self._positions)
+        return ((turns[p], cards[p]) for p in self._positions)
+
+    @overload
+    def __getitem__(self, k: int) -> tuple[Turn, TurnCard]: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[tuple[Turn, TurnCard]]: ...
+
+    def __getitem__(
+        self, k: int | slice
+    ) -> tuple[Turn, TurnCard] | Sequence[tuple[Turn, TurnCard]]:
+        if isinstance(k, slice):
+            return [self._pair(p) for p in self._positions[k]]
+        return self._pair(self._positions[k])
 
 
 def _packet_shape(
@@ -433,11 +523,11 @@ def _packet_shape(
     line for each of the others when those fit too."""
     if room <= 0:
         return PacketShape()
-    packeted = [p for p in range(packet_end) if chosen[p] is Fidelity.PACKET]
+    packeted = [p for p in range(packet_end) if chosen[p] is PACKET]
     featured: list[int] = []
     chars = len(FEATURED_HEADER) + 2
     for position in ranked.by_relevance:
-        if position >= packet_end or chosen[position] is not Fidelity.PACKET:
+        if position >= packet_end or chosen[position] is not PACKET:
             continue
         card = ranked.cards[position]
         more = chars + (card.chars_card or len(render_card(card, position + 1))) + 1
@@ -446,15 +536,18 @@ def _packet_shape(
         featured.append(position)
         chars = more
     room -= estimate_tokens(chars, ratio) if featured else 0
-    listing = ranked.listing
-    rest = [p for p in packeted if p not in featured]
-    for position in rest:
-        if ranked.live[position].turn_id not in listing:
-            listing[ranked.live[position].turn_id] = listing_line(
-                ranked.live[position], ranked.cards[position]
-            )
-    listed = len(LISTED_HEADER) + 2 + sum(len(listing[ranked.live[p].turn_id]) + 1 for p in rest)
-    return PacketShape(
-        featured=tuple(ranked.live[p].turn_id for p in featured),
-        detailed=bool(rest) and estimate_tokens(listed, ratio) <= room,
-    )
+    listing, live = ranked.listing, ranked.live
+    shown = set(featured)
+    rest = [p for p in packeted if p not in shown]
+    listed = len(LISTED_HEADER) + 2
+    detailed = bool(rest)
+    for position in rest:  # the lines add up until they no longer fit
+        turn_id = live[position].turn_id
+        line = listing.get(turn_id)
+        if line is None:  # rendered once per turn (the card index keeps them)
+            line = listing[turn_id] = listing_line(live[position], ranked.cards[position])
+        listed += len(line) + 1
+        if estimate_tokens(listed, ratio) > room:
+            detailed = False
+            break
+    return PacketShape(featured=tuple(live[p].turn_id for p in featured), detailed=detailed)

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from vak_desktop.context.payloads import JsonObject
-from vak_desktop.context.planning.lexicon import Lexicon, Lexicons, Text, has_cjk
+from vak_desktop.context.planning.lexicon import FILE_NAME, Lexicon, Lexicons, Text, has_cjk
 
 FILES = "files"  # the user's folders: reading, listing, searching files
 MEMORY = "memory"  # earlier conversations and earlier turns
@@ -35,13 +35,7 @@ ORIENTATION = frozenset({FILES, MEMORY})  # what an uncertain reading loads
 
 CARD_TYPES = ("chart", "checklist", "entity", "metric", "research", "table", "timeline")
 
-# Language-neutral structure, not word cues: a file name with a known extension, or a path
-# (./x, ../x, ~/x, /x, or a/b/c), and a URL.
-_EXTENSIONS = (
-    "py|md|txt|json|toml|yaml|yml|rs|js|ts|tsx|jsx|c|h|cpp|hpp|go|java|kt|swift|rb|php|cs|"
-    "html|css|scss|sh|ini|cfg|conf|csv|tsv|log|xml|sql|pdf|docx?|xlsx?|ipynb|lock|env"
-)
-_FILE_NAME = re.compile(rf"\w[\w-]*\.(?:{_EXTENSIONS})\b|(?:^|\s)(?:\.{{1,2}}/|~/|/)\w|\w+/\w+/\w")
+# Language-neutral structure, not word cues: a URL (a file name: `lexicon.FILE_NAME`).
 _URL = re.compile(r"https?://|www\.")
 _MIN_SUBJECT = 3  # a word shorter than this is no subject to seek a fact about ("ok", "so")
 _MIN_CJK_SUBJECT = 2  # characters of CJK text left once deixis and filler are taken out
@@ -105,7 +99,7 @@ def read_directive(text: str, lexicons: Lexicons) -> Reading:
     """The reading of a directive's text, by the cues of `lexicons` alone (deterministic)."""
     seen = Text.of(text)
     languages = lexicons.identify(seen)
-    local_file = _FILE_NAME.search(seen.lowered) is not None
+    local_file = FILE_NAME.search(seen.lowered) is not None
     domains: set[str] = set()
     cards: set[str] = set()
     if local_file:

@@ -14,7 +14,6 @@ library rebuilt a frequency table of the whole corpus on every request.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections import Counter
@@ -70,60 +69,104 @@ def card_terms(card: TurnCard) -> Terms:
     return terms if terms[0] else _EMPTY
 
 
+class Corpus:
+    """BM25 documents held for scoring, growing by appending: the holders of each term (in
+    first-seen order, the library's float order), each term's postings, the lengths. A running
+    session appends the card of each turn that closes instead of re-reading every card per
+    request; a query reads only its own terms' postings. Mutable on purpose: the card index that
+    appends owns it, and `size` tells a holder of an older view that it moved on."""
+
+    def __init__(self, documents: Sequence[Terms] = ()) -> None:
+        self.lengths: list[int] = []
+        self.total = 0  # the sum of `lengths`, exact (ints)
+        self.holders: dict[str, int] = {}  # documents holding each term, first seen first
+        self.postings: dict[str, list[tuple[int, int]]] = {}  # term -> (position, count)
+        self._floor: tuple[int, float] | None = None  # (size, ε-floor) of the last query
+        for document in documents:
+            self.append(document)
+
+    @property
+    def size(self) -> int:
+        return len(self.lengths)
+
+    def append(self, document: Terms) -> None:
+        terms, counts = document
+        position = len(self.lengths)
+        self.lengths.append(sum(counts))
+        self.total += self.lengths[-1]
+        holders, postings = self.holders, self.postings
+        for term, count in zip(terms, counts, strict=True):
+            holders[term] = holders.get(term, 0) + 1
+            postings.setdefault(term, []).append((position, count))
+
+    def _okapi_floor(self) -> float:
+        """ε × the mean Okapi idf over every term, summed in first-seen order as the library."""
+        size = self.size
+        if self._floor is None or self._floor[0] != size:
+            idf_sum = 0.0
+            for holders in self.holders.values():
+                idf_sum += math.log(size - holders + 0.5) - math.log(holders + 0.5)
+            self._floor = (size, EPSILON * (idf_sum / len(self.holders)))
+        return self._floor[1]
+
+    def scores(self, query: Sequence[str], *, always_positive: bool = False) -> dict[int, float]:
+        """Okapi BM25 for `query` of each document holding one of its terms, by position (every
+        other document scores 0.0). `always_positive` takes Lucene's idf, log(1 + (N − n + 0.5)
+        / (n + 0.5)), for search: with Okapi's, a word held by exactly half of a small corpus
+        weighs nothing and is never found."""
+        size, lengths = self.size, self.lengths
+        average_length = self.total / size if size else 0.0
+        scores: dict[int, float] = {}
+        for term in query:
+            holders = self.holders.get(term)
+            if not holders:
+                continue
+            if always_positive:
+                weight = math.log(1 + (size - holders + 0.5) / (holders + 0.5))
+            else:
+                weight = math.log(size - holders + 0.5) - math.log(holders + 0.5)
+                if weight < 0:
+                    weight = self._okapi_floor()
+            if not weight:
+                continue
+            for position, count in self.postings[term]:
+                norm = K1 * (1 - B + B * lengths[position] / average_length)
+                scores[position] = scores.get(position, 0.0) + weight * (
+                    count * (K1 + 1) / (count + norm)
+                )
+        return scores
+
+
 def bm25_scores(
     query: Sequence[str], documents: Sequence[Terms], *, always_positive: bool = False
 ) -> list[float]:
-    """Okapi BM25 of each document (its distinct terms and their counts) for `query`.
-
-    `always_positive` takes Lucene's idf, log(1 + (N − n + 0.5) / (n + 0.5)), for search: with
-    Okapi's, a word held by exactly half of a small corpus weighs nothing and is never found."""
-    size = len(documents)
-    lengths = [sum(counts) for _, counts in documents]
-    # documents holding each term, counted in first-seen order (the library's float order)
-    frequency = Counter(itertools.chain.from_iterable(terms for terms, _ in documents))
-    average_length = sum(lengths) / size
-    idf: dict[str, float] = {}
-    idf_sum = 0.0
-    negative = []
-    for term, holders in frequency.items():
-        if always_positive:
-            value = math.log(1 + (size - holders + 0.5) / (holders + 0.5))
-        else:
-            value = math.log(size - holders + 0.5) - math.log(holders + 0.5)
-        idf[term] = value
-        idf_sum += value
-        if value < 0:
-            negative.append(term)
-    floor = EPSILON * (idf_sum / len(idf))
-    for term in negative:
-        idf[term] = floor
-    wanted = set(query)
-    matches = [  # only the documents holding a query term are read term by term
-        (position, dict(zip(terms, counts, strict=True)))
-        for position, (terms, counts) in enumerate(documents)
-        if not wanted.isdisjoint(terms)
-    ]
-    scores = [0.0] * size
-    for term in query:
-        weight = idf.get(term) or 0
-        if not weight:
-            continue
-        for position, document in matches:
-            count = document.get(term)
-            if count:
-                norm = K1 * (1 - B + B * lengths[position] / average_length)
-                scores[position] += weight * (count * (K1 + 1) / (count + norm))
+    """Okapi BM25 of each document (its distinct terms and their counts) for `query`."""
+    scores = [0.0] * len(documents)
+    for position, score in Corpus(documents).scores(query, always_positive=always_positive).items():
+        scores[position] = score
     return scores
 
 
 def relevance(
-    directive: str, cards: Sequence[TurnCard], reading_terms: Sequence[str] = ()
+    directive: str,
+    cards: Sequence[TurnCard],
+    reading_terms: Sequence[str] = (),
+    corpus: Corpus | None = None,
 ) -> list[float]:
     """BM25 of each card against the directive and its reading's terms (spec §4: "BM25(directive
-    + reading terms)"), scaled so the best match is 1.0."""
+    + reading terms)"), scaled so the best match is 1.0. `corpus` holds the cards' documents
+    already (the card index's), else they are read from the cards."""
     query = [*words(directive), *reading_terms]
     if not query or not cards:
         return [0.0] * len(cards)
-    scores = bm25_scores(query, [card_terms(c) for c in cards])
-    best = max(scores)
-    return [max(0.0, s / best) if best > 0 else 0.0 for s in scores]
+    if corpus is None or corpus.size != len(cards):
+        corpus = Corpus([card_terms(c) for c in cards])
+    scores = corpus.scores(query)
+    best = max(scores.values(), default=0.0)
+    if len(scores) < len(cards):
+        best = max(best, 0.0)  # the documents holding no query term score 0.0
+    relevant = [0.0] * len(cards)
+    if best > 0:
+        for position, score in scores.items():
+            relevant[position] = max(0.0, score / best)
+    return relevant

@@ -6,14 +6,22 @@ exchanges, nudges, receipts, its TurnCard. Entries before the first directive ar
 keyed by their turn range; a Reset makes every turn before it `behind_reset` (never planned,
 still reachable through `recall({turn})`). This module only groups; what a request carries of
 each turn is decided by the planner. It reads entries through a small protocol, free of storage.
+
+A running session asks for its index on every request, so an index is *advanced* rather than
+rebuilt: `advance_turn_index(index, chain)` reads only the entries past the ones it indexed, keeps
+every turn before the last one as the same object (a turn is frozen once a directive follows
+it), and hands on what was derived from those turns (`memo`: the card index). Entry ids are
+content addresses over their parent (the ledger's chain), so one id, the indexed head, names the
+whole prefix: a chain that does not continue it (another session, another branch) is indexed
+from scratch.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from vak_desktop.context.payloads import (
     Activity,
@@ -125,12 +133,23 @@ class TurnIndex:
     turns: tuple[Turn, ...]
     packets: tuple[StoredPacket, ...] = ()
     reset: Reset | None = None
+    head: str | None = None  # the id of the last entry indexed (None: not built from a chain)
+    length: int = 0  # how many entries of the chain are indexed
+    reset_before: int = 0  # turns with index < this are behind the latest reset
+    # what is derived from the frozen turns (every turn but the last), handed on when the index
+    # is advanced (`inherited`): `card_index.py` keeps its per-turn material here
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def by_number(self, number: int) -> Turn | None:
         return self.turns[number - 1] if 1 <= number <= len(self.turns) else None
 
     def by_id(self, turn_id: str) -> Turn | None:
-        return next((t for t in self.turns if t.turn_id == turn_id), None)
+        return self.by_turn_id.get(turn_id)
+
+    @functools.cached_property
+    def by_turn_id(self) -> dict[str, Turn]:
+        """Every turn by its directive's entry id (built once per index: plans ask per turn)."""
+        return {t.turn_id: t for t in self.turns}
 
     def packet_for(self, first_turn_id: str, last_turn_id: str) -> StoredPacket | None:
         """The newest stored packet for exactly this range, if any."""
@@ -154,16 +173,41 @@ class TurnIndex:
         return best
 
 
+EMPTY_INDEX = TurnIndex(())
+LINEAGE = "lineage"  # memo key: what the index this one was advanced from had derived
+
+
 def build_turn_index(chain: Sequence[EntryLike]) -> TurnIndex:
     """The TurnIndex of a root-to-head chain."""
-    turns: list[Turn] = []
-    packets: list[StoredPacket] = []
-    reset: Reset | None = None
-    reset_before = 0  # turns with index < this are behind the latest reset
+    return advance_turn_index(EMPTY_INDEX, chain)
+
+
+def continues(index: TurnIndex, chain: Sequence[EntryLike]) -> bool:
+    """`chain` is the chain `index` was built from, possibly with entries appended."""
+    if index.length == 0:  # nothing indexed yet: only an empty index continues into any chain
+        return not (index.turns or index.packets or index.reset or index.head)
+    return len(chain) >= index.length and chain[index.length - 1].id == index.head
+
+
+def advance_turn_index(index: TurnIndex, chain: Sequence[EntryLike]) -> TurnIndex:
+    """The TurnIndex of `chain`, reading only the entries past those `index` already holds when
+    the chain continues it (else every entry). The turns before the last keep their objects,
+    and so what was derived from them; the last (open) turn is regrouped with its new entries."""
+    if not continues(index, chain):
+        index = EMPTY_INDEX
+    elif index.length and len(chain) == index.length:
+        return index  # nothing new
+    turns = list(index.turns)
+    packets = list(index.packets)
+    reset, reset_before = index.reset, index.reset_before
     current: Directive | None = None
-    current_id = ""
-    following: list[EntryLike] = []
-    for entry in chain:
+    current_id, following = "", []
+    kept = len(turns)  # the turns carried over unchanged
+    if turns:  # the last turn is open to the new entries: regroup it
+        last = turns.pop()
+        current, current_id, following = last.directive, last.turn_id, list(last.entries)
+        kept -= 1
+    for entry in chain[index.length :]:
         payload = entry.payload
         if isinstance(payload, Directive):
             if current is not None:
@@ -179,12 +223,39 @@ def build_turn_index(chain: Sequence[EntryLike]) -> TurnIndex:
             following.append(entry)
     if current is not None:
         turns.append(Turn(current_id, len(turns), current, tuple(following)))
-    if reset_before:
-        turns = [
-            Turn(t.turn_id, t.index, t.directive, t.entries, behind_reset=t.index < reset_before)
-            for t in turns
-        ]
-    return TurnIndex(tuple(turns), tuple(packets), reset)
+    if reset_before > index.reset_before:  # turns newly behind the reset are flagged anew
+        kept = min(kept, index.reset_before)
+    turns[kept:] = [
+        Turn(t.turn_id, t.index, t.directive, t.entries, behind_reset=t.index < reset_before)
+        if t.behind_reset != (t.index < reset_before)
+        else t
+        for t in turns[kept:]
+    ]
+    advanced = TurnIndex(
+        tuple(turns),
+        tuple(packets),
+        reset,
+        head=chain[-1].id if chain else None,
+        length=len(chain),
+        reset_before=reset_before,
+    )
+    advanced.memo[LINEAGE] = inherited(index, kept)
+    by_turn_id = index.__dict__.get("by_turn_id")
+    if by_turn_id is not None:  # the map of the turns kept, and the new ones
+        by_turn_id = dict(by_turn_id)
+        by_turn_id.update((t.turn_id, t) for t in advanced.turns[kept:])
+        advanced.__dict__["by_turn_id"] = by_turn_id
+    return advanced
+
+
+def inherited(index: TurnIndex, kept: int) -> dict[str, tuple[Any, int]]:
+    """What an index advanced from `index` may reuse: each memo value derived by `index` or
+    handed to it, with how many leading turns are still the same objects (one value per key,
+    so a long-running session holds one generation back, not every one)."""
+    lineage = {key: (value, kept) for key, value in index.memo.items() if key != LINEAGE}
+    for key, (value, held) in index.memo.get(LINEAGE, {}).items():
+        lineage.setdefault(key, (value, min(held, kept)))
+    return lineage
 
 
 def split_turns(chain: Sequence[EntryLike]) -> list[Turn]:

@@ -10,10 +10,17 @@ One `num_ctx` serves every rung: `probe_window` (the window the ladder's largest
 never above the trained window), which is also the window an unmeasured model's turns use, so
 the probe and the turns between its runs never make Ollama reload the model. It steps up only
 when a refusal shows our own estimate chose too small a window.
+
+Never a hang (issue #17 "Bad input"): a sample that gets no answer within `sample_timeout_s`
+fails its size like a refusal (a size the runner cannot answer in that time is beyond what a
+turn can use), and a probe with a time budget (`deadline_s`) starts no rung past it — nor one
+its measured prefill speed says would end past it — and reports what it measured, its
+Activity's outcome `timed_out`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import secrets
@@ -25,16 +32,24 @@ from vak_desktop.context.capacity.probe import (
     SAMPLE_MAX_TOKENS,
     HorizonSearch,
     Rung,
-    Sample,
-    majority,
     probe_activity,
     probe_ceiling,
     probe_profile,
 )
-from vak_desktop.context.capacity.probe_history import PROBE_TOOL, PROBE_TOOLS, ProbeHistory
+from vak_desktop.context.capacity.probe_history import (
+    SYNTHETIC_TASK,
+    ProbeHistory,
+    ProbePrefix,
+    ProbeTask,
+)
+from vak_desktop.context.capacity.probe_verdict import (
+    AGREE,
+    REPLY_CHARS,
+    Sample,
+    sequential_verdict,
+)
 from vak_desktop.context.capacity.profile import choose_num_ctx, metadata_profile
-from vak_desktop.context.evidence.text_calls import text_form_call
-from vak_desktop.context.payloads import Activity, CapacityProfile
+from vak_desktop.context.payloads import Activity, CapacityProfile, ToolCall
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import (
@@ -50,6 +65,7 @@ from vak_desktop.providers.errors import ContextOverflow, ServerError
 # Room above our estimate of a sample when choosing its num_ctx: the estimate uses the ratio
 # of the previous rung, and the output tokens need space too.
 NUM_CTX_HEADROOM = 1.1
+SAMPLE_TIMEOUT_S = 300.0  # a sample unanswered this long fails its size (never a hang)
 
 
 def probe_window(
@@ -67,6 +83,49 @@ def probe_window(
 def ladder_within(num_ctx: int, sample_max_tokens: int = SAMPLE_MAX_TOKENS) -> int:
     """The largest rung (in prompt tokens) a probe at `num_ctx` can send without stepping up."""
     return max(1, int((num_ctx - sample_max_tokens) / NUM_CTX_HEADROOM))
+
+
+@dataclass
+class ProbeBudget:
+    """The probe's time: past `deadline_s` no rung starts, nor one predicted to end past it.
+    The prediction is the new prompt tokens (beyond what the runner's cache holds: the last
+    prompt sent, which every sample shares up to its own turns) at the prefill speed measured
+    so far, plus AGREE samples of decode time (a repeated sample's wall time)."""
+
+    deadline_s: float | None
+    started: int = dataclasses.field(default_factory=time.perf_counter_ns)
+    prefill_tps: float = 0.0
+    decode_s: float = 0.0
+    cached: int = 0  # prompt tokens of the last sample: what the runner's cache holds
+
+    def elapsed_s(self) -> float:
+        return (time.perf_counter_ns() - self.started) / 1e9
+
+    def overdue(self) -> bool:
+        return self.deadline_s is not None and self.elapsed_s() > self.deadline_s
+
+    def affords(self, tokens: int) -> bool:
+        """Whether a rung of about `tokens` prompt tokens would end within the budget."""
+        if self.deadline_s is None:
+            return True
+        if self.overdue():
+            return False
+        if self.prefill_tps <= 0:
+            return True  # nothing measured yet: the first rung always runs
+        cost = max(0, tokens - self.cached) / self.prefill_tps + AGREE * self.decode_s
+        return self.elapsed_s() + cost <= self.deadline_s
+
+    def observe(self, sample: Sample) -> None:
+        """Learn the runner's speed from one answered sample."""
+        if sample.final or not sample.prompt_tokens or sample.wall_ns <= 0:
+            return
+        wall = sample.wall_ns / 1e9
+        fresh = sample.prompt_tokens - self.cached
+        if fresh <= 0 or sample.prompt_tokens == self.cached:
+            self.decode_s = wall  # the same prompt again: decode time only
+        elif fresh > 0:
+            self.prefill_tps = fresh / max(wall - self.decode_s, 1e-3)
+        self.cached = sample.prompt_tokens
 
 
 @dataclass(frozen=True)
@@ -90,19 +149,31 @@ class ProbeRecord:
     activity: Activity
 
 
-async def sample_once(provider: ChatProvider, request: ChatRequest, miss: bool) -> Sample:
-    """Send one sample and read its verdict: probe_ack called natively or written as text."""
+async def sample_once(
+    provider: ChatProvider,
+    request: ChatRequest,
+    miss: bool,
+    task: ProbeTask = SYNTHETIC_TASK,
+    *,
+    timeout_s: float | None = SAMPLE_TIMEOUT_S,
+) -> Sample:
+    """Send one sample and read its verdict: the task's call made natively or written as text
+    (`ProbeTask.followed`). No answer within `timeout_s` is a failed sample, never a hang."""
     started = time.perf_counter_ns()
-    text, called, done = "", [], None
+    text, calls, done = "", list[ToolCall](), None
     try:
-        async with contextlib.aclosing(provider.stream(request)) as stream:
-            async for event in stream:
-                if isinstance(event, TextDelta):
-                    text += event.text
-                elif isinstance(event, ToolCallEvent):
-                    called.append(event.call.name)
-                elif isinstance(event, Done):
-                    done = event
+        async with asyncio.timeout(timeout_s):
+            async with contextlib.aclosing(provider.stream(request)) as stream:
+                async for event in stream:
+                    if isinstance(event, TextDelta):
+                        text += event.text
+                    elif isinstance(event, ToolCallEvent):
+                        calls.append(event.call)
+                    elif isinstance(event, Done):
+                        done = event
+    except TimeoutError:
+        wall = time.perf_counter_ns() - started
+        return Sample(False, wall_ns=wall, error=f"no answer within {timeout_s:.0f} s")
     except ContextOverflow as exc:
         wall = time.perf_counter_ns() - started
         rejected = exc.limit or exc.requested or request.num_ctx
@@ -116,14 +187,14 @@ async def sample_once(provider: ChatProvider, request: ChatRequest, miss: bool) 
         )
     except ServerError as exc:  # e.g. the runner could not allocate this window
         return Sample(False, wall_ns=time.perf_counter_ns() - started, error=str(exc))
-    native = PROBE_TOOL in called
-    as_text = not native and text_form_call(text, PROBE_TOOL)
+    followed = task.followed(calls, text, request.tools)
     usage = done.usage if done else None
     timings = done.timings if done else None
     return Sample(
-        followed=native or as_text,
-        as_text=as_text,
-        called="" if native or not called else called[0],
+        followed=followed,
+        as_text=followed and task.as_text(calls),
+        called="" if followed or not calls else calls[0].name,
+        reply=text[:REPLY_CHARS] or "; ".join(f"{c.name}({c.arguments})" for c in calls),
         prompt_tokens=usage.prompt_tokens() if usage else 0,
         cached_tokens=usage.cache_read_tokens if usage else 0,
         prompt_eval_ns=timings.prompt_eval_ns if timings else 0,
@@ -146,10 +217,15 @@ async def run_probe(
     on_sample: Callable[[ProbeProgress], None] | None = None,
     clock: Callable[[], str] = utc_now,
     num_ctx: int = 0,
+    prefix: ProbePrefix | None = None,
+    sample_timeout_s: float | None = SAMPLE_TIMEOUT_S,
+    deadline_s: float | None = None,
 ) -> ProbeRecord:
     """Run the whole ladder for `model` and return what it measured, every rung at `num_ctx`
-    (0: `probe_window`). Provider errors other than an over-length refusal or a server failure
-    at one size propagate; a cancelled probe raises CancelledError and records nothing."""
+    (0: `probe_window`). `prefix`: the system text and schemas of the model's real requests
+    (`TurnRunner.probe_prefix`); without one the synthetic pair is sent. Provider errors other
+    than an over-length refusal, a server failure or a timeout at one size propagate; a
+    cancelled probe raises CancelledError and records nothing."""
     if details is None and isinstance(provider, ModelInspector):
         details = await provider.show(model)
     base = metadata_profile(
@@ -162,30 +238,41 @@ async def run_probe(
     )
     declared = base.declared_window
     thinking = details is not None and "thinking" in details.capabilities
-    history = ProbeHistory(nonce or secrets.token_hex(4))
+    history = ProbeHistory(nonce or secrets.token_hex(4), prefix=prefix)
     search = HorizonSearch(history, probe_ceiling(declared, max_prompt_tokens))
-    started = time.perf_counter_ns()
+    budget = ProbeBudget(deadline_s)
     requests = 0
+    outcome = "completed"
     num_ctx = num_ctx or probe_window(declared, max_prompt_tokens, sample_max_tokens)
-    while (planned := search.next_rung()) is not None:
+    while outcome == "completed" and (planned := search.next_rung()) is not None:
         phase, turns, target = planned
+        if not budget.affords(search.estimate(turns)):
+            outcome = "timed_out"
+            break
         estimate = search.estimate(turns) * NUM_CTX_HEADROOM + sample_max_tokens
         wanted = choose_num_ctx(int(estimate), declared, num_ctx)
         reloaded, num_ctx = wanted != num_ctx, wanted
         request = ChatRequest(
             model=model,
             messages=history.messages(turns),
-            tools=PROBE_TOOLS,
+            tools=history.tools,
             num_ctx=num_ctx,
             max_tokens=sample_max_tokens,
             think=False if thinking else None,
             keep_alive=keep_alive,
         )
         rung = Rung(phase, turns, target, request.chars(), num_ctx)
-        while majority(rung.samples, rung.votes) is None:
-            sample = await sample_once(provider, request, miss=requests == 0 or reloaded)
+        while sequential_verdict(rung.samples, rung.votes) is None:
+            if rung.samples and budget.overdue():
+                outcome = "timed_out"  # an undecided rung is no verdict: it is left out
+                break
+            miss = requests == 0 or reloaded
+            sample = await sample_once(
+                provider, request, miss, history.task, timeout_s=sample_timeout_s
+            )
             requests += 1
             reloaded = False
+            budget.observe(sample)
             grown = _grown_window(sample, request, declared, sample_max_tokens)
             if grown:  # our estimate chose too small a window: not a fact about the model
                 num_ctx = grown
@@ -206,9 +293,12 @@ async def run_probe(
                         num_ctx,
                     )
                 )
-        search.record(rung)
-    wall = time.perf_counter_ns() - started
-    profile = probe_profile(base, search, now=clock(), requests=requests, wall_ns=wall)
+        if sequential_verdict(rung.samples, rung.votes) is not None:
+            search.record(rung)
+    wall = time.perf_counter_ns() - budget.started
+    profile = probe_profile(
+        base, search, now=clock(), requests=requests, wall_ns=wall, outcome=outcome
+    )
     return ProbeRecord(profile, probe_activity(profile, search))
 
 

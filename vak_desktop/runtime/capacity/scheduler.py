@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vak_desktop.context.capacity.probe import TTL_HOSTED_S, TTL_LOCAL_S, is_fresh
+from vak_desktop.context.capacity.probe_history import ProbePrefix
 from vak_desktop.ledger import Ledger, ProfileStore
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import ChatProvider, ModelDigests, is_local
@@ -41,6 +42,7 @@ from vak_desktop.runtime.capacity.probe import (
 )
 from vak_desktop.runtime.capacity.service import (
     CapacityService,
+    PrefixSource,
     ProfileCache,
     ProfileKey,
     key_of,
@@ -50,6 +52,7 @@ from vak_desktop.runtime.capacity.service import (
 log = logging.getLogger(__name__)
 
 ProbeRunner = Callable[..., Awaitable[ProbeRecord]]
+DEADLINE_S = 30 * 60.0  # a background probe past half an hour reports what it has
 ProbeWatcher = Callable[[ModelBinding, ProbeProgress | None], None]
 
 
@@ -62,6 +65,7 @@ class ProbePolicy:
     ttl_hosted_s: float = TTL_HOSTED_S
     max_prompt_tokens: int | None = None  # the ladder's ceiling; None: 0.9 × declared
     keep_alive: str | int | None = None
+    deadline_s: float | None = DEADLINE_S  # a probe stops climbing past this (never a hang)
 
 
 class ProbeScheduler:
@@ -103,14 +107,20 @@ class ProbeScheduler:
     def in_flight(self, key: ProfileKey) -> asyncio.Task[ProbeRecord | None] | None:
         return self._tasks.get(key)
 
-    def maybe_start(self, binding: ModelBinding) -> asyncio.Task[ProbeRecord | None] | None:
+    def maybe_start(
+        self, binding: ModelBinding, prefix: PrefixSource | None = None
+    ) -> asyncio.Task[ProbeRecord | None] | None:
         """Start a background probe for `binding`'s model if it is eligible and none is in
         flight for it; the task itself decides (after one catalogue read for the digest)
-        whether the profile it has is still fresh. Returns the new task, or None."""
+        whether the profile it has is still fresh. `prefix` builds the real requests' prefix
+        the ladder is shaped on (the synthetic pair without it). Returns the new task, or None."""
         key = key_of(binding)
         if not self.eligible or key in self._tasks:
             return None
-        task = asyncio.get_running_loop().create_task(self._run(binding, key), name=f"probe {key}")
+        shape = prefix() if prefix is not None else None
+        task = asyncio.get_running_loop().create_task(
+            self._run(binding, key, shape), name=f"probe {key}"
+        )
         self._tasks[key] = task
         task.add_done_callback(lambda done: self._forget(key, done))
         return task
@@ -147,7 +157,9 @@ class ProbeScheduler:
             return True
         return not is_fresh(current.profile, self.clock(), ttl_s=self.ttl_s, digest=digest)
 
-    async def _run(self, binding: ModelBinding, key: ProfileKey) -> ProbeRecord | None:
+    async def _run(
+        self, binding: ModelBinding, key: ProfileKey, prefix: ProbePrefix | None = None
+    ) -> ProbeRecord | None:
         try:
             digest = ""
             if isinstance(self.provider, ModelDigests):
@@ -173,8 +185,13 @@ class ProbeScheduler:
                     keep_alive=self.policy.keep_alive,
                     clock=self.clock,
                     num_ctx=num_ctx,
+                    prefix=prefix,
+                    deadline_s=self.policy.deadline_s,
                     **options,
                 )
+                if not record.activity.detail.get("rungs"):  # out of time, nothing measured
+                    self.last_error[key] = record.activity.message
+                    return None  # the next finished turn tries again
                 self.cache.put(key, record)
                 if self.store is not None:
                     self.store.record(record.profile, record.activity)

@@ -14,18 +14,24 @@ finished (maybe start one).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from vak_desktop.context.capacity.feedback import fold_feedback
+from vak_desktop.context.capacity.feedback import fold_feedback, followed_activity, reprobe_due
 from vak_desktop.context.capacity.probe import probed_at
+from vak_desktop.context.capacity.probe_history import ProbePrefix
 from vak_desktop.context.capacity.profile import metadata_profile
 from vak_desktop.context.payloads import CapacityProfile
+from vak_desktop.context.planning.actions import requested_tool
+from vak_desktop.context.planning.instructions import unmet_tool_instruction
 from vak_desktop.ledger import Entry, Ledger, ProfileStore, StoredProfile
+from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.probe import ProbeRecord, probe_window
+from vak_desktop.runtime.lexicons import lexicons
 
 ProfileKey = tuple[str, str, str]  # (provider, model, quantisation)
+PrefixSource = Callable[[], ProbePrefix]  # the real prefix, built only when a probe starts
 
 
 def key_of(binding: ModelBinding) -> ProfileKey:
@@ -109,6 +115,17 @@ def capacity_profile_for(
     return fold_feedback(base, [e.payload for e in chain], now=now)
 
 
+def followed_instruction(directive: str, called: Sequence[str]) -> str | None:
+    """The explicit instruction a turn followed: a tool the directive told the model to call
+    (`unmet_tool_instruction`, spec §1) or an asked-for action on the user's things
+    (`requested_tool`), and the turn called it. None when it gave none or it was not met."""
+    named = unmet_tool_instruction(directive, called, (), lexicons())
+    if named is not None:
+        return f"call the `{named}` tool"
+    asked = requested_tool(directive, called, lexicons())
+    return f"call the `{asked}` tool the request asks for" if asked else None
+
+
 class ProbeSchedulerLike(Protocol):
     """What `CapacityService` needs of a scheduler (`runtime/capacity/scheduler.py` implements it)."""
 
@@ -116,7 +133,7 @@ class ProbeSchedulerLike(Protocol):
 
     def cancel(self, key: ProfileKey) -> bool: ...
 
-    def maybe_start(self, binding: ModelBinding) -> object: ...
+    def maybe_start(self, binding: ModelBinding, prefix: PrefixSource | None = None) -> object: ...
 
     def request_reprobe(self, key: ProfileKey) -> None: ...
 
@@ -174,15 +191,42 @@ class CapacityService:
         if self.scheduler is not None:
             self.scheduler.cancel(key_of(binding))
 
-    def turn_finished(self, binding: ModelBinding) -> None:
-        """The model is idle now: the scheduler may probe it (never awaited here)."""
+    def turn_finished(self, binding: ModelBinding, prefix: PrefixSource | None = None) -> None:
+        """The model is idle now: the scheduler may probe it (never awaited here), with the
+        prefix of the real requests `prefix` builds."""
         if self.scheduler is not None:
-            self.scheduler.maybe_start(binding)
+            self.scheduler.maybe_start(binding, prefix)
 
     async def aclose(self) -> None:
         """Cancel any background probe (at shutdown)."""
         if self.scheduler is not None:
             await self.scheduler.aclose()
+
+    def instruction_followed(
+        self,
+        session: str,
+        binding: ModelBinding,
+        profile: CapacityProfile,
+        directive: str,
+        called: Sequence[str],
+        request_tokens: int,
+    ) -> bool:
+        """A finished turn's explicit instruction that was followed, in a request of
+        `request_tokens`: recorded when that is well above the horizon, and when the session
+        keeps showing it (`reprobe_due`) a re-probe is asked for. True if one was."""
+        instruction = followed_instruction(directive, called)
+        if instruction is None or request_tokens <= 0:
+            return False
+        activity = followed_activity(instruction, request_tokens, profile, utc_now())
+        if activity is None:
+            return False
+        self.ledger.append(session, activity)
+        since = probed_at(profile)
+        records = [e.payload for e in self.ledger.chain_to_root(session) if e.created_at > since]
+        if not reprobe_due(profile, records):
+            return False
+        self.reprobe(binding)
+        return True
 
     def reprobe(self, binding: ModelBinding) -> None:
         """Feedback contradicted the profile: probe again at the next idle moment."""

@@ -190,5 +190,5 @@ def fitted_surface(
     if not (small or crowded):
         return surface
     offered = [spec.name for spec in registry.specs()]
-    focus = requested_tools(directive, offered) if small else ()
+    focus = requested_tools(directive, offered, lexicons()) if small else ()
     return compact_surface(surface, registry, own_prompt=own_prompt, focus=focus)

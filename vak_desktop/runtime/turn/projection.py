@@ -5,11 +5,15 @@ turns go whole, as cards or into the packet, and the tail block. If the plan wan
 stored one covers exactly, the request carries the deterministic packet (no model call); the
 summary is a background job for later requests. Every later step of the turn reuses that plan and tail, so request k+1 is request k plus
 the new steps: the prefix cache hits and nothing already sent changes shape.
+
+`TurnIndexes` keeps each session's latest TurnIndex for the runner, so each request advances it
+over the entries written since (and carries its card index on) instead of rebuilding it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,7 +23,13 @@ from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.planner import Plan
 from vak_desktop.context.planning.reading import read_directive
-from vak_desktop.context.planning.turns import TurnIndex, build_turn_index
+from vak_desktop.context.planning.turns import (
+    EMPTY_INDEX,
+    EntryLike,
+    TurnIndex,
+    advance_turn_index,
+    build_turn_index,
+)
 from vak_desktop.context.request import ChatRequest, ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.ledger.canonical import utc_now
@@ -39,6 +49,28 @@ class Projection:
     @property
     def ratio(self) -> float:
         return tokens_per_char(self.profile)
+
+
+class TurnIndexes:
+    """The latest TurnIndex of the sessions a runner worked on lately (one ledger). A chain that
+    does not continue a session's index — another branch after an edit — is indexed anew by
+    `advance_turn_index` itself, and the card index is keyed inside it, so a stale one is never
+    used; the least recently asked session is dropped past `keep`."""
+
+    def __init__(self, keep: int = 8) -> None:
+        self.keep = keep
+        self._latest: OrderedDict[str, TurnIndex] = OrderedDict()
+
+    def index_of(self, session: str, chain: Sequence[EntryLike]) -> TurnIndex:
+        index = advance_turn_index(self._latest.pop(session, EMPTY_INDEX), chain)
+        self._latest[session] = index
+        while len(self._latest) > self.keep:
+            self._latest.popitem(last=False)
+        return index
+
+
+def _index_of(indexes: TurnIndexes | None, session: str, chain: Sequence[EntryLike]) -> TurnIndex:
+    return indexes.index_of(session, chain) if indexes is not None else build_turn_index(chain)
 
 
 def tail_context_now() -> TailContext:
@@ -72,6 +104,7 @@ def plan_turn(
         system=system,
         tools=tools,
         tail_context=tail_context,
+        lexicons=lexicons(),
         reading_terms=terms,
     )
     return Projection(profile, plan, tail)
@@ -85,6 +118,7 @@ def project_turn(
     system: str,
     tools: Sequence[ToolSpec],
     capacity: CapacityService,
+    indexes: TurnIndexes | None = None,
 ) -> Projection:
     """Plan the running turn. It never waits on a model-written summary: a packet no stored
     one covers exactly goes as the deterministic packet built from the covered turns' cards,
@@ -92,7 +126,7 @@ def project_turn(
     (`compaction.compact_session` through the runner's look-ahead). The profile is read from
     the ledger as it stands, so a re-plan after feedback (an over-length refusal) sees it."""
     chain = ledger.chain_to_root(session)
-    index = build_turn_index(chain)
+    index = _index_of(indexes, session, chain)
     profile = capacity.profile_for(binding, chain, utc_now())
     return plan_turn(
         index, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
@@ -109,9 +143,10 @@ def step_request(
     tools: Sequence[ToolSpec],
     keep_alive: str | int | None,
     think: bool | None,
+    indexes: TurnIndexes | None = None,
 ) -> ChatRequest:
     """The request for the running turn's next step, under the turn's fixed plan and tail."""
-    index = build_turn_index(ledger.chain_to_root(session))
+    index = _index_of(indexes, session, ledger.chain_to_root(session))
     assembled = assemble(
         index,
         projection.plan,

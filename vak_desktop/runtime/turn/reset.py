@@ -23,6 +23,7 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.service import CapacityService
+from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
 
 RESET_WRITTEN = "reset_written"  # Activity: why the session was reset with a handoff
@@ -40,7 +41,7 @@ def handoff_text(turns: Sequence[Turn], ratio: float, directive: str = "") -> st
         f"Turns {span} are behind a reset: this model's context cannot hold them. "
         f"The latest were — {'; '.join(asks)}."
     ]
-    ranked = candidates(turns, ratio, directive)
+    ranked = candidates(turns, ratio, directive, lexicons())
     if ranked.pinned is not None:
         turn = ranked.live[ranked.pinned]
         parts.append(

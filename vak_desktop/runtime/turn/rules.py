@@ -218,7 +218,7 @@ class TurnRules:
     def _unperformed(self, chain: list[Entry], turn: Turn, directive: str) -> Next | None:
         """An asked-for action (`context/planning/actions.py`) the turn never performed: one
         nudge naming the tool, then the degraded outcome; both feed the horizon feedback."""
-        tool = requested_tool(directive, self.offered)
+        tool = requested_tool(directive, self.offered, lexicons())
         if tool is None:
             return None
         called = {

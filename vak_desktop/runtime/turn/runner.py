@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
+from vak_desktop.context.capacity.probe_history import PROBE_REQUEST, ProbePrefix
 from vak_desktop.context.capacity.profile import (
     FALLBACK_TOKENS_PER_CHAR,
 )
@@ -57,7 +58,12 @@ from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_recei
 from vak_desktop.runtime.turn.closing import close_interrupted, close_turn
 from vak_desktop.runtime.turn.compaction import CompactionResult, compact_session
 from vak_desktop.runtime.turn.lookahead import Lookahead
-from vak_desktop.runtime.turn.projection import Projection, project_turn, step_request
+from vak_desktop.runtime.turn.projection import (
+    Projection,
+    TurnIndexes,
+    project_turn,
+    step_request,
+)
 from vak_desktop.runtime.turn.recovery import (
     DEFAULT_INSTRUCTION_CHECKS,
     InstructionCheck,
@@ -124,6 +130,7 @@ class TurnRunner:
         # window and the REPL turn this on; a one-shot command has no next turn to prepare).
         self.compact_ahead = compact_ahead
         self.lookahead = Lookahead()
+        self.indexes = TurnIndexes()  # each session's TurnIndex, advanced request by request
         self.cards = card_library()  # the card definitions the fence fallback reads
 
         # Opt-in: one usage-only request per profile counts the prefix (spec §6)
@@ -149,6 +156,15 @@ class TurnRunner:
             return surface
         system = f"{prompt.rstrip()}\n\n{fence_guide(self.cards)}"
         return dataclasses.replace(surface, system=system, prefix=(), catalogue=())
+
+    def probe_prefix(self, binding: ModelBinding, session: str = "") -> ProbePrefix:
+        """The stable prefix this model's real requests carry, for its capacity probe (issue
+        #17): the surface this runner builds for the probe's own request — the session's
+        system text, the catalogue, the schemas that request loads — for the bound profile."""
+        chain = self.ledger.chain_to_root(session) if session else []
+        prompt = system_prompt_of(chain, self.system_prompt)
+        surface = self._surface(binding, PROBE_REQUEST.format(token="QX-1000"), session, prompt)
+        return ProbePrefix(surface.system, surface.tools)
 
     @staticmethod
     def _without_tools(binding: ModelBinding) -> bool:
@@ -236,6 +252,7 @@ class TurnRunner:
         outcome, error = "completed", ""
         called: list[str] = []
         largest_prompt = 0
+        call_prompt = 0  # the request in which the model first called a tool
         watch = CacheWatch(previous_turn_receipt(ledger.chain_to_root(session)))
         offered = [spec.name for spec in self.tools.specs()]
         rules = TurnRules(ledger, session, self.cards, self.tools.observes_now, offered)
@@ -289,6 +306,7 @@ class TurnRunner:
                 total = total.plus(done.usage)
                 called += [c.name for c in out.calls]
                 largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
+                call_prompt = call_prompt or (done.usage.prompt_tokens() if out.calls else 0)
                 yield StepFinished(step, receipt)
                 fences = rules.fences(step_entry)
                 called += [tool_name(t) for t in fences.types]
@@ -329,6 +347,10 @@ class TurnRunner:
                     self._check_instructions(
                         session, binding, projection, text, called, largest_prompt
                     )
+                    # followed well above the horizon, again and again: a re-probe is due
+                    self.capacity.instruction_followed(
+                        session, binding, projection.profile, text, called, call_prompt
+                    )
                     break
             else:
                 outcome, error = "degraded", f"stopped after {MAX_STEPS} steps of tool calls"
@@ -340,7 +362,8 @@ class TurnRunner:
         close_turn(ledger, session, outcome, total, error, state.ratio)
         if self.compact_ahead and outcome != "failed":
             self.start_compaction(session, binding)
-        self.capacity.turn_finished(binding)  # the model is idle: a probe may run now
+        # the model is idle: a probe may run now, shaped like this session's requests
+        self.capacity.turn_finished(binding, lambda: self.probe_prefix(binding, session))
         yield TurnFinished(session, turn.id, outcome, total, error)
 
     async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
@@ -432,6 +455,7 @@ class TurnRunner:
             system=state.surface.system,
             tools=state.surface.prefix,  # the plan prices the prefix loaded at step 0
             capacity=self.capacity,
+            indexes=self.indexes,
         )
         state.ratio = state.projection.ratio
         over = over_budget_activity(state.projection.plan)
@@ -455,6 +479,7 @@ class TurnRunner:
             tools=surface.tools,  # the step-0 tools, then any find_tools loaded since
             keep_alive=self.keep_alive,
             think=think,
+            indexes=self.indexes,
         )
 
     def _check_instructions(

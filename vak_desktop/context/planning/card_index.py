@@ -1,0 +1,180 @@
+"""The card index: what every plan reads of a session's earlier turns, kept across its requests.
+
+A plan prices and values every earlier turn: its card, the card's BM25 document, its line in a
+detailed packet. For a running session those turns do not change from one request to the next —
+one more closes — so the card index holds them for the *frozen* live turns of a TurnIndex (every
+turn after the reset but the last, which may still grow) and is extended from the index that one
+was advanced from (`TurnIndex.memo`), reading only the turns past the ones they share. That turns
+the per-request work of discovery (spec §10, "BM25 at write time") from a pass over every card
+into a read of the query's postings.
+
+What may differ between two requests is keyed: the index lives in its TurnIndex (one session, one
+branch: the TurnIndex is rebuilt when the chain does not continue it), a reset moves the first
+live turn (built anew), and a turn without a stored card has the card `card_of` builds at the
+bound model's tokens/char, so such a turn ties the index to that ratio (another profile builds
+anew; a session whose cards are all stored shares one index across profiles). The index is
+extended in place when it is the newest of its line and copied otherwise, so an older TurnIndex
+never sees turns it does not hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Any, TypeVar, cast
+
+from vak_desktop.context.capacity.profile import estimate_tokens
+from vak_desktop.context.payloads import TurnCard
+from vak_desktop.context.planning.relevance import Corpus, card_terms
+from vak_desktop.context.planning.turn_cards import card_of, card_tokens, full_tokens
+from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
+
+MEMO_KEY = "card_index"
+R = TypeVar("R")
+
+
+@dataclass
+class _Store:
+    """The growing part, owned by the newest card index of a line."""
+
+    turns: list[Turn] = field(default_factory=list)
+    cards: list[TurnCard] = field(default_factory=list)
+    corpus: Corpus = field(default_factory=Corpus)
+    listing: dict[str, str] = field(default_factory=dict)  # turn id -> its packet line
+    rendered: dict[tuple[str, str], Any] = field(default_factory=dict)  # (kind, turn id) -> text
+    # each card's two sizes in characters (priced per request: the ratio moves with feedback),
+    # and the stored token counts of cards written before sizes were kept, by position
+    chars_full: list[int] = field(default_factory=list)
+    chars_card: list[int] = field(default_factory=list)
+    sizeless: list[tuple[int, TurnCard]] = field(default_factory=list)
+
+    def append(self, turn: Turn, card: TurnCard) -> None:
+        self.turns.append(turn)
+        self.cards.append(card)
+        self.corpus.append(card_terms(card))
+        self.chars_full.append(card.chars_full)
+        self.chars_card.append(card.chars_card)
+        if not (card.chars_full and card.chars_card):
+            self.sizeless.append((len(self.cards) - 1, card))
+
+
+@dataclass(frozen=True)
+class CardIndex:
+    """The frozen live turns of one TurnIndex (`index.turns[start:start + size]`), their cards,
+    their BM25 corpus and the packet lines rendered so far."""
+
+    start: int  # the first live turn (the latest reset's boundary)
+    size: int
+    ratio: float | None  # what card-less turns' cards were built at (None: every card stored)
+    store: _Store
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        return tuple(self.store.turns[: self.size])
+
+    @property
+    def cards(self) -> tuple[TurnCard, ...]:
+        return tuple(self.store.cards[: self.size])
+
+    @property
+    def corpus(self) -> Corpus | None:
+        """The cards' BM25 corpus, when it still holds exactly these cards."""
+        return self.store.corpus if self.store.corpus.size == self.size else None
+
+    @property
+    def listing(self) -> dict[str, str]:
+        return self.store.listing
+
+    def costs(self, ratio: float) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Each turn's full record and card in tokens at `ratio`: `full_tokens` and
+        `card_tokens` over the stored sizes, a column at a time."""
+        size, store = self.size, self.store
+        full = list(map(estimate_tokens, store.chars_full[:size], repeat(ratio)))
+        card = list(map(estimate_tokens, store.chars_card[:size], repeat(ratio)))
+        for position, stored in store.sizeless:
+            if position < size:
+                full[position] = full_tokens(stored, ratio)
+                card[position] = card_tokens(stored, ratio)
+        return tuple(full), tuple(card)
+
+    def holds(self, turn: Turn) -> bool:
+        """`turn` is one of this index's turns (the same object, so the same entries)."""
+        position = turn.index - self.start
+        return 0 <= position < self.size and self.store.turns[position] is turn
+
+    def rendered(self, kind: str, turn: Turn, render: Callable[[], R]) -> R:
+        """What `render` makes of `turn` (its card's text, its full record), made once per
+        session: a frozen turn renders the same every request."""
+        if not self.holds(turn):
+            return render()
+        key = (kind, turn.turn_id)
+        found = self.store.rendered.get(key)
+        if found is None:
+            found = self.store.rendered[key] = render()
+        return cast(R, found)
+
+
+def _own(index: TurnIndex, ratio: float) -> CardIndex | None:
+    """The card index a plan of `index` at `ratio` was made with, if there was one."""
+    own = index.memo.get(MEMO_KEY)
+    return own if isinstance(own, CardIndex) and own.ratio in (None, ratio) else None
+
+
+def _turn_id(turn: Turn) -> str:
+    return turn.turn_id
+
+
+def frozen_live(index: TurnIndex) -> tuple[int, int]:
+    """(first, end) of the turns a card index holds: after the reset, before the last turn."""
+    return index.reset_before, max(index.reset_before, len(index.turns) - 1)
+
+
+def card_index(index: TurnIndex, ratio: float) -> CardIndex:
+    """The card index of `index` at `ratio`, extended from the one it was advanced from when
+    that one still fits (same first turn, a compatible ratio), else built."""
+    own = _own(index, ratio)
+    if own is not None:
+        return own
+    start, end = frozen_live(index)
+    base = _reusable(index, start, ratio)
+    if base is None:
+        store, held, card_ratio = _Store(), 0, None
+    else:
+        store, held, card_ratio = base
+    for turn in index.turns[start + held : end]:
+        card = card_of(turn, ratio)
+        if turn.card is None:
+            card_ratio = ratio
+        store.append(turn, card)
+    built = CardIndex(start, end - start, card_ratio, store)
+    index.memo[MEMO_KEY] = built
+    return built
+
+
+def _reusable(
+    index: TurnIndex, start: int, ratio: float
+) -> tuple[_Store, int, float | None] | None:
+    """The store to extend (the predecessor's, or a copy when it has moved on), how many of its
+    turns `index` still holds unchanged, and the ratio its card-less turns were built at."""
+    found = index.memo.get(LINEAGE, {}).get(MEMO_KEY)
+    if found is None:
+        return None
+    previous, kept = found
+    if not isinstance(previous, CardIndex) or previous.start != start:
+        return None
+    if previous.ratio not in (None, ratio):
+        return None
+    held = min(previous.size, kept - start)
+    if held <= 0:
+        return None
+    store = previous.store
+    if len(store.turns) != held or store.corpus.size != held:  # not the newest: copy its turns
+        copy = _Store()
+        for turn, card in zip(store.turns[:held], store.cards[:held], strict=True):
+            copy.append(turn, card)
+        copy.listing = {
+            t: store.listing[t] for t in map(_turn_id, copy.turns) if t in store.listing
+        }
+        store = copy
+    return store, held, previous.ratio
