@@ -296,6 +296,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--horizon", type=int, default=4_096, help="the measured horizon")
     parser.add_argument("--probe", action="store_true", help="measure it with the real probe")
+    parser.add_argument("--probe-budget", type=float, default=90.0, help="the probe's seconds")
     parser.add_argument("--direct", default="", help="sizes for the direct measurement")
     parser.add_argument("--n-ctx", type=int, default=32_768)
     parser.add_argument("--threads", type=int, default=None)
@@ -321,7 +322,20 @@ async def main(argv: list[str] | None = None) -> int:
             if args.probe:
                 say("probing …")
                 start = time.monotonic()
-                record = await run_probe(provider, engine.model, details=details, nonce="efficacy")
+                with tempfile.TemporaryDirectory() as scratch:  # the prefix a real turn sends
+                    ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
+                    tools = default_tools(Settings(workspace=(str(files),)))
+                    prefix = TurnRunner(ledger, provider, tools).probe_prefix(binding)
+                    await tools.aclose()
+                    ledger.close()
+                record = await run_probe(
+                    provider,
+                    engine.model,
+                    details=details,
+                    prefix=prefix,
+                    nonce="efficacy",
+                    deadline_s=args.probe_budget,
+                )
                 spent = time.monotonic() - start
                 profile = dataclasses.replace(record.profile, provider=binding.provider)
                 requests = record.activity.detail.get("requests", "?")

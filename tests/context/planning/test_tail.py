@@ -44,7 +44,13 @@ def test_a_small_model_gets_the_tail_as_plain_sentences(ledger: Ledger) -> None:
     index = builder.index()
     for horizon, tagged in ((4_000, False), (32_000, True)):
         _, tail = plan_request(
-            index, profile(horizon), index.turns[-1], system="S", tools=(), tail_context=CLOCK
+            index,
+            profile(horizon),
+            index.turns[-1],
+            system="S",
+            tools=(),
+            tail_context=CLOCK,
+            lexicons=lexicons(),
         )
         assert ("<turn_context>" in tail and "<stance>" in tail) is tagged, tail
         assert CLOCK.utc in tail and CLOCK.local in tail and CLOCK.timezone in tail
