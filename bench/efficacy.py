@@ -15,8 +15,12 @@ model calls a file tool whose arguments carry the code. Arms:
                measured, or the real probe with `--probe`), first step only
     full       the naive full history (what Open WebUI / LM Studio send)
     truncated  the naive history cut to its newest 4,096 tokens (Ollama's default)
-    fresh      a fresh one-turn chat asking the same with the code in it: the first-token
+    fresh      a Vak turn in a new chat asking the same with the code in it: the first-token
                baseline the imported session is measured against
+
+The naive arms get the same text-form recogniser a Vak turn runs (a small model writes its
+calls as text), so their tool-call rates are the best those apps could show. Each arm's first
+try is also printed alone ("cold"): later tries reuse the server's prompt cache.
 
 Per arm: tool-call rate, correct rate, median prompt tokens, median seconds to the first token
 and to the end of the step. `--probe` times the probe (requests, seconds); `--direct` is the
@@ -44,6 +48,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from vak_desktop.context.evidence.text_calls import find_text_calls
 from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, ToolCall
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import Ledger
@@ -160,7 +165,8 @@ class Arm:
             f"correct {sum(s.correct for s in ok)}/{len(self.samples)}  "
             f"fact sent {sum(s.reached for s in ok)}/{len(self.samples)}  "
             f"prompt {med(s.prompt_tokens for s in ok):>7,.0f} tok  "
-            f"first token {med(s.first_token_s for s in ok):6.1f} s  "
+            f"first token {med(s.first_token_s for s in ok):6.1f} s "
+            f"(cold {ok[0].first_token_s:.1f} s)  "
             f"end {med(s.end_s for s in ok):6.1f} s"
         )
 
@@ -188,6 +194,9 @@ async def timed_stream(provider: ChatProvider, request: ChatRequest) -> Sample:
                     prompt = event.usage.prompt_tokens()
     except ProviderError as exc:
         return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
+    if not calls:  # the same recogniser a Vak turn runs: calls written as text count here too
+        admitted = {t.name: t.parameters for t in request.tools}
+        calls = [ToolCall("text", c.name, c.arguments) for c in find_text_calls(text, admitted)]
     called, right = correct(calls, text)
     end = time.monotonic() - start
     reached = any(CODE in m.content for m in request.messages)
@@ -225,15 +234,19 @@ def naive_messages(document: dict[str, Any], ask: str, budget: int | None) -> li
 async def vak_try(
     provider: ChatProvider,
     binding: ModelBinding,
-    document: dict[str, Any],
+    document: dict[str, Any] | None,
     files: Path,
     profile: CapacityProfile | None,
+    ask: str = ASK,
 ) -> Sample:
-    """One real turn's first step, on a fresh import of the session."""
+    """One real turn's first step, on a fresh import of the session (None: a new chat)."""
     with tempfile.TemporaryDirectory() as scratch:
         ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
         try:
-            session = import_openai(ledger, document, title="efficacy").session
+            if document is None:
+                session = ledger.create_session("fresh").id
+            else:
+                session = import_openai(ledger, document, title="efficacy").session
             if profile is not None:
                 ledger.append(session, profile)
             tools = default_tools(Settings(workspace=(str(files),)))
@@ -241,7 +254,7 @@ async def vak_try(
             runner = TurnRunner(ledger, recording, tools, keep_alive=None)  # type: ignore[arg-type]
             start = time.monotonic()
             first, calls, prompt = 0.0, [], 0
-            events: AsyncIterator[Any] = runner.run(session, ASK, binding)
+            events: AsyncIterator[Any] = runner.run(session, ask, binding)
             async with contextlib.aclosing(events) as stream:
                 async for event in stream:
                     if isinstance(event, TextChunk | ToolCallRequested) and not first:
@@ -283,6 +296,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--horizon", type=int, default=4_096, help="the measured horizon")
     parser.add_argument("--probe", action="store_true", help="measure it with the real probe")
+    parser.add_argument("--probe-budget", type=float, default=90.0, help="the probe's seconds")
     parser.add_argument("--direct", default="", help="sizes for the direct measurement")
     parser.add_argument("--n-ctx", type=int, default=32_768)
     parser.add_argument("--threads", type=int, default=None)
@@ -308,7 +322,20 @@ async def main(argv: list[str] | None = None) -> int:
             if args.probe:
                 say("probing …")
                 start = time.monotonic()
-                record = await run_probe(provider, engine.model, details=details, nonce="efficacy")
+                with tempfile.TemporaryDirectory() as scratch:  # the prefix a real turn sends
+                    ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
+                    tools = default_tools(Settings(workspace=(str(files),)))
+                    prefix = TurnRunner(ledger, provider, tools).probe_prefix(binding)
+                    await tools.aclose()
+                    ledger.close()
+                record = await run_probe(
+                    provider,
+                    engine.model,
+                    details=details,
+                    prefix=prefix,
+                    nonce="efficacy",
+                    deadline_s=args.probe_budget,
+                )
                 spent = time.monotonic() - start
                 profile = dataclasses.replace(record.profile, provider=binding.provider)
                 requests = record.activity.detail.get("requests", "?")
@@ -322,17 +349,13 @@ async def main(argv: list[str] | None = None) -> int:
                     say(f"try {attempt + 1}/{args.tries}: {name} …")
                     if name == "vak":
                         sample = await vak_try(provider, binding, document, files, profile)
+                    elif name == "fresh":
+                        sample = await vak_try(provider, binding, None, files, profile, FRESH_ASK)
                     else:
                         budget = TRUNCATED_TOKENS if name == "truncated" else None
-                        ask = FRESH_ASK if name == "fresh" else ASK
-                        messages = (
-                            [Message(role="user", content=ask)]
-                            if name == "fresh"
-                            else naive_messages(document, ask, budget)
-                        )
                         request = ChatRequest(
                             model=engine.model,
-                            messages=tuple(messages),
+                            messages=tuple(naive_messages(document, ASK, budget)),
                             tools=specs,
                             max_tokens=MAX_OUTPUT,
                         )

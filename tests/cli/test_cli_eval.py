@@ -130,17 +130,17 @@ def test_eval_with_a_model_runs_the_model_checks_against_the_double(
     double: OllamaDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     sessions(tmp_path)
-    stored_probe(tmp_path, horizon=6_000)
+    stored_probe(tmp_path, horizon=4_500)
     code, out, _ = vak(capsys, "eval", "--json", "--model", TOOL_MODEL, "--host", double.url)
     found = checks(out)
     assert code == 0, found
     assert all(c["ok"] and not c["skipped"] for c in found.values()), found
     harness = found["probe_harness"]
-    assert "horizon 6,000 tokens" in harness["detail"] and "probed 2026-11-30" in harness["detail"]
+    assert "horizon 4,500 tokens" in harness["detail"] and "probed 2026-11-30" in harness["detail"]
     plan = harness["data"]["plan"]
-    assert plan["budget"]["horizon"] == 6_000 and plan["packet_range"] is not None
+    assert plan["budget"]["horizon"] == 4_500 and plan["packet_range"] is not None
     assert len(plan["turns"]) == FIXTURE_TURNS
-    assert harness["data"]["profile"]["instruction_horizon"]["tokens"] == 6_000
+    assert harness["data"]["profile"]["instruction_horizon"]["tokens"] == 4_500
     assert "1 summariser call(s)" in found["two_model_replay"]["detail"]
     assert "inferred from prefill time" in found["cache_test"]["detail"]
     bodies = double.chat_bodies()

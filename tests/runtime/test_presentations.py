@@ -63,7 +63,7 @@ from vak_desktop.runtime.presentations import (
     record_feedback,
     set_selection,
 )
-from vak_desktop.runtime.tools.surface import tool_surface
+from vak_desktop.runtime.tools.surface import compact_surface, tool_surface
 
 CARD = {"title": "Compiler release", "value": "incremental linking", "source": "example.org"}
 METRIC = "emit_metric_card"
@@ -120,7 +120,8 @@ async def test_a_search_then_card_session_against_the_double(
         pinned = profile(horizon, output_reserve=256, provider=binding.provider, model=TOOL_MODEL)
         return dataclasses.replace(pinned, quantisation=quantisation)
 
-    surface = tool_surface(registry, DEFAULT_SYSTEM_PROMPT, ask)
+    # a profile that small gets the compact surface: size the budget from that one
+    surface = compact_surface(tool_surface(registry, DEFAULT_SYSTEM_PROMPT, ask), registry)
     roomy = preview_next(
         ledger,
         session,

@@ -88,7 +88,10 @@ async def test_instructions_followed_well_above_the_horizon_schedule_one_reprobe
         capacity = probing_capacity(ledger, provider)
         scheduler = capacity.scheduler
         assert isinstance(scheduler, ProbeScheduler)
-        runner = TurnRunner(ledger, provider, tools, capacity=capacity)
+        # a long system prompt of the user's own (kept whole in a small model's compact
+        # prefix): each request stays well above the under-measured horizon
+        prompt = "You help with the quarterly report on crates and shipping. " * 40
+        runner = TurnRunner(ledger, provider, tools, capacity=capacity, system_prompt=prompt)
         session = ledger.create_session().id
         for n in range(1, REPROBE_EVIDENCE + 1):
             await _turn(runner, session, binding, f"Search my files for the code AB-{n}.")

@@ -10,6 +10,7 @@ import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.context.sessions import profile
 from tests.doubles.fixtures import TOOL_MODEL, double_fixture, http_fixture  # noqa: F401
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.runtime.scripted import Scripted, ScriptedProvider
@@ -33,7 +34,12 @@ from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.settings import Settings
 from vak_desktop.runtime.tools import ToolContext, ToolOutput, catalogue_text, tool_surface
 from vak_desktop.runtime.tools.find_tools import match_tools
-from vak_desktop.runtime.tools.surface import CATALOGUE_HEADING, MISREAD
+from vak_desktop.runtime.tools.surface import (
+    CATALOGUE_HEADING,
+    COMPACT_SYSTEM,
+    MISREAD,
+    fitted_surface,
+)
 
 
 class UnitConvert:
@@ -305,3 +311,21 @@ def test_within_a_turn_the_tools_only_grow_and_the_prefix_never_moves(
         misread += [a.detail["tool"] for a in activities]
     assert len(misread) == len(set(misread))  # one misread per tool per turn
     assert not set(misread) & {t.name for t in first.prefix}
+
+
+def test_the_surface_is_fitted_to_the_profile(tmp_path: Path) -> None:
+    registry = default_tools(Settings(workspace=(str(tmp_path),)))
+    ask = "Search my files for the shipment code."
+    frontier = fitted_surface(registry, DEFAULT_SYSTEM_PROMPT, ask, profile(200_000))
+    assert frontier == tool_surface(registry, DEFAULT_SYSTEM_PROMPT, ask)  # the full surface
+    small = fitted_surface(registry, DEFAULT_SYSTEM_PROMPT, ask, profile(4_000))
+    assert small.system.startswith(COMPACT_SYSTEM)
+    assert [spec.name for spec in small.prefix] == ["glob", "grep"]  # the search, nothing else
+    # no action asked: the compact form keeps what the reading loaded, described shortly
+    chat = fitted_surface(registry, DEFAULT_SYSTEM_PROMPT, "How are you?", profile(4_000))
+    full = tool_surface(registry, DEFAULT_SYSTEM_PROMPT, "How are you?")
+    assert [s.name for s in chat.prefix] == [s.name for s in full.prefix]
+    assert sum(s.chars() for s in chat.prefix) < sum(s.chars() for s in full.prefix)
+    # byte-stable: the same profile and reading give the same prefix every turn
+    again = fitted_surface(registry, DEFAULT_SYSTEM_PROMPT, ask, profile(4_000))
+    assert prefix_digest(again.system, again.prefix) == prefix_digest(small.system, small.prefix)

@@ -94,6 +94,9 @@ async def test_the_first_request_is_the_turns_own_and_carries_the_referred_turn(
             assert "num_predict" in first.get("options", {})  # a max output on every request
             # the prefix fits the model: the compact system text, within a third of the horizon
             assert first["messages"][0]["content"].startswith(COMPACT_SYSTEM)
+            # a small model: only the tools the asked-for search needs, and a plain tail
+            assert {t["function"]["name"] for t in first["tools"]} == {"grep", "glob"}
+            assert "<stance>" not in sent and "<turn_context>" not in sent
             prefix = receipt.plan["budget"]["prefix_tokens"]
             assert prefix * 3 <= SMALL.instruction_horizon.tokens, prefix
             # after the close, the summary is written in the background and stored by range

@@ -92,7 +92,7 @@ async def test_unknown_tools_and_malformed_json_in_text_are_just_text(ledger: Le
     notes = NotesTool()
     text = (
         'Try {"name": "delete_all", "arguments": {}} or '
-        '{"name": "read_note", "arguments": {"name": "x"}'  # never closed
+        '{"name": "read_note", "arguments": {"name": "x"} maybe?'  # never closed
     )
     provider = ScriptedProvider(Scripted(text=text))
     runner = TurnRunner(ledger, provider, ToolRegistry([notes]))

@@ -42,7 +42,7 @@ from vak_desktop.runtime import (
     default_tools,
 )
 from vak_desktop.runtime.capacity.service import CapacityService
-from vak_desktop.runtime.tools.surface import tool_surface
+from vak_desktop.runtime.tools.surface import fitted_surface
 from vak_desktop.runtime.turn.compaction import project_summarised
 from vak_desktop.runtime.turn.projection import Projection, plan_turn, step_request
 
@@ -90,8 +90,12 @@ def clock_of(tail: str) -> TailContext:
     """The tail context a recorded tail was rendered from (its clock's length sizes the tail,
     and so the budget: a replay uses the recorded one)."""
     match = re.match(r"<turn_context>UTC (.+?); local (.+?); timezone (.+?)</turn_context>", tail)
-    assert match is not None, tail
-    return TailContext(*match.groups())
+    if match is not None:
+        return TailContext(*match.groups())
+    plain = re.match(r"\(Now: (.+?), (.+?); (.+?)\.\)", tail)  # a small model's plain tail
+    assert plain is not None, tail
+    local, timezone, utc = plain.groups()
+    return TailContext(utc, local, timezone)
 
 
 def whole_in(messages: tuple[Message, ...], record: list[Message]) -> bool:
@@ -195,7 +199,6 @@ async def test_the_request_a_small_model_was_sent_is_rebuilt_from_the_ledger_alo
     provider = ScriptedProvider(Scripted(text="They agree."))
     registry = default_tools()
     runner = TurnRunner(ledger, provider, registry)
-    surface = tool_surface(registry, DEFAULT_SYSTEM_PROMPT, ASK)  # what the turn's prefix was
     async for _ in runner.run(session.session, ASK, binding("small")):
         pass
     # the turn's own request is the first and only one: no summariser call precedes it, and it
@@ -211,14 +214,16 @@ async def test_the_request_a_small_model_was_sent_is_rebuilt_from_the_ledger_alo
     before = chain[: directive + 1]  # the ledger as it stood when the step was planned
     index = build_turn_index(before)
     capacity = CapacityService(ledger)
-    replayed = {}
+    replayed, surfaces = {}, {}
     for model in ("small", "large"):
         bound = capacity.profile_for(binding(model), before, "2026-11-30T10:20:00Z")
+        # what the turn's prefix was for this profile (the small model's is the compact one)
+        surfaces[model] = fitted = fitted_surface(registry, DEFAULT_SYSTEM_PROMPT, ASK, bound)
         replayed[model] = plan_turn(
             index,
             bound,
-            system=surface.system,
-            tools=surface.tools,
+            system=fitted.system,
+            tools=fitted.tools,
             tail_context=clock_of(receipt.tail),
             pending=True,
         )
@@ -228,8 +233,8 @@ async def test_the_request_a_small_model_was_sent_is_rebuilt_from_the_ledger_alo
         index,
         small.plan,
         index.turns[-1],
-        system=surface.system,
-        tools=surface.tools,
+        system=surfaces["small"].system,
+        tools=surfaces["small"].tools,
         tail=receipt.tail,
         ratio=small.ratio,
     )

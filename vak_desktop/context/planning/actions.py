@@ -25,14 +25,20 @@ _TOOLS = {
 }
 
 
-def requested_tool(directive: str, offered: Sequence[str], lexicons: Lexicons) -> str | None:
-    """The tool the directive asks to be used on the user's things, if one is offered."""
+def requested_tools(directive: str, offered: Sequence[str], lexicons: Lexicons) -> tuple[str, ...]:
+    """The offered tools that perform the action the directive asks for on the user's
+    things, most fitting first; () when it asks for none."""
     lowered = normalise(directive)
     for lexicon in lexicons.identify(Text.of(lowered, normalised=True)):
         rule = lexicon.actions.asked(lowered)
         if rule is not None:
-            return next((t for t in _TOOLS[rule] if t in offered), None)
-    return None
+            return tuple(t for t in _TOOLS[rule] if t in offered)
+    return ()
+
+
+def requested_tool(directive: str, offered: Sequence[str], lexicons: Lexicons) -> str | None:
+    """The tool the directive asks to be used on the user's things, if one is offered."""
+    return next(iter(requested_tools(directive, offered, lexicons)), None)
 
 
 def action_nudge(tool: str, directive: str) -> str:

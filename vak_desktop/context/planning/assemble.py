@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import blake3
 
 from vak_desktop.context.capacity.prefix import planned_prefix_tokens
-from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char
+from vak_desktop.context.capacity.profile import estimate_tokens, is_small, tokens_per_char
 from vak_desktop.context.payloads import (
     AssistantStep,
     CapacityProfile,
@@ -95,7 +95,14 @@ def prefix_digest(system: str, tools: Sequence[ToolSpec]) -> str:
 PAUSED_HEADER = "Earlier, now paused (the user moved on; return to these only if asked):"
 
 
-def render_tail(context: TailContext, thread: Sequence[str], paused: Sequence[str] = ()) -> str:
+def render_tail(
+    context: TailContext, thread: Sequence[str], paused: Sequence[str] = (), *, plain: bool = False
+) -> str:
+    """The tail block. `plain` (a small model): the same facts as sentences, without the tags
+    and without the stance (the compact system text says it once) — measured on a 0.5B model,
+    the tagged block was copied back as the answer in 3 of 6 tries, the plain one in none."""
+    if plain:
+        return _plain_tail(context, thread, paused)
     parts = [
         f"<turn_context>UTC {context.utc}; local {context.local}; timezone {context.timezone}"
         "</turn_context>"
@@ -112,6 +119,19 @@ def render_tail(context: TailContext, thread: Sequence[str], paused: Sequence[st
         parts.append("<thread>" + "\n".join(sections) + "</thread>")
     if context.work_contract:
         parts.append(f"<work_contract>{context.work_contract}</work_contract>")
+    return "\n".join(parts)
+
+
+def _plain_tail(context: TailContext, thread: Sequence[str], paused: Sequence[str]) -> str:
+    parts = [f"(Now: {context.local}, {context.timezone}; {context.utc}.)"]
+    if context.intent:
+        parts.append(f"(Current intent: {context.intent})")
+    if thread:
+        parts.append("Earlier requests, now summarised:\n" + "\n".join(f"- {d}" for d in thread))
+    if paused:
+        parts.append(PAUSED_HEADER + "\n" + "\n".join(f"- {d}" for d in paused))
+    if context.work_contract:
+        parts.append(f"(Work contract: {context.work_contract})")
     return "\n".join(parts)
 
 
@@ -232,7 +252,8 @@ def plan_request(
     reserve = current_turn_reserve(history, current, ratio)
     directive = current.directive.text if current else ""
     ranked = candidates(history, ratio, directive, lexicons, reading_terms, indexed=indexed)
-    tail = render_tail(tail_context, [])
+    plain = is_small(profile)
+    tail = render_tail(tail_context, [], plain=plain)
     tail_tokens = 0
     while True:
         tail_tokens = max(tail_tokens, estimate_tokens(len(tail), ratio))
@@ -245,7 +266,9 @@ def plan_request(
             current_turn_reserve=reserve,
             ranked=ranked,
         )
-        tail = render_tail(tail_context, *thread_for(plan, index, ratio, ranked.paused))
+        tail = render_tail(
+            tail_context, *thread_for(plan, index, ratio, ranked.paused), plain=plain
+        )
         if estimate_tokens(len(tail), ratio) <= tail_tokens:
             return plan, tail
 

@@ -122,7 +122,7 @@ def followed_instruction(directive: str, called: Sequence[str]) -> str | None:
     named = unmet_tool_instruction(directive, called, (), lexicons())
     if named is not None:
         return f"call the `{named}` tool"
-    asked = requested_tool(directive, called)
+    asked = requested_tool(directive, called, lexicons())
     return f"call the `{asked}` tool the request asks for" if asked else None
 
 

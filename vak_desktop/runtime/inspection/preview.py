@@ -14,7 +14,7 @@ from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.tools import ToolRegistry
-from vak_desktop.runtime.tools.surface import tool_surface
+from vak_desktop.runtime.tools.surface import fitted_surface
 from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
 
 PENDING_TURN = "pending"  # the id of the not-yet-written turn a preview plans for
@@ -39,11 +39,12 @@ def preview_next(
     tools: ToolRegistry | tuple[ToolSpec, ...],
 ) -> Preview:
     """Plan and assemble the session's next request as if `directive` were sent now. Given the
-    runtime's registry, the request carries what a turn would: the stable system text with its
-    catalogue and the tools the directive's reading loads; given specs, exactly those."""
+    runtime's registry, the request carries what a turn would: the surface fitted to the
+    profile (the stable system text with its catalogue and the tools the directive's reading
+    loads, or their compact form); given specs, exactly those."""
     reading = None
     if isinstance(tools, ToolRegistry):
-        surface = tool_surface(tools, system, directive)
+        surface = fitted_surface(tools, system, directive, profile)
         system, tools, reading = surface.system, surface.tools, surface.reading
     index = build_turn_index(ledger.chain_to_root(session))
     pending = Turn(PENDING_TURN, len(index.turns), Directive(text=directive), ())

@@ -18,7 +18,14 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vak_desktop.context.payloads import Activity, ToolCall
+from vak_desktop.context.capacity.profile import (
+    estimate_tokens,
+    is_small,
+    tokens_per_char,
+    usable_horizon,
+)
+from vak_desktop.context.payloads import Activity, CapacityProfile, ToolCall
+from vak_desktop.context.planning.actions import requested_tools
 from vak_desktop.context.planning.reading import Reading, read_directive
 from vak_desktop.context.planning.turn_cards import is_card_tool, leading_sentence
 from vak_desktop.context.request import ToolSpec
@@ -134,19 +141,54 @@ COMPACT_SYSTEM = (
 
 
 def compact_surface(
-    surface: ToolSurface, registry: ToolRegistry, *, own_prompt: str = ""
+    surface: ToolSurface,
+    registry: ToolRegistry,
+    *,
+    own_prompt: str = "",
+    focus: Sequence[str] = (),
 ) -> ToolSurface:
-    """The same surface in its compact form, for a model whose horizon the full prefix would
-    crowd (issue #17: the prefix within a third of the horizon): the short system text, the
-    catalogue as one line of names, every loaded schema described by its first sentence. A
-    function of the admitted set and the reading only, so it is byte-stable for a profile.
-    `own_prompt`, a session's own system prompt, stands in for the short system text."""
+    """The same surface in its compact form, for a small model or one whose horizon the full
+    prefix would crowd (issue #17: the prefix within a third of the horizon): the short system
+    text, the catalogue as one line of names, every loaded schema described by its first
+    sentence. `focus`, the tools an asked-for action needs ("search my files …" → grep, glob):
+    when given, they are the only schemas loaded besides the card tools the reading loaded —
+    measured on a 0.5B model, look-alike tools (find_tools, session_search) drew the call
+    away from the file search it was asked for. A function of the admitted set and the
+    reading only, so it is byte-stable for a profile. `own_prompt`, a session's own system
+    prompt, stands in for the short system text."""
     names = sorted(spec.name for spec in registry.catalogue())
     parts = [own_prompt or COMPACT_SYSTEM, *registry.prompt_sections()]
     if names:
         parts.append("More tools (find_tools loads them): " + ", ".join(names) + ".")
+    loaded = surface.prefix
+    if focus:
+        cards = {s.name for s in surface.prefix if is_card_tool(s.name)}
+        loaded = tuple(s for s in registry.specs() if s.name in focus or s.name in cards)
     prefix = tuple(
-        dataclasses.replace(spec, description=leading_sentence(spec.description))
-        for spec in surface.prefix
+        dataclasses.replace(spec, description=leading_sentence(spec.description)) for spec in loaded
     )
     return dataclasses.replace(surface, system="\n\n".join(parts), prefix=prefix)
+
+
+def fitted_surface(
+    registry: ToolRegistry,
+    system: str,
+    directive: str,
+    profile: CapacityProfile,
+    *,
+    own_prompt: str = "",
+) -> ToolSurface:
+    """The surface a turn sends to the model of `profile`: the full one, or its compact form
+    for a small model (with only the asked-for action's tools) or when the full prefix — the
+    system text and the floor's schemas — would pass a third of the horizon. Decided on the
+    floor surface and the profile, so the choice and its bytes hold while the profile does."""
+    surface = tool_surface(registry, system, directive)
+    floor = tool_surface(registry, system, "")
+    chars = len(floor.system) + sum(spec.chars() for spec in floor.prefix)
+    crowded = estimate_tokens(chars, tokens_per_char(profile)) * 3 > usable_horizon(profile)
+    small = is_small(profile)
+    if not (small or crowded):
+        return surface
+    offered = [spec.name for spec in registry.specs()]
+    focus = requested_tools(directive, offered, lexicons()) if small else ()
+    return compact_surface(surface, registry, own_prompt=own_prompt, focus=focus)

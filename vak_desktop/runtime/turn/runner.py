@@ -22,9 +22,6 @@ from dataclasses import dataclass
 from vak_desktop.context.capacity.probe_history import PROBE_REQUEST, ProbePrefix
 from vak_desktop.context.capacity.profile import (
     FALLBACK_TOKENS_PER_CHAR,
-    estimate_tokens,
-    tokens_per_char,
-    usable_horizon,
 )
 from vak_desktop.context.evidence.text_calls import adopt_text_calls
 from vak_desktop.context.payloads import (
@@ -56,7 +53,7 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.presentations import acked_card, card_library, shown
 from vak_desktop.runtime.sessions.system_prompts import system_prompt_of
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
-from vak_desktop.runtime.tools.surface import ToolSurface, compact_surface, tool_surface
+from vak_desktop.runtime.tools.surface import ToolSurface, fitted_surface, tool_surface
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.turn.closing import close_interrupted, close_turn
 from vak_desktop.runtime.turn.compaction import CompactionResult, compact_session
@@ -144,27 +141,21 @@ class TurnRunner:
     ) -> ToolSurface:
         """The turn's tool surface. A model that says it cannot call tools is sent none
         (Ollama refuses the request otherwise) and its system text says how to write a card as
-        a ```vak fence instead. `prompt`: the session's own system prompt, if it set one. When
-        the full prefix would take more than a third of the bound profile's horizon, the
-        compact form is used (decided on the floor surface, so the choice and its bytes hold
-        while the profile does); a session's own prompt is kept whole in it."""
+        a ```vak fence instead. `prompt`: the session's own system prompt, if it set one. A
+        small model, or a full prefix over a third of the horizon, gets the compact form
+        (`fitted_surface`); a session's own prompt is kept whole in it."""
         prompt = prompt or self.system_prompt
-        surface = tool_surface(self.tools, prompt, directive)
-        if session and self._crowded(binding, session, prompt):
+        if session:
+            chain = self.ledger.chain_to_root(session)
+            profile = self.capacity.profile_for(binding, chain, utc_now())
             own = prompt if prompt != DEFAULT_SYSTEM_PROMPT else ""
-            surface = compact_surface(surface, self.tools, own_prompt=own)
+            surface = fitted_surface(self.tools, prompt, directive, profile, own_prompt=own)
+        else:
+            surface = tool_surface(self.tools, prompt, directive)
         if not self._without_tools(binding):
             return surface
         system = f"{prompt.rstrip()}\n\n{fence_guide(self.cards)}"
         return dataclasses.replace(surface, system=system, prefix=(), catalogue=())
-
-    def _crowded(self, binding: ModelBinding, session: str, prompt: str) -> bool:
-        """Whether the full prefix (system and the floor's schemas) passes a third of the
-        bound profile's horizon."""
-        profile = self.capacity.profile_for(binding, self.ledger.chain_to_root(session), utc_now())
-        floor = tool_surface(self.tools, prompt, "")
-        chars = len(floor.system) + sum(spec.chars() for spec in floor.prefix)
-        return estimate_tokens(chars, tokens_per_char(profile)) * 3 > usable_horizon(profile)
 
     def probe_prefix(self, binding: ModelBinding, session: str = "") -> ProbePrefix:
         """The stable prefix this model's real requests carry, for its capacity probe (issue
