@@ -39,7 +39,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from vak_desktop.cli.eval import scratch_tools
 from vak_desktop.context.evidence.text_calls import find_text_calls
 from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, ToolCall
 from vak_desktop.context.request import ChatRequest, Message
@@ -55,74 +55,26 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, Done, ModelDetails, TextDelta, ToolCallEvent
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools, run_probe
-from vak_desktop.runtime.events import StepFinished, TextChunk, ToolCallRequested
+from vak_desktop.runtime.evaluation.live import (
+    ASK,
+    CODE,
+    generated_session,
+    judged,
+    live_try,
+    shipment_files,
+)
 from vak_desktop.runtime.providers.embedded import EngineConfig, chat_template, start_engine
-from vak_desktop.runtime.sessions.interchange import import_openai
 from vak_desktop.runtime.settings import Settings
 
 DEFAULT_MODEL = Path.home() / ".cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-CODE = "ZX-4471-Q"
-ASK = "Search my files for the shipment code I gave you earlier."
 FRESH_ASK = f"Search my files for the shipment code {CODE}."
 TRUNCATED_TOKENS = 4_096  # Ollama's default num_ctx
 RATIO = 0.3  # tokens per char for the naive cut (the server counts the real prompt)
 MAX_OUTPUT = 256
-FILE_TOOLS = ("grep", "glob", "read")
 
 
 def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-
-def conversation(turns: int) -> dict[str, Any]:
-    """The generated session in the OpenAI chat format: facts early, varied tool results."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a helpful assistant."}]
-    for n in range(1, turns + 1):
-        if n == 3:
-            messages += [
-                {"role": "user", "content": f"Note for later: the shipment code is {CODE}."},
-                {"role": "assistant", "content": "Noted: I will keep the shipment code in mind."},
-            ]
-            continue
-        if n == 5:
-            messages += [
-                {"role": "user", "content": "Also remember: the warehouse is in Tilburg."},
-                {"role": "assistant", "content": "Noted: the warehouse is in Tilburg."},
-            ]
-            continue
-        kind = n % 4
-        messages.append(
-            {"role": "user", "content": f"Step {n}: check the build log of module {n}."}
-        )
-        if kind in (0, 1):
-            tool = "read" if kind == 0 else "grep"
-            arguments = {"path": f"logs/module{n}.log"} if kind == 0 else {"pattern": f"mod{n}"}
-            call = {
-                "id": f"call{n}",
-                "type": "function",
-                "function": {"name": tool, "arguments": json.dumps(arguments)},
-            }
-            messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
-            lines = 900 if n % 8 == 0 else 40  # every 8th result is over 30k characters
-            body = "\n".join(
-                f"[{i:04}] module{n}: compiled unit {i} in {i % 97} ms" for i in range(lines)
-            )
-            messages.append({"role": "tool", "tool_call_id": f"call{n}", "content": body})
-        messages.append(
-            {"role": "assistant", "content": f"Module {n} builds cleanly; {n % 7} warnings remain."}
-        )
-    return {"messages": messages}
-
-
-def workspace(root: Path) -> Path:
-    """The user's files the directive asks to search: the manifest holds the code."""
-    folder = root / "files"
-    (folder / "shipping").mkdir(parents=True)
-    (folder / "shipping" / "manifest.txt").write_text(
-        f"Shipment {CODE}: 40 crates, due Friday.\nShipment AB-1000-X: 2 crates.\n"
-    )
-    (folder / "notes.md").write_text("# Notes\nNothing about shipments here.\n")
-    return folder
 
 
 @dataclass
@@ -134,19 +86,6 @@ class Sample:
     end_s: float
     refused: str = ""
     reached: bool = False  # the request carried the early fact
-
-
-class Recording:
-    """The provider, remembering the requests it was sent (to see what reached the model)."""
-
-    def __init__(self, provider: ChatProvider) -> None:
-        self.inner = provider
-        self.name = provider.name
-        self.requests: list[ChatRequest] = []
-
-    def stream(self, request: ChatRequest) -> AsyncIterator[Any]:
-        self.requests.append(request)
-        return self.inner.stream(request)
 
 
 @dataclass
@@ -171,12 +110,6 @@ class Arm:
         )
 
 
-def correct(calls: Sequence[ToolCall], text: str) -> tuple[bool, bool]:
-    """(a file tool was called, one carried the code)."""
-    files = [c for c in calls if c.name in FILE_TOOLS]
-    return bool(files), any(CODE in json.dumps(c.arguments) for c in files)
-
-
 async def timed_stream(provider: ChatProvider, request: ChatRequest) -> Sample:
     """One model call, timed from send to the first text or call and to its end."""
     start = time.monotonic()
@@ -197,7 +130,7 @@ async def timed_stream(provider: ChatProvider, request: ChatRequest) -> Sample:
     if not calls:  # the same recogniser a Vak turn runs: calls written as text count here too
         admitted = {t.name: t.parameters for t in request.tools}
         calls = [ToolCall("text", c.name, c.arguments) for c in find_text_calls(text, admitted)]
-    called, right = correct(calls, text)
+    called, right = judged(calls)
     end = time.monotonic() - start
     reached = any(CODE in m.content for m in request.messages)
     return Sample(called, right, prompt, first or end, end, reached=reached)
@@ -239,41 +172,15 @@ async def vak_try(
     profile: CapacityProfile | None,
     ask: str = ASK,
 ) -> Sample:
-    """One real turn's first step, on a fresh import of the session (None: a new chat)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
-        try:
-            if document is None:
-                session = ledger.create_session("fresh").id
-            else:
-                session = import_openai(ledger, document, title="efficacy").session
-            if profile is not None:
-                ledger.append(session, profile)
-            tools = default_tools(Settings(workspace=(str(files),)))
-            recording = Recording(provider)
-            runner = TurnRunner(ledger, recording, tools, keep_alive=None)  # type: ignore[arg-type]
-            start = time.monotonic()
-            first, calls, prompt = 0.0, [], 0
-            events: AsyncIterator[Any] = runner.run(session, ask, binding)
-            async with contextlib.aclosing(events) as stream:
-                async for event in stream:
-                    if isinstance(event, TextChunk | ToolCallRequested) and not first:
-                        first = time.monotonic() - start
-                    if isinstance(event, ToolCallRequested):
-                        calls.append(ToolCall(event.id, event.name, event.arguments))
-                    if isinstance(event, StepFinished):
-                        prompt = event.receipt.usage.prompt_tokens()
-                        break
-            end = time.monotonic() - start
-            await tools.aclose()
-        except ProviderError as exc:
-            return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
-        finally:
-            ledger.close()
-    called, right = correct(calls, "")
-    sent = recording.requests[0].messages if recording.requests else ()
-    reached = any(CODE in m.content for m in sent)
-    return Sample(called, right, prompt, first or end, end, reached=reached)
+    """One real turn's first step (`vak eval --live`'s try), as a sample of its arm."""
+    try:
+        done = await live_try(provider, binding, document, files, profile, scratch_tools, ask)
+    except ProviderError as exc:
+        return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
+    return Sample(
+        done.tool_call, done.correct, done.prompt_tokens, done.first_token_s, done.end_s,
+        reached=done.reached,
+    )  # fmt: skip
 
 
 def measured_profile(binding: ModelBinding, horizon: int, n_ctx: int) -> CapacityProfile:
@@ -302,7 +209,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args(argv)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    document = conversation(args.turns)
+    document = generated_session(args.turns)
     config = EngineConfig(
         args.model,
         n_ctx=args.n_ctx,
@@ -312,7 +219,7 @@ async def main(argv: list[str] | None = None) -> int:
     )
     say(f"starting the engine on {args.model.name} (n_ctx {args.n_ctx:,}) …")
     with tempfile.TemporaryDirectory() as root:
-        files = workspace(Path(root))
+        files = shipment_files(Path(root))
         async with await start_engine(config) as engine, httpx.AsyncClient(timeout=900) as client:
             provider = engine.provider(client)
             details = ModelDetails(name=engine.model, declared_window=args.n_ctx)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.efficacy import CODE, FRESH_ASK, MAX_OUTPUT, conversation, naive_messages, workspace
+from bench.efficacy import CODE, FRESH_ASK, MAX_OUTPUT, naive_messages
 from vak_desktop.context.capacity.probe_history import SEARCH_TOOLS, ProbePrefix, ProbeTask
 from vak_desktop.context.evidence.digests import digest_result
 from vak_desktop.context.request import ChatRequest, Message
@@ -39,6 +39,7 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, ModelDetails
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools, run_probe
 from vak_desktop.runtime.capacity.probe import ProbeProgress, sample_once
+from vak_desktop.runtime.evaluation.live import generated_session, shipment_files
 from vak_desktop.runtime.providers.embedded import EngineConfig, chat_template, start_engine
 from vak_desktop.runtime.settings import Settings
 
@@ -53,7 +54,7 @@ def say(text: str) -> None:
 def direct_request(model: str, prefix: ProbePrefix, size: int) -> ChatRequest:
     """The real prefix, the newest whole turns of the efficacy session that fit `size`
     (estimated), and the ask: the same bytes for every sample of a size."""
-    history = naive_messages(conversation(TURNS), FRESH_ASK, None)[1:-1]  # no system, no ask
+    history = naive_messages(generated_session(TURNS), FRESH_ASK, None)[1:-1]  # no system, no ask
     # closed turns' results travel as their digests, as in every real request (spec §3)
     history = [
         dataclasses.replace(m, content=digest_result(m.content, f"b3:bench{i:04}"))
@@ -128,7 +129,7 @@ async def real_model(args: argparse.Namespace) -> int:
     )
     say(f"starting the engine on {config.model_path.name} (n_ctx {args.n_ctx:,}) …")
     with tempfile.TemporaryDirectory() as root:
-        files = workspace(Path(root))
+        files = shipment_files(Path(root))
         ledger = Ledger.open(Path(root) / "ledger.sqlite")
         tools = default_tools(Settings(workspace=(str(files),)))
         try:

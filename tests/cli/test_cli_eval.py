@@ -26,7 +26,7 @@ OFFLINE = [
     "uniqueness",
     "no_integrations",
 ]
-MODEL = ["probe_harness", "two_model_replay", "cache_test"]
+MODEL = ["probe_harness", "two_model_replay", "cache_test", "live_efficacy"]
 CARD = {"title": "Compiler release", "value": "incremental linking", "source": "example.org"}
 
 
@@ -85,7 +85,7 @@ def test_eval_passes_on_a_real_ledger_and_skips_the_model_checks(
         }
     code, out, _ = vak(capsys, "eval")
     assert code == 0 and "✓ no_cut:" in out and "– cache_test: skipped" in out
-    assert out.rstrip().endswith("6 passed, 0 failed, 3 skipped")
+    assert out.rstrip().endswith("6 passed, 0 failed, 4 skipped")
 
 
 @pytest.mark.allow_log_warnings  # the dropped trigger is restored, with a warning
@@ -134,7 +134,9 @@ def test_eval_with_a_model_runs_the_model_checks_against_the_double(
     code, out, _ = vak(capsys, "eval", "--json", "--model", TOOL_MODEL, "--host", double.url)
     found = checks(out)
     assert code == 0, found
-    assert all(c["ok"] and not c["skipped"] for c in found.values()), found
+    ran = {n: c for n, c in found.items() if n != "live_efficacy"}  # that one needs --live
+    assert all(c["ok"] and not c["skipped"] for c in ran.values()), found
+    assert found["live_efficacy"]["skipped"]
     harness = found["probe_harness"]
     assert "horizon 4,500 tokens" in harness["detail"] and "probed 2026-11-30" in harness["detail"]
     plan = harness["data"]["plan"]
@@ -172,3 +174,35 @@ def test_an_unreachable_model_server_is_a_clear_start_failure(
 ) -> None:
     code, out, err = vak(capsys, "eval", "--model", TOOL_MODEL, "--host", "http://127.0.0.1:9")
     assert code == 2 and out == "" and "127.0.0.1:9" in err
+
+
+def test_eval_live_replays_the_generated_session_on_the_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`vak eval --live`: a real turn on the generated 40-turn session, on the profile the
+    user's ledger holds. The double searches for the last word of a "Search my files for …"
+    request — it calls the tool but does not remember the code — so the check runs, sees the
+    early fact sent and the file tool called, and fails on correctness."""
+    stored_probe(tmp_path, horizon=3_000)
+    with OllamaDouble(search_requests=True) as server:
+        server.add_model(TOOL_MODEL, trained_window=32_768)
+        code, out, _ = vak(
+            capsys, "eval", "--json", "--model", TOOL_MODEL, "--host", server.url,
+            "--live", "--tries", "2",
+        )  # fmt: skip
+        bodies = [b for _, p, b in server.requests if p == "/api/chat"]
+    live = checks(out)["live_efficacy"]
+    assert code == 1 and not live["ok"] and not live["skipped"], live
+    assert live["detail"].startswith("0/2 correct, 2/2 called a file tool, the early fact sent 2/2")
+    assert "(horizon 3,000)" in live["detail"]
+    assert [t["tool_call"] for t in live["data"]["tries"]] == [True, True]
+    sent = [b for b in bodies if "ZX-4471-Q" in json.dumps(b["messages"])]
+    assert len(sent) == 2  # each try's own request carried turn 3's fact
+
+
+def test_eval_without_a_model_skips_the_live_replay(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sessions(tmp_path)
+    code, out, _ = vak(capsys, "eval", "--json")
+    assert code == 0 and checks(out)["live_efficacy"]["skipped"]

@@ -94,7 +94,7 @@ def _prefix(lex: Lexicons, directive: str) -> tuple[str, str]:
 
 
 def test_a_lexicon_change_moves_the_prefix_digest_exactly_when_it_changes_the_prefix() -> None:
-    """docs/decisions/draft-lexicon-digest.md: the lexicons reach the model's prefix only
+    """docs/decisions/0070-lexicon-digest.md: the lexicons reach the model's prefix only
     through the tools the reading loads, which the prefix digest covers; the file digest is
     no input of its own. A change the directive's reading does not see changes nothing."""
     directive = "Tabulate the planets and their moons"

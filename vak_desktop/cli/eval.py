@@ -1,7 +1,8 @@
 """`vak eval`: the spec's verification suite over the user's ledger (runtime/evaluation/checks.py).
 
 The checks that need no model always run; with `--model MODEL` (and the usual provider options)
-the model's checks run too, otherwise they are listed as skipped (`ok` true, `skipped` true).
+the model's checks run too, otherwise they are listed as skipped (`ok` true, `skipped` true);
+`--live` adds the live replay on a generated session (`runtime/evaluation/live.py`).
 Exit 0 when every check passed, 1 when any failed. `--json` prints
 `{"checks": [{name, ok, detail, skipped[, data]}]}`.
 """
@@ -9,6 +10,7 @@ Exit 0 when every check passed, 1 when any failed. `--json` prints
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from vak_desktop.cli.common import (
@@ -19,8 +21,10 @@ from vak_desktop.cli.common import (
     tools_for,
     with_provider,
 )
+from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers import ChatProvider
-from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT
+from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
+from vak_desktop.runtime.capacity.service import CapacityService
 from vak_desktop.runtime.evaluation.checks import (
     MODEL_CHECKS,
     Check,
@@ -28,7 +32,15 @@ from vak_desktop.runtime.evaluation.checks import (
     offline_checks,
     skipped,
 )
+from vak_desktop.runtime.evaluation.live import LIVE_EFFICACY, live_efficacy
 from vak_desktop.runtime.evaluation.model_checks import model_checks
+from vak_desktop.runtime.settings import Settings
+from vak_desktop.runtime.tools import ToolRegistry
+
+
+def scratch_tools(folder: Path) -> ToolRegistry:
+    """The live replay's tools: the defaults over its generated files only."""
+    return default_tools(Settings(workspace=(str(folder),)))
 
 
 def add_command(sub: Any, common: list[argparse.ArgumentParser]) -> None:
@@ -37,6 +49,12 @@ def add_command(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     )
     command.add_argument("--model", help="also run the checks that need this model")
     command.add_argument("--keep-alive", default="30m", help="how long Ollama keeps the model")
+    command.add_argument(
+        "--live",
+        action="store_true",
+        help="with --model: the live replay on a generated 40-turn session (slow on a CPU)",
+    )
+    command.add_argument("--tries", type=int, default=6, help="tries of the live replay")
     command.set_defaults(func=cmd_eval)
 
 
@@ -50,13 +68,19 @@ async def cmd_eval(args: argparse.Namespace) -> int:
 
             async def work(provider: ChatProvider) -> list[Check]:
                 binding = await bind(provider, args.model)
-                return await model_checks(
+                found = await model_checks(
                     provider, binding, registry, DEFAULT_SYSTEM_PROMPT, args.keep_alive, ledger
                 )
+                if not args.live:
+                    return [*found, Check(LIVE_EFFICACY, True, "skipped: needs --live", True)]
+                # on the profile the user's ledger holds for this model (its probe, if any)
+                profile = CapacityService(ledger).profile_for(binding, [], utc_now())
+                live = await live_efficacy(provider, binding, profile, args.tries, scratch_tools)
+                return [*found, live]
 
             checks += await with_provider(args, work)
         else:
-            checks += [skipped(name) for name in MODEL_CHECKS]
+            checks += [skipped(name) for name in (*MODEL_CHECKS, LIVE_EFFICACY)]
     finally:
         await registry.aclose()
         ledger.close()

@@ -28,7 +28,7 @@ METADATA_CONFIDENCE = 0.3  # a declared window is a claim, not a measurement
 UNKNOWN_WINDOW = 8_192  # a provider that declares no window at all: assume little
 # Below this usable horizon a model is *small*: it gets the compact prefix, only the tools an
 # asked-for action needs, and a tail in plain sentences (measured on Qwen2.5-Coder-0.5B: the
-# tagged tail was copied back as the answer, and look-alike tools drew the call; decision 0070)
+# tagged tail was copied back as the answer, and look-alike tools drew the call; decision 0076)
 SMALL_HORIZON = 8_192
 
 
