@@ -90,7 +90,12 @@ async def stream_with_retry(
         try:
             async with contextlib.aclosing(open_stream()) as events:
                 async for event in events:
-                    yielded = yielded or not isinstance(event, Waiting)
+                    if isinstance(event, Waiting):
+                        if told:  # one notice a request, however many attempts it takes
+                            continue
+                        told = True
+                    else:
+                        yielded = True
                     yield event
             return
         except ProviderError as exc:
