@@ -110,26 +110,31 @@ def render_tail(
     if context.intent:
         parts.append(f"<intent>{context.intent}</intent>")
     parts.append(f"<stance>{STANCE}</stance>")
+    text = _thread_text(thread, paused)
+    if text:
+        parts.append(f"<thread>{text}</thread>")
+    if context.work_contract:
+        parts.append(f"<work_contract>{context.work_contract}</work_contract>")
+    return "\n".join(parts)
+
+
+def _thread_text(thread: Sequence[str], paused: Sequence[str]) -> str:
+    """The thread's two lists as the tail writes them, in either form; "" when both are empty."""
     sections = []
     if thread:
         sections.append("Earlier requests, now summarised:\n" + "\n".join(f"- {d}" for d in thread))
     if paused:
         sections.append(PAUSED_HEADER + "\n" + "\n".join(f"- {d}" for d in paused))
-    if sections:
-        parts.append("<thread>" + "\n".join(sections) + "</thread>")
-    if context.work_contract:
-        parts.append(f"<work_contract>{context.work_contract}</work_contract>")
-    return "\n".join(parts)
+    return "\n".join(sections)
 
 
 def _plain_tail(context: TailContext, thread: Sequence[str], paused: Sequence[str]) -> str:
     parts = [f"(Now: {context.local}, {context.timezone}; {context.utc}.)"]
     if context.intent:
         parts.append(f"(Current intent: {context.intent})")
-    if thread:
-        parts.append("Earlier requests, now summarised:\n" + "\n".join(f"- {d}" for d in thread))
-    if paused:
-        parts.append(PAUSED_HEADER + "\n" + "\n".join(f"- {d}" for d in paused))
+    text = _thread_text(thread, paused)
+    if text:
+        parts.append(text)
     if context.work_contract:
         parts.append(f"(Work contract: {context.work_contract})")
     return "\n".join(parts)
