@@ -20,18 +20,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import sqlite3
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import httpx
+from double_process import DoubleProcess
 
 from vak_desktop.context.payloads import Usage
 from vak_desktop.context.request import ChatRequest, Message
@@ -80,44 +77,22 @@ async def stream_once(ledger: Ledger, text: str, chunks: int) -> float:
     return time.perf_counter() - start
 
 
-class DoubleProcess:
-    """The loopback OpenAI-compatible double in its own process, answering `replies` chats
-    with `text` in pieces of `chunk_chars`."""
+# the loopback OpenAI-compatible double, answering `replies` chats with `text` in pieces of `chunk`
+DOUBLE_SCRIPT = (
+    "import sys, json, threading\n"
+    "from tests.doubles.openai_server import OpenAIDouble, SSE, text_chunks, usage_chunk\n"
+    "cfg = json.loads(sys.stdin.read())\n"
+    "double = OpenAIDouble(models=('m',))\n"
+    "reply = SSE([*text_chunks(cfg['text'], cfg['chunk'], 'm'), usage_chunk(1500, len(cfg['text']) // 4)])\n"
+    "double.script(*[reply] * cfg['replies'])\n"
+    "with double:\n"
+    "    print('listening', double.url, flush=True)\n"
+    "    threading.Event().wait()\n"
+)
 
-    SCRIPT = (
-        "import sys, json, threading\n"
-        "from tests.doubles.openai_server import OpenAIDouble, SSE, text_chunks, usage_chunk\n"
-        "cfg = json.loads(sys.stdin.read())\n"
-        "double = OpenAIDouble(models=('m',))\n"
-        "reply = SSE([*text_chunks(cfg['text'], cfg['chunk'], 'm'), usage_chunk(1500, len(cfg['text']) // 4)])\n"
-        "double.script(*[reply] * cfg['replies'])\n"
-        "with double:\n"
-        "    print('listening', double.url, flush=True)\n"
-        "    threading.Event().wait()\n"
-    )
 
-    def __init__(self, text: str, chunk_chars: int, replies: int) -> None:
-        root = Path(__file__).resolve().parents[1]
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", self.SCRIPT],
-            cwd=root,
-            env={**os.environ, "PYTHONPATH": str(root)},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        config = {"text": text, "chunk": chunk_chars, "replies": replies}
-        self.process.stdin.write(json.dumps(config).encode())
-        self.process.stdin.close()
-        banner = self.process.stdout.readline().decode().split()
-        assert banner[:1] == ["listening"], banner
-        self.url = banner[1]
-
-    def close(self) -> None:
-        self.process.kill()
-        self.process.wait(timeout=10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+def serve_double(text: str, chunk_chars: int, replies: int) -> DoubleProcess:
+    return DoubleProcess(DOUBLE_SCRIPT, {"text": text, "chunk": chunk_chars, "replies": replies})
 
 
 async def turns_from_the_wire(root: Path, url: str, text: str, turns: int) -> list[float]:
@@ -146,7 +121,7 @@ async def turns_from_the_wire(root: Path, url: str, text: str, turns: int) -> li
 
 def wire_benchmark(root: Path, text: str, chunks: int, turns: int) -> None:
     size = -(-len(text) // chunks)
-    doubles = [DoubleProcess(text, len(text), turns), DoubleProcess(text, size, turns)]
+    doubles = [serve_double(text, len(text), turns), serve_double(text, size, turns)]
     try:
         one, many = (
             statistics.median(asyncio.run(turns_from_the_wire(root, d.url, text, turns)))

@@ -33,9 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +46,8 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication, QTextEdit, QWidget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the double lives in tests/
+
+from double_process import DoubleProcess
 
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.ledger import Ledger
@@ -189,49 +188,25 @@ async def until(done: Callable[[], bool], seconds: float, what: str) -> None:
         await asyncio.sleep(0.01)
 
 
-class DoubleProcess:
-    """The loopback Ollama double in its own process, answering every chat with `text`."""
+# the loopback Ollama double, answering every chat with `text`
+DOUBLE_SCRIPT = (
+    "import sys, json, threading\n"
+    "from tests.doubles.ollama_server import OllamaDouble\n"
+    "cfg = json.loads(sys.stdin.read())\n"
+    "double = OllamaDouble(default_text=cfg['text'], default_chunk_chars=cfg['chunk'],"
+    " default_delay_per_chunk=cfg['delay'])\n"
+    "double.add_model(cfg['model'], num_ctx_param=cfg['window'])\n"
+    "with double:\n"
+    "    print('listening', double.url, flush=True)\n"
+    "    threading.Event().wait()\n"
+)
 
-    SCRIPT = (
-        "import sys, json, threading\n"
-        "from tests.doubles.ollama_server import OllamaDouble\n"
-        "cfg = json.loads(sys.stdin.read())\n"
-        "double = OllamaDouble(default_text=cfg['text'], default_chunk_chars=cfg['chunk'],"
-        " default_delay_per_chunk=cfg['delay'])\n"
-        "double.add_model(cfg['model'], num_ctx_param=cfg['window'])\n"
-        "with double:\n"
-        "    print('listening', double.url, flush=True)\n"
-        "    threading.Event().wait()\n"
+
+def serve_double(text: str, chunk_chars: int, delay: float) -> DoubleProcess:
+    return DoubleProcess(
+        DOUBLE_SCRIPT,
+        {"text": text, "chunk": chunk_chars, "delay": delay, "model": MODEL, "window": WINDOW},
     )
-
-    def __init__(self, text: str, chunk_chars: int, delay: float) -> None:
-        root = Path(__file__).resolve().parents[1]
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", self.SCRIPT],
-            cwd=root,
-            env={**os.environ, "PYTHONPATH": str(root)},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        config = {
-            "text": text,
-            "chunk": chunk_chars,
-            "delay": delay,
-            "model": MODEL,
-            "window": WINDOW,
-        }
-        self.process.stdin.write(json.dumps(config).encode())
-        self.process.stdin.close()
-        banner = self.process.stdout.readline().decode().split()
-        assert banner[:1] == ["listening"], banner
-        self.url = banner[1]
-
-    def close(self) -> None:
-        self.process.kill()
-        self.process.wait(timeout=10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
 
 
 async def stream_once(
@@ -358,7 +333,7 @@ async def main(tokens: int, rate: float, shape: str) -> None:
     chunk_chars = 4
     text = answer_text(tokens, chunk_chars, shape)
     delay = 1.0 / rate
-    double = DoubleProcess(text, chunk_chars, delay)
+    double = serve_double(text, chunk_chars, delay)
     try:
         view = await stream_once(
             "chat view (Markdown)",
