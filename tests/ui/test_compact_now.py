@@ -1,4 +1,4 @@
-""""Compact now" shows the summariser writing in the status bar (issue #17 item 1): which turns,
+""" "Compact now" shows the summariser writing in the status bar (issue #17 item 1): which turns,
 call k of n, elapsed, from the runtime's `CompactionProgress` events, while the window stays
 responsive; Stop cancels it and nothing half-written reaches the ledger. The session is the
 imported 40-turn chat of `test_first_answer` on a small measured profile, so its packet takes

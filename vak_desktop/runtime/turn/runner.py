@@ -81,6 +81,7 @@ from vak_desktop.runtime.turn.reset import over_budget_activity, reset_if_unfit
 from vak_desktop.runtime.turn.rules import TurnRules, system_step
 from vak_desktop.runtime.turn.step import (
     StepOutcome,
+    output_limit_activity,
     partial_step,
     step_receipt,
     stream_step,
@@ -314,6 +315,10 @@ class TurnRunner:
                 largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
                 call_prompt = call_prompt or (done.usage.prompt_tokens() if out.calls else 0)
                 yield StepFinished(step, receipt)
+                cut = output_limit_activity(binding, out.request, done, projection.profile, step)
+                if cut is not None and not out.calls:  # a cut call says so itself (providers)
+                    ledger.append(session, cut)
+                    yield Notice(cut.message)
                 fences = rules.fences(step_entry)
                 called += [tool_name(t) for t in fences.types]
                 for presentation in fences.presented:
