@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import pty
 import re
 import subprocess
 import sys
@@ -98,3 +99,50 @@ def test_compact_with_json_streams_progress_events_then_the_result(
     assert all(e["turns"] == "1–40" for e in progress)
     [packet] = packets(data, session)
     assert events[-1]["packet_range"] == [packet.first_turn_id, packet.last_turn_id]
+
+
+def test_on_a_terminal_the_progress_line_is_rewritten_in_place(tmp_path: Path) -> None:
+    """stderr a terminal: one line, redrawn (`\\r`, erase to end) as each call starts and
+    every second while it runs, then a newline before the outcome."""
+    data = tmp_path / "data"
+    data.mkdir()
+    session = imported_session(data)
+    primary, secondary = pty.openpty()
+    try:
+        with OllamaDouble(default_text=SUMMARY * 2, default_delay_per_chunk=0.08) as double:
+            double.add_model(MODEL, trained_window=32_768)
+            command = [sys.executable, "-m", "vak_desktop.cli", "chat", MODEL]
+            command += ["--session", session, "--host", double.url, "--data-dir", str(data)]
+            done = subprocess.run(
+                command,
+                cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                input=b"/compact\n",
+                stdout=subprocess.PIPE,
+                stderr=secondary,
+                timeout=90,
+            )
+        assert done.returncode == 0
+        os.close(secondary)
+        secondary = -1
+        written = b""
+        while True:
+            try:
+                piece = os.read(primary, 65_536)
+            except OSError:  # the child closed its end: all of it has been read
+                break
+            if not piece:
+                break
+            written += piece
+    finally:
+        os.close(primary)
+        if secondary >= 0:
+            os.close(secondary)
+    text = written.decode("utf-8")
+    redraws = text.split("\r\x1b[K")[1:]
+    assert len(redraws) > 3  # the calls, and the seconds ticking inside them
+    assert all(r.startswith("… summarising turns 1–40: call ") for r in redraws)
+    seconds = [int(re.search(r"· (\d+) s", r).group(1)) for r in redraws]  # type: ignore[union-attr]
+    assert seconds == sorted(seconds) and seconds[-1] >= 2
+    assert "call 3 of 3" in redraws[-1]
+    assert redraws[-1].splitlines()[1].endswith("turns 1–40 summarised into the context packet")

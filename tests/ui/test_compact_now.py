@@ -127,3 +127,24 @@ async def test_stop_cancels_compact_now_and_writes_nothing(
         assert any("Compaction stopped: nothing was written" in n for n in notices)
         assert _packets(harness, session) == []
         assert harness.ledger.verify().ok
+
+
+async def test_a_message_sent_while_compacting_stops_it_and_is_answered(
+    slow_double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    session = _imported(ledger_path)
+    async with open_harness(qtbot, ledger_path, slow_double.url) as harness:
+        status, window = harness.window.status, harness.window
+        await _open(harness, session)
+        window.compact_action.trigger()
+        await until(lambda: status.compact_status.isVisible(), what="the progress line")
+        window.composer.input.setPlainText("What was part 7 about?")
+        window.composer.send_button.click()
+        await until(lambda: harness.finished, what="the answer", within=15)
+        assert harness.finished[0].outcome == "completed"
+        assert not harness.service.compacting and not status.compact_status.isVisible()
+        # the summary it was writing was dropped: no packet before the turn's own directive
+        # (the look-ahead may write one after the turn closes)
+        chain = harness.ledger.chain_to_root(session)
+        turn = next(i for i, e in enumerate(chain) if e.id == harness.finished[0].turn_id)
+        assert not any(isinstance(e.payload, Compaction) for e in chain[:turn])
