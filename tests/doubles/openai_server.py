@@ -4,7 +4,8 @@ plumbing (`ScriptedServer`, `SSE`, `Fail`) the other SSE doubles (`anthropic_ser
 
 Replies are scripted: `double.script(SSE([...]))` queues a stream of chunks, `double.script(
 Fail(status, body))` an error answer; an unscripted request gets `default_text` streamed with a
-usage chunk counting 4 characters of the request per token. Helpers build the chunks the way OpenAI, vLLM and the llama.cpp server send them:
+usage chunk counting 4 characters of the request per token, cut at the request's
+`max_tokens` / `max_completion_tokens` (4 characters a token) with `finish_reason: "length"`. Helpers build the chunks the way OpenAI, vLLM and the llama.cpp server send them:
 text deltas, tool-call deltas keyed by `index` with `arguments` split in pieces, a final usage
 chunk with `prompt_tokens_details.cached_tokens`, and the two over-length error bodies.
 Every request is recorded in `requests` as (method, path, headers, body).
@@ -62,12 +63,14 @@ def chunk(delta: dict[str, Any], finish: str | None = None, model: str = "") -> 
     }
 
 
-def text_chunks(text: str, chunk_chars: int = 4, model: str = "") -> list[Chunk]:
+def text_chunks(
+    text: str, chunk_chars: int = 4, model: str = "", finish: str = "stop"
+) -> list[Chunk]:
     pieces = [text[i : i + chunk_chars] for i in range(0, len(text), chunk_chars)]
     return [
         chunk({"role": "assistant", "content": ""}, model=model),
         *(chunk({"content": p}, model=model) for p in pieces),
-        chunk({}, "stop", model=model),
+        chunk({}, finish, model=model),
     ]
 
 
@@ -286,10 +289,13 @@ class OpenAIDouble(ScriptedServer):
             return scripted
         # a tokenizer's count, roughly: 4 characters of the request's JSON per token
         prompt = len(json.dumps([body["messages"], body.get("tools", [])])) // 4
-        completion = -(-len(self.default_text) // 4)
-        return SSE(
-            [*text_chunks(self.default_text, model=body["model"]), usage_chunk(prompt, completion)]
-        )
+        text, finish = self.default_text, "stop"
+        completion = -(-len(text) // 4)
+        limit = body.get("max_completion_tokens", body.get("max_tokens"))
+        if isinstance(limit, int) and completion > limit:  # generation stops at the limit
+            text, finish, completion = text[: limit * 4], "length", limit
+        chunks = text_chunks(text, model=body["model"], finish=finish)
+        return SSE([*chunks, usage_chunk(prompt, completion)])
 
 
 class _Server(ThreadingHTTPServer):

@@ -14,6 +14,8 @@ from vak_desktop.providers import ChatProvider
 from vak_desktop.runtime import TurnRunner
 from vak_desktop.runtime.events import (
     CardShown,
+    CompactionEvent,
+    CompactionProgress,
     Notice,
     TextChunk,
     ThinkingChunk,
@@ -22,7 +24,6 @@ from vak_desktop.runtime.events import (
     TurnEvent,
     TurnFinished,
 )
-from vak_desktop.runtime.turn.compaction import CompactionResult
 
 
 def _json_event(event: TurnEvent) -> None:
@@ -143,7 +144,9 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             for message in messages:
                 if repl and message.strip() == COMPACT_COMMAND:
                     await runner.settle(session)
-                    _show_compaction(await runner.compact(session, binding), args.json)
+                    shown = _CompactionPrinter(args.json)
+                    async for step in runner.compact_events(session, binding):
+                        shown(step)
                     continue
                 try:
                     async for event in runner.run(session, message, binding, think=args.think):
@@ -167,14 +170,48 @@ async def cmd_chat(args: argparse.Namespace) -> int:
 COMPACT_COMMAND = "/compact"  # in the REPL: write the packet the next turn will want, now
 
 
-def _show_compaction(result: CompactionResult, as_json: bool) -> None:
-    if as_json:
-        packet = None
-        if result.packet is not None:
-            packet = [result.packet.first_turn_id, result.packet.last_turn_id]
-        emit({"event": "compact", "message": result.message, "packet_range": packet})
-    else:
-        print(f"! {result.message}", file=sys.stderr)
+class _CompactionPrinter:
+    """`/compact` as it runs: with --json a `compact_progress` line per report, then the
+    `compact` line; else on stderr one progress line, rewritten in place on a terminal (a new
+    line per summariser call when stderr is a file or a pipe), then the outcome."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.tty = sys.stderr.isatty()
+        self.call = 0  # the call whose line was printed last; 0 before any
+
+    def __call__(self, event: CompactionEvent) -> None:
+        if isinstance(event, CompactionProgress):
+            self._progress(event)
+        elif self.as_json:
+            packet = None
+            if event.packet is not None:
+                packet = [event.packet.first_turn_id, event.packet.last_turn_id]
+            emit({"event": "compact", "message": event.message, "packet_range": packet})
+        else:
+            if self.call and self.tty:
+                sys.stderr.write("\n")
+            print(f"! {event.message}", file=sys.stderr)
+
+    def _progress(self, event: CompactionProgress) -> None:
+        if self.as_json:
+            emit(
+                {
+                    "event": "compact_progress",
+                    "turns": event.span,
+                    "call": event.call,
+                    "calls": event.calls,
+                    "chunk": event.chunk,
+                    "written_chars": event.written_chars,
+                    "elapsed_s": round(event.elapsed_s, 1),
+                }
+            )
+        elif self.tty:
+            sys.stderr.write(f"\r\x1b[K… {event.line()}")
+            sys.stderr.flush()
+        elif event.call != self.call:
+            print(f"… {event.line()}", file=sys.stderr, flush=True)
+        self.call = event.call
 
 
 def _repl_lines() -> Iterator[str]:

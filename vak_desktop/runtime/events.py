@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vak_desktop.context.payloads import Receipt, Usage
+from vak_desktop.context.payloads import Compaction, Receipt, Usage
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,37 @@ class TurnFinished:
     usage: Usage
     error: str = ""
 
+
+@dataclass(frozen=True)
+class CompactionProgress:
+    """The summariser writing a packet in the foreground (`/compact`, "Compact now"): the
+    packet's turns, the call under way of how many (re-counted as the summary grows), the turns
+    that call summarises, what it has written and the seconds since the compaction started."""
+
+    span: str  # the packet's turns by number: "1–32"
+    call: int
+    calls: int
+    chunk: str  # this call's turns: "9–16"
+    written_chars: int
+    elapsed_s: float
+
+    def line(self) -> str:
+        """The progress as one line, the same words in the CLI and the window."""
+        return (
+            f"summarising turns {self.span}: call {self.call} of {self.calls} "
+            f"(turns {self.chunk}) · {self.elapsed_s:.0f} s"
+        )
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What a compaction did: the packet it wrote (None if none was needed) and why."""
+
+    packet: Compaction | None
+    message: str
+
+
+CompactionEvent = CompactionProgress | CompactionResult
 
 TurnEvent = (
     TurnStarted

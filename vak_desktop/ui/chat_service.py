@@ -60,13 +60,13 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.providers.choices import (
     ModelChoice,
 )
+from vak_desktop.ui.compact_now import CompactNow
 from vak_desktop.ui.model_selection import (  # re-exported: the views import them from here
     CHECKING,
     PRIMARY,
     REACHABLE,
     UNKNOWN,
     UNREACHABLE,
-    ModelSelection,
     Reachability,
 )
 from vak_desktop.ui.session_browsing import SessionBrowsing, Transcript
@@ -86,9 +86,10 @@ __all__ = [
 HOLD_LOOP_S = 0.008  # the longest a turn's events run before the window gets the loop back
 
 
-class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
+class ChatService(CompactNow, SessionBrowsing, SessionPrompts):
     """Runs turns for the window and tells it what happened (the model look-ups and the
-    providers are `ModelSelection`'s; sessions, branches and card clicks `SessionBrowsing`'s)."""
+    providers are `ModelSelection`'s, "Compact now" `CompactNow`'s; sessions, branches and card
+    clicks `SessionBrowsing`'s)."""
 
     sessionsChanged = Signal()  # titles, order or count may have changed
     sessionOpened = Signal(str)  # the session now shown; '' for a new, not yet written chat
@@ -140,6 +141,7 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
         self._session: str | None = None
         self._shown: dict[str, str] = {}  # session -> the leaf of the branch shown, if not head
         self._think: bool | None = None
+        self._compaction = None
         self._init_prompts()
 
     def _make_runner(self, provider: ChatProvider) -> TurnRunner:
@@ -259,32 +261,11 @@ class ChatService(ModelSelection, SessionBrowsing, SessionPrompts):
             self.turnRefused.emit("Pick a model first: the model list is empty or still loading.")
             return False
         self.directiveSubmitted.emit(text)
+        self.stop_compaction()  # the answer never waits behind a summary being written
         work = self._run_turn(self._session, text, self._choice, images, parent)
         self._turn = self._tasks.spawn(work, "turn")
         self.busyChanged.emit(True)
         return True
-
-    def compact_now(self) -> bool:
-        """Write the packet the shown session's next turn will want, now ("Compact now"); the
-        outcome arrives as a notice. False when there is no session, model, or a turn runs."""
-        if self._session is None or self._choice is None or self.busy:
-            return False
-        self._tasks.spawn(self._compact(self._session, self._choice), "compact")
-        return True
-
-    async def _compact(self, session: str, choice: ModelChoice) -> None:
-        try:
-            binding = await self._binding_for(choice)
-            runner = await self._providers.runner(choice.provider)
-        except ProviderError as exc:
-            self.notice.emit(f"Cannot compact now: {exc}")
-            return
-        await self._providers.leave(session, runner)
-        await runner.settle(session)
-        self.notice.emit("Compacting: summarising the turns that left the working set…")
-        result = await runner.compact(session, binding)
-        self.notice.emit(result.message[:1].upper() + result.message[1:] + ".")
-        self.presentationsChanged.emit(session)  # the inspector and gauge re-read the plan
 
     def stop(self) -> bool:
         """Stop the running turn. The text streamed so far is kept in the ledger."""

@@ -29,14 +29,13 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from vak_desktop.context.payloads import (
-    Activity,
     AssistantStep,
     Presentation,
     Receipt,
     ToolResult,
     Usage,
 )
-from vak_desktop.context.planning.turns import TURN_CLOSED, Turn
+from vak_desktop.context.planning.turns import Turn
 from vak_desktop.runtime.events import (
     StepFinished,
     ToolCallRequested,
@@ -53,17 +52,9 @@ from vak_desktop.ui.chat_cards import ChatCards
 from vak_desktop.ui.chat_drops import ChatDrops
 from vak_desktop.ui.chat_service import ChatService, Transcript
 from vak_desktop.ui.message_widgets import AssistantMessage, UserMessage
+from vak_desktop.ui.turn_words import answer_notice, closing_message
 
 RENDER_MS = 40  # Markdown of a streaming answer is rendered at most this often
-
-
-def closing_message(turn: Turn) -> str:
-    """The message of the turn's closing Activity (why it failed, …), if any."""
-    for entry in reversed(turn.entries):
-        payload = entry.payload
-        if isinstance(payload, Activity) and payload.type == TURN_CLOSED:
-            return payload.message
-    return ""
 
 
 class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
@@ -205,6 +196,7 @@ class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
             elif isinstance(payload, Presentation):
                 self._add_card(answer, entry.id, payload, states.get(entry.id, CardState()))
         answer.set_outcome(turn.outcome, closing_message(turn))
+        answer.set_notice(answer_notice(turn))
         answer.set_receipts(receipts, turn.usage())
         self._add_answer_actions(answer, turn.turn_id)
         self._turns[turn.turn_id] = (user, answer)
@@ -364,6 +356,7 @@ class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
         for entry in turn.entries:
             if isinstance(entry.payload, Presentation):
                 self._add_card(answer, entry.id, entry.payload, states.get(entry.id, CardState()))
+        answer.set_notice(answer_notice(turn))
         answer.set_receipts(receipts, event.usage)
         self._add_answer_actions(answer, turn.turn_id)
         user = self._turns.get(turn.turn_id, (None, None))[0]

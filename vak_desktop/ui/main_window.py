@@ -241,7 +241,9 @@ class MainWindow(QMainWindow):
         return bool(sessions) and self.service.open_session(sessions[0].id)
 
     def _compact_now(self) -> None:
-        if not self.service.compact_now():
+        if self.service.compacting:
+            self._notice("Already compacting: the status bar shows how far it got.")
+        elif not self.service.compact_now():
             self._notice(
                 "Nothing to compact now: open a chat, pick a model, or wait for the answer."
             )
@@ -269,6 +271,8 @@ class MainWindow(QMainWindow):
         service.modelBound.connect(self._show_binding)
         service.reachabilityChanged.connect(self.status.show_reachability)
         service.busyChanged.connect(self.stop_action.setEnabled)
+        service.compactionProgress.connect(self.status.show_compaction)
+        self.status.compactionStopRequested.connect(service.stop_compaction)
         self.sessions.turnRequested.connect(self._show_turn)
         self.chat.folderDropped.connect(self.add_chat_folder)
         self.inspector.visibilityChanged.connect(self._inspector_shown)

@@ -252,12 +252,19 @@ class AssistantMessage(Bubble):
         self.status.setObjectName("answerStatus")
         self.status.setWordWrap(True)
         self.status.setVisible(False)
+        self.notice = QLabel()  # what the answer's end needs said: it stopped at a limit …
+        self.notice.setObjectName("answerNotice")
+        self.notice.setAccessibleName("About this answer")
+        self.notice.setWordWrap(True)
+        self.notice.setStyleSheet(f"color: {theme.WARNING};")
+        self.notice.setVisible(False)
         self.stats = QLabel()
         self.stats.setWordWrap(True)
         self.stats.setObjectName("receiptLine")
         self.stats.setStyleSheet(f"color: {subtle(self.palette())}; font-size: small;")
         self.footer.addWidget(self.stats, 1)
         self.column.addWidget(self.status)
+        self.column.addWidget(self.notice)
         self.column.addLayout(self.footer)
         self.sections: list[QWidget] = []
         self._markdown: MarkdownStream | None = None
@@ -333,6 +340,11 @@ class AssistantMessage(Bubble):
         self.status.setStyleSheet(f"color: {color}; font-weight: bold;")
         self.status.setVisible(True)
 
+    def set_notice(self, message: str) -> None:
+        """A line under the answer ('' hides it): e.g. that it stopped at the output limit."""
+        self.notice.setText(f"⚠ {message[:1].upper()}{message[1:]}." if message else "")
+        self.notice.setVisible(bool(message))
+
     def set_receipts(self, receipts: list[Receipt], usage: Usage | None = None) -> None:
         self.stats.setText(receipt_text(receipts, usage))
 
@@ -344,8 +356,9 @@ class AssistantMessage(Bubble):
         for section in self.sections:
             if isinstance(section, (MarkdownStream, ThinkingSection, ToolSection)):
                 parts.append(section.plain_text())
-        if self.status.isVisibleTo(self) and self.status.text():
-            parts.append(self.status.text())
+        for label in (self.status, self.notice):
+            if label.isVisibleTo(self) and label.text():
+                parts.append(label.text())
         if self.stats.text():
             parts.append(self.stats.text())
         return "\n".join(p for p in parts if p)

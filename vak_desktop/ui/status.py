@@ -16,6 +16,7 @@ from vak_desktop.context.capacity.probe import is_probed
 from vak_desktop.context.capacity.profile import usable_horizon
 from vak_desktop.runtime import ModelBinding
 from vak_desktop.runtime.capacity.probe import ProbeProgress
+from vak_desktop.runtime.events import CompactionProgress
 from vak_desktop.ui.chat_service import Reachability
 from vak_desktop.ui.inspector.source import Gauge, Inspection
 
@@ -36,6 +37,7 @@ class StatusBar(QStatusBar):
     """Shows the inspection's gauge and the service's model and server state."""
 
     pauseRequested = Signal(str)  # the model whose probe the user paused
+    compactionStopRequested = Signal()  # the user stopped "Compact now"
 
     def __init__(self, inspection: Inspection, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -69,7 +71,11 @@ class StatusBar(QStatusBar):
             "Stop measuring now; the probe runs again after a later turn, or from Tools → Models"
         )
         self.probe_pause.clicked.connect(self._pause)
+        self._build_compaction()
         for widget in (
+            self.compact_status,
+            self.compact_bar,
+            self.compact_stop,
             self.probe_status,
             self.probe_pause,
             self.model_status,
@@ -81,6 +87,49 @@ class StatusBar(QStatusBar):
         inspection.gaugeChanged.connect(self.show_gauge)
         self.show_gauge(inspection.gauge)
         self.show_probe("", None)
+        self.show_compaction(None)
+
+    # -- compaction -----------------------------------------------------------------------
+
+    def _build_compaction(self) -> None:
+        self.compacting = False  # "Compact now" is writing: its line takes the gauge label's room
+        self.compact_status = QLabel()
+        self.compact_status.setObjectName("compactStatus")
+        self.compact_status.setAccessibleName("Compaction running")
+        self.compact_bar = QProgressBar()
+        self.compact_bar.setObjectName("compactProgress")
+        self.compact_bar.setAccessibleName("Summariser calls done")
+        self.compact_bar.setFixedWidth(GAUGE_WIDTH // 2)
+        self.compact_bar.setTextVisible(False)
+        self.compact_bar.setMaximumHeight(10)
+        self.compact_stop = QToolButton()
+        self.compact_stop.setText("Stop")
+        self.compact_stop.setAccessibleName("Stop compacting")
+        self.compact_stop.setToolTip("Stop writing the summary; nothing half-written is kept")
+        self.compact_stop.clicked.connect(self.compactionStopRequested.emit)
+
+    def show_compaction(self, progress: CompactionProgress | None) -> None:
+        """'compacting turns 1–40: call 2 of 3 · 12 s' while "Compact now" writes (None: it
+        ended); the bar counts the calls done, the tooltip names the call's own turns."""
+        running = progress is not None
+        for widget in (self.compact_status, self.compact_bar, self.compact_stop):
+            widget.setVisible(running)
+        if running != self.compacting:
+            self.compacting = running
+            self.show_gauge(self._inspection.gauge)
+        if progress is None:
+            return
+        self.compact_status.setText(
+            f"compacting turns {progress.span}: call {progress.call} of {progress.calls} · "
+            f"{progress.elapsed_s:.0f} s"
+        )
+        self.compact_bar.setRange(0, progress.calls)
+        self.compact_bar.setValue(progress.call - 1)
+        self.compact_status.setToolTip(
+            f"Writing the context packet over turns {progress.span}: summariser call "
+            f"{progress.call} of {progress.calls} (turns {progress.chunk}), "
+            f"{progress.written_chars:,} characters written so far"
+        )
 
     # -- probe ----------------------------------------------------------------------------
 
@@ -143,7 +192,7 @@ class StatusBar(QStatusBar):
             self.gauge_label.hide()
             return
         self.gauge.show()
-        self.gauge_label.show()
+        self.gauge_label.setVisible(not self.compacting)
         self.gauge.setRange(0, gauge.horizon)
         self.gauge.setValue(min(gauge.request_tokens, gauge.horizon))
         # while a probe's line shows, the fidelities go to the tooltip: the bar has 1,100 px

@@ -53,6 +53,7 @@ CONTEXT_OVERFLOW = "context_overflow"  # Activity: the provider refused a reques
 SILENT_TRUNCATION = "silent_truncation"  # Activity: the provider counted far less than we sent
 INSTRUCTION_FAILED = "instruction_failed"  # Activity: the model did not do what it was told
 INSTRUCTION_FOLLOWED = "instruction_followed"  # Activity: it did, in a request over the horizon
+OUTPUT_LIMIT = "output_limit"  # Activity: an answer stopped at the max output we sent (said)
 REPROBE_MARGIN = 1.25  # "well above the horizon": a followed request over 1.25 × horizon
 REPROBE_EVIDENCE = 3  # … this many of them (none failed since) schedule a re-probe
 

@@ -6,15 +6,19 @@ summariser side call writes it now, in the background, so the turn's close never
 model call and the next turn usually finds its packet already stored. The summariser request is
 purpose-built (the previous packet as a seed plus the newly covered turns' records), never the
 turn's own history. `/compact` and the window's "Compact now" run the same planner and write
-the same range-keyed packet in the foreground.
+the same range-keyed packet in the foreground, and show it being written: `compaction_events`
+yields a `CompactionProgress` when each summariser call starts and every PROGRESS_TICK_S while it
+runs, then the `CompactionResult` — the one stream the CLI and the window both read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from vak_desktop.context.payloads import Compaction, Directive
+from vak_desktop.context.payloads import Directive
 from vak_desktop.context.planning.turn_cards import turn_numbers
 from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
 from vak_desktop.context.request import ToolSpec
@@ -24,23 +28,19 @@ from vak_desktop.providers.base import ChatProvider
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.service import CapacityService
+from vak_desktop.runtime.events import CompactionEvent, CompactionProgress, CompactionResult
 from vak_desktop.runtime.turn.projection import (
     Projection,
     plan_turn,
     project_turn,
     tail_context_now,
 )
-from vak_desktop.runtime.turn.summariser import write_packet
+from vak_desktop.runtime.turn.summariser import SummaryWatch, write_packet
+
+__all__ = ["CompactionResult", "compact_session", "compaction_events", "project_summarised"]
 
 NEXT_TURN = "next"  # the id of the turn a look-ahead plans for; it is never written
-
-
-@dataclass(frozen=True)
-class CompactionResult:
-    """What a compaction did: the packet it wrote (None if none was needed) and why."""
-
-    packet: Compaction | None
-    message: str
+PROGRESS_TICK_S = 1.0  # how often a running summariser call's progress is told again
 
 
 async def compact_session(
@@ -53,6 +53,7 @@ async def compact_session(
     tools: Sequence[ToolSpec],
     keep_alive: str | int | None,
     capacity: CapacityService,
+    watch: SummaryWatch | None = None,
 ) -> CompactionResult:
     """Plan the session's next turn and write the packet that plan wants, unless one is stored.
 
@@ -80,11 +81,47 @@ async def compact_session(
     if plan.packet is not None:
         return CompactionResult(None, f"turns {span} are already in a stored packet")
     written = await write_packet(
-        ledger, session, provider, binding, index, plan, profile, keep_alive=keep_alive
+        ledger, session, provider, binding, index, plan, profile, keep_alive=keep_alive, watch=watch
     )
     if isinstance(written, ProviderError):
         return CompactionResult(None, f"the summariser failed: {written}")
     return CompactionResult(written, f"turns {span} summarised into the context packet")
+
+
+async def compaction_events(
+    compact: Callable[[SummaryWatch], Awaitable[CompactionResult]],
+    *,
+    tick_s: float = PROGRESS_TICK_S,
+) -> AsyncIterator[CompactionEvent]:
+    """Run `compact(watch)` and yield its progress while it runs, then its result. Closing the
+    generator early (the user stopped it) cancels the compaction: a packet is appended only
+    once its last call answered, so nothing half-written reaches the ledger."""
+    watch = SummaryWatch()
+    started = time.monotonic()
+    task = asyncio.ensure_future(compact(watch))
+    try:
+        while not task.done():
+            changed = asyncio.ensure_future(watch.changed.wait())
+            try:
+                await asyncio.wait({task, changed}, timeout=tick_s, return_when="FIRST_COMPLETED")
+            finally:
+                changed.cancel()
+            watch.changed.clear()
+            if watch.call and not task.done():
+                yield CompactionProgress(
+                    watch.span,
+                    watch.call,
+                    watch.calls,
+                    watch.chunk,
+                    watch.written_chars,
+                    time.monotonic() - started,
+                )
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    yield task.result()
 
 
 async def project_summarised(

@@ -42,6 +42,7 @@ from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.prefix import PrefixMeter
 from vak_desktop.runtime.capacity.service import CapacityService
 from vak_desktop.runtime.events import (
+    CompactionEvent,
     Notice,
     StepFinished,
     TextChunk,
@@ -56,7 +57,11 @@ from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
 from vak_desktop.runtime.tools.surface import ToolSurface, fitted_surface, tool_surface
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.turn.closing import close_interrupted, close_turn
-from vak_desktop.runtime.turn.compaction import CompactionResult, compact_session
+from vak_desktop.runtime.turn.compaction import (
+    CompactionResult,
+    compact_session,
+    compaction_events,
+)
 from vak_desktop.runtime.turn.lookahead import Lookahead
 from vak_desktop.runtime.turn.projection import (
     Projection,
@@ -76,10 +81,12 @@ from vak_desktop.runtime.turn.reset import over_budget_activity, reset_if_unfit
 from vak_desktop.runtime.turn.rules import TurnRules, system_step
 from vak_desktop.runtime.turn.step import (
     StepOutcome,
+    output_limit_activity,
     partial_step,
     step_receipt,
     stream_step,
 )
+from vak_desktop.runtime.turn.summariser import SummaryWatch
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant running in Vak Desktop on the user's own machine. "
@@ -308,6 +315,10 @@ class TurnRunner:
                 largest_prompt = max(largest_prompt, done.usage.prompt_tokens())
                 call_prompt = call_prompt or (done.usage.prompt_tokens() if out.calls else 0)
                 yield StepFinished(step, receipt)
+                cut = output_limit_activity(binding, out.request, done, projection.profile, step)
+                if cut is not None and not out.calls:  # a cut call says so itself (providers)
+                    ledger.append(session, cut)
+                    yield Notice(cut.message)
                 fences = rules.fences(step_entry)
                 called += [tool_name(t) for t in fences.types]
                 for presentation in fences.presented:
@@ -366,9 +377,11 @@ class TurnRunner:
         self.capacity.turn_finished(binding, lambda: self.probe_prefix(binding, session))
         yield TurnFinished(session, turn.id, outcome, total, error)
 
-    async def compact(self, session: str, binding: ModelBinding) -> CompactionResult:
+    async def compact(
+        self, session: str, binding: ModelBinding, watch: SummaryWatch | None = None
+    ) -> CompactionResult:
         """Write the packet the session's next turn will want, if it wants one not stored
-        (`/compact`, "Compact now", and the look-ahead after each turn)."""
+        (the look-ahead after each turn; `compact_events` for `/compact` and "Compact now")."""
         prompt = system_prompt_of(self.ledger.chain_to_root(session), self.system_prompt)
         floor = self._surface(binding, "", session, prompt)  # the next ask is unknown
         return await compact_session(
@@ -380,7 +393,13 @@ class TurnRunner:
             tools=floor.prefix,
             keep_alive=self.keep_alive,
             capacity=self.capacity,
+            watch=watch,
         )
+
+    def compact_events(self, session: str, binding: ModelBinding) -> AsyncIterator[CompactionEvent]:
+        """`compact` in the foreground (`/compact`, "Compact now"): its progress while the
+        summariser writes, then its `CompactionResult`. Closing the stream early cancels it."""
+        return compaction_events(lambda watch: self.compact(session, binding, watch))
 
     def start_compaction(
         self, session: str, binding: ModelBinding

@@ -6,7 +6,8 @@ in 10,000 chunks took 155 s); what streams also reaches the ledger's stream jour
 quarter second or 16 KB (`ledger/journal.py`), so a kill keeps what the user saw. What a
 step leaves in the ledger proper is built here: the receipt that records what was sent and what it
 cost, the assistant step kept when a stream stops early (marked interrupted), the record of a
-repaired stream line.
+repaired stream line, and the `output_limit` record of an answer the max output cut (never a
+silent cut: the user is told, and the reserve grows from the receipt, `learn_output_reserve`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from vak_desktop.context.capacity.cache_watch import system_digest, tool_digests
-from vak_desktop.context.payloads import Activity, AssistantStep, Receipt, SignedThinking, ToolCall
+from vak_desktop.context.capacity.feedback import OUTPUT_LIMIT
+from vak_desktop.context.capacity.profile import learn_output_reserve
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    CapacityProfile,
+    Receipt,
+    SignedThinking,
+    ToolCall,
+)
 from vak_desktop.context.planning.assemble import prefix_digest
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger import Ledger
@@ -211,3 +221,30 @@ def repaired(notice: StreamNotice) -> Activity:
     return Activity(
         type=f"stream_{notice.kind}", message=notice.message, detail={"raw_base64": raw}
     )
+
+
+def output_limit_activity(
+    binding: ModelBinding, request: ChatRequest, done: Done, profile: CapacityProfile, step: int
+) -> Activity | None:
+    """The record of an answer that stopped because it reached a limit (`done_reason` "length":
+    Ollama's `done_reason`, OpenAI's `finish_reason`, Anthropic's `max_tokens`), or None. Its
+    message is what the user is told: which limit, and that "continue" goes on; when the
+    reserve this cut teaches is larger, how much room the next answer gets."""
+    if done.done_reason != "length":
+        return None
+    limit, written = request.max_tokens or 0, done.usage.output_tokens
+    if limit and written and written < limit:  # the window filled before the output limit
+        message = (
+            f"the answer stopped when the model's {request.num_ctx:,}-token context window "
+            'was full; say "continue" to go on'
+        )
+    else:
+        room = learn_output_reserve(profile, written or limit, stopped_at_limit=True)
+        grown = f" (the next answer may run to {room:,} tokens)" if room > limit else ""
+        message = (
+            f"the answer stopped at the {limit:,}-token output limit{grown}; "
+            'say "continue" to go on'
+        )
+    detail = {"provider": binding.provider, "model": binding.model, "step": step}
+    detail |= {"limit": limit, "output_tokens": written, "num_ctx": request.num_ctx}
+    return Activity(type=OUTPUT_LIMIT, message=message, detail=detail)
