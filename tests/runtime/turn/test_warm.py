@@ -21,7 +21,9 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime import TurnRunner, default_tools
 from vak_desktop.runtime.capacity.binding import bind_model
+from vak_desktop.runtime.inspection.preview import preview_next
 from vak_desktop.runtime.sessions.interchange import import_openai
+from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT
 
 # a horizon the compact prefix and the new turn fill: the turn resets with a handoff first
 TINY = dataclasses.replace(SMALL, instruction_horizon=profile(900).instruction_horizon)
@@ -44,6 +46,14 @@ async def test_the_warm_request_is_the_next_turns_request_before_its_tail(
             binding = await bind_model(ollama, MODEL)
             runner = TurnRunner(ledger, ollama, default_tools())
             written = len(ledger.chain_to_root(session))
+            foreseen = preview_next(
+                ledger,
+                session,
+                measured,  # type: ignore[arg-type]
+                directive=ASK,
+                system=DEFAULT_SYSTEM_PROMPT,
+                tools=runner.tools,
+            ).reset
             task = runner.warm(session, ASK, binding)
             assert task is not None
             warmed = await asyncio.wait_for(task, 30)
@@ -59,9 +69,11 @@ async def test_the_warm_request_is_the_next_turns_request_before_its_tail(
     sent = turn["messages"]
     assert isinstance(sent, list) and warm["messages"] == sent[:-1]
     assert str(sent[-1]["content"]).endswith(ASK)  # only the tail is left to prefill
-    reset = any(isinstance(e.payload, Reset) for e in ledger.chain_to_root(session))
-    assert reset == (measured is TINY)  # the turn wrote the Reset the warm request foresaw
-    if reset:
+    resets = [e.payload for e in ledger.chain_to_root(session) if isinstance(e.payload, Reset)]
+    assert bool(resets) == (measured is TINY)  # the turn wrote the Reset the warm request foresaw
+    # `vak request` and the inspector foresee it too: the request they show is the one sent
+    assert (foreseen.handoff if foreseen else None) == (resets[0].handoff if resets else None)
+    if resets:
         assert any(str(m["content"]).startswith("<handoff>") for m in warm["messages"])  # type: ignore[index,union-attr]
 
 
