@@ -114,7 +114,14 @@ async def prefill(provider: ChatProvider, request: ChatRequest) -> Warmed | None
     if done is None:
         return None
     usage = done.usage
-    return Warmed(usage.prompt_tokens(), usage.cache_read_tokens, time.monotonic() - start)
+    warmed = Warmed(usage.prompt_tokens(), usage.cache_read_tokens, time.monotonic() - start)
+    log.info(
+        "warm request: %d prompt tokens, %d already cached, %.1f s",
+        warmed.prompt_tokens,
+        warmed.cached_tokens,
+        warmed.seconds,
+    )
+    return warmed
 
 
 class Warmer:
