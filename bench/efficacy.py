@@ -17,6 +17,10 @@ model calls a file tool whose arguments carry the code. Arms:
     truncated  the naive history cut to its newest 4,096 tokens (Ollama's default)
     fresh      a Vak turn in a new chat asking the same with the code in it: the first-token
                baseline the imported session is measured against
+    vak-typed, fresh-typed
+               the same turns typed into the window: a pause in typing sent the runner's warm
+               request (`runtime/turn/warm.py`, the next request up to its tail) before Enter;
+               the clock starts at Enter, as the user feels it
 
 The naive arms get the same text-form recogniser a Vak turn runs (a small model writes its
 calls as text), so their tool-call rates are the best those apps could show. Each arm's first
@@ -171,10 +175,14 @@ async def vak_try(
     files: Path,
     profile: CapacityProfile | None,
     ask: str = ASK,
+    *,
+    typed: bool = False,
 ) -> Sample:
     """One real turn's first step (`vak eval --live`'s try), as a sample of its arm."""
     try:
-        done = await live_try(provider, binding, document, files, profile, scratch_tools, ask)
+        done = await live_try(
+            provider, binding, document, files, profile, scratch_tools, ask, typed=typed
+        )
     except ProviderError as exc:
         return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
     return Sample(
@@ -199,7 +207,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--tries", type=int, default=6)
-    parser.add_argument("--arms", default="vak,full,truncated,fresh")
+    parser.add_argument("--arms", default="vak,full,truncated,fresh,vak-typed,fresh-typed")
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--horizon", type=int, default=4_096, help="the measured horizon")
     parser.add_argument("--probe", action="store_true", help="measure it with the real probe")
@@ -254,10 +262,15 @@ async def main(argv: list[str] | None = None) -> int:
             for attempt in range(args.tries):
                 for name in arms:
                     say(f"try {attempt + 1}/{args.tries}: {name} …")
-                    if name == "vak":
-                        sample = await vak_try(provider, binding, document, files, profile)
-                    elif name == "fresh":
-                        sample = await vak_try(provider, binding, None, files, profile, FRESH_ASK)
+                    typed = name.endswith("-typed")
+                    if name.startswith("vak"):
+                        sample = await vak_try(
+                            provider, binding, document, files, profile, typed=typed
+                        )
+                    elif name.startswith("fresh"):
+                        sample = await vak_try(
+                            provider, binding, None, files, profile, FRESH_ASK, typed=typed
+                        )
                     else:
                         budget = TRUNCATED_TOKENS if name == "truncated" else None
                         request = ChatRequest(
@@ -272,12 +285,15 @@ async def main(argv: list[str] | None = None) -> int:
             print(f"\nefficacy: {engine.model}, {args.turns} turns, {args.tries} tries an arm")
             for arm in results.values():
                 print(arm.row())
-            fresh, vak = results.get("fresh"), results.get("vak")
-            if fresh and vak and fresh.samples and vak.samples:
-                ratio = statistics.median(s.first_token_s for s in vak.samples) / max(
-                    1e-9, statistics.median(s.first_token_s for s in fresh.samples)
-                )
-                print(f"vak first token ÷ fresh one-turn chat first token: {ratio:.2f}×")
+            for suffix, how in (("", "sent at once"), ("-typed", "typed in the window")):
+                fresh, vak = results.get(f"fresh{suffix}"), results.get(f"vak{suffix}")
+                if fresh and vak and fresh.samples and vak.samples:
+                    ratio = statistics.median(s.first_token_s for s in vak.samples) / max(
+                        1e-9, statistics.median(s.first_token_s for s in fresh.samples)
+                    )
+                    print(
+                        f"first token, imported session ÷ fresh one-turn chat ({how}): {ratio:.2f}×"
+                    )
             for size in [int(s) for s in args.direct.split(",") if s.strip()]:
                 request = ChatRequest(
                     model=engine.model,

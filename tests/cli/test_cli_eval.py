@@ -140,8 +140,12 @@ def test_eval_with_a_model_runs_the_model_checks_against_the_double(
     harness = found["probe_harness"]
     assert "horizon 4,500 tokens" in harness["detail"] and "probed 2026-11-30" in harness["detail"]
     plan = harness["data"]["plan"]
-    assert plan["budget"]["horizon"] == 4_500 and plan["packet_range"] is not None
+    assert plan["budget"]["horizon"] == 4_500
     assert len(plan["turns"]) == FIXTURE_TURNS
+    # the fixture's turns are large: at 4,500 tokens the turn would reset with a handoff first,
+    # and the check shows the plan as the turn would send it (from the reset)
+    assert {t["fidelity"] for t in plan["turns"]} == {"behind_reset"}
+    assert "20 behind a reset" in harness["detail"]
     assert harness["data"]["profile"]["instruction_horizon"]["tokens"] == 4_500
     assert "1 summariser call(s)" in found["two_model_replay"]["detail"]
     assert "inferred from prefill time" in found["cache_test"]["detail"]

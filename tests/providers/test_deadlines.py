@@ -72,7 +72,7 @@ async def test_a_silent_server_says_it_waits_then_fails_at_the_first_byte_deadli
         async for event in provider.stream(ask("m")):
             seen.append(event)
     assert len(seen) == 1 and isinstance(seen[0], Waiting)
-    assert seen[0].message.startswith("waiting for the model to load:")
+    assert seen[0].message.startswith("waiting for the model:")
     assert SERVER_NAMES[kind] in seen[0].message
 
 
@@ -170,7 +170,7 @@ async def test_the_turn_carries_the_loading_notice_to_its_observers(
         binding = ModelBinding(provider="ollama", model="llama3.2", details=None)
         events = [e async for e in runner.run(session, "hi", binding)]
     notices = [e for e in events if isinstance(e, Notice)]
-    assert [n.message.split(":")[0] for n in notices] == ["waiting for the model to load"]
+    assert [n.message.split(":")[0] for n in notices] == ["waiting for the model"]
     first_text = next(i for i, e in enumerate(events) if isinstance(e, TextChunk))
     assert events.index(notices[0]) < first_text
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"

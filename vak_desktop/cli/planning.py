@@ -66,10 +66,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     preview = _preview(args, "")
     out = preview.plan.to_json()
     out["request_tokens"] = preview.request_tokens
+    out["reset"] = preview.reset.reason if preview.reset else None
     if args.json:
         emit(out)
         return 0
     budget = out["budget"]
+    if preview.reset is not None:
+        print(f"the turn writes a Reset first: {preview.reset.reason}")
     print(
         f"horizon {budget['horizon']:,} − prefix {budget['prefix_tokens']:,} − tail "
         f"{budget['tail_tokens']:,} − output {budget['output_reserve']:,} − current turn "
@@ -104,6 +107,8 @@ def cmd_request(args: argparse.Namespace) -> int:
             "num_ctx": preview.num_ctx,
             # what the directive read as: the domains and card types that chose the tools
             "reading": preview.reading.to_json() if preview.reading else None,
+            # why the turn writes a Reset with its handoff before it, if it does
+            "reset": preview.reset.reason if preview.reset else None,
         }
     )
     return 0

@@ -67,8 +67,8 @@ class Stalled(httpx.ReadTimeout):
 
 def loading_message(server: str, seconds: float) -> str:
     return (
-        f"waiting for the model to load: {server} has not started answering after "
-        f"{seconds:g} s (a model loading from disk can take minutes)"
+        f"waiting for the model: {server} has not started answering after {seconds:g} s "
+        "(loading a model from disk can take minutes, and reading a long prompt takes a while)"
     )
 
 

@@ -267,6 +267,32 @@ class ChatService(CompactNow, SessionBrowsing, SessionPrompts):
         self.busyChanged.emit(True)
         return True
 
+    def warm(self, draft: str) -> bool:
+        """While the user types `draft`: prefill the bound model's prompt cache with the shown
+        session's next request up to its tail (`runtime/turn/warm.py`), so the first token
+        after Enter waits only on the typed words. False when there is nothing to warm: a new
+        chat, no model, a turn or Compact now running, or an older branch shown (the turn would
+        branch)."""
+        draft = draft.strip()
+        session = self._session
+        if session is None or self._choice is None or self.busy or not draft:
+            return False
+        if session in self._shown or self.compacting:  # Compact now holds the model
+            return False
+        self._tasks.spawn(self._warm(session, draft, self._choice), "warm")
+        return True
+
+    async def _warm(self, session: str, draft: str, choice: ModelChoice) -> None:
+        try:
+            binding = await self._binding_for(choice)
+            runner = await self._providers.runner(choice.provider)
+        except ProviderError:
+            return  # the turn will say why, if the user sends it
+        runner.keep_alive = self._keep_alive(choice.model)  # as the turn will send it
+        warming = runner.warm(session, draft, binding, think=self._think)
+        if warming is not None:
+            await warming
+
     def stop(self) -> bool:
         """Stop the running turn. The text streamed so far is kept in the ledger."""
         if self._turn is None or self._turn.done():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QImageReader, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -31,6 +31,7 @@ from vak_desktop.ui.glyphs import glyph
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 IMAGE_FILTER = "Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)"
+WARM_AFTER_MS = 800  # a pause this long in typing sends the warm request
 THINK_CHOICES: tuple[tuple[str, bool | None], ...] = (
     ("Thinking: model decides", None),
     ("Thinking on", True),
@@ -126,6 +127,12 @@ class Composer(QWidget):
         self.clear_attachments.clicked.connect(self.remove_images)
         self.think_choice.currentIndexChanged.connect(self._think_chosen)
         self.input.textChanged.connect(self._update)
+        # a pause in typing prefills the model's cache with the next request (`service.warm`)
+        self._warm_timer = QTimer(self)
+        self._warm_timer.setSingleShot(True)
+        self._warm_timer.setInterval(WARM_AFTER_MS)
+        self._warm_timer.timeout.connect(lambda: service.warm(self.input.toPlainText()))
+        self.input.textChanged.connect(self._warm_timer.start)
         service.busyChanged.connect(self._update)
         service.modelChanged.connect(lambda _model: self._bound(service.binding))
         service.modelBound.connect(self._bound)
@@ -140,6 +147,7 @@ class Composer(QWidget):
         return tuple(data for _name, data in self._images)
 
     def submit(self) -> None:
+        self._warm_timer.stop()
         text = self.input.toPlainText()
         if self._service.send(text, self.images if self._can("vision") else ()):
             self._sent, self._sent_images = text, self._images

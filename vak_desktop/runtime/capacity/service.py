@@ -137,6 +137,8 @@ class ProbeSchedulerLike(Protocol):
 
     def request_reprobe(self, key: ProfileKey) -> None: ...
 
+    def in_flight(self, key: ProfileKey) -> object | None: ...
+
     def probe_window(self, binding: ModelBinding) -> int: ...
 
     async def aclose(self) -> None: ...
@@ -185,6 +187,10 @@ class CapacityService:
         self.ledger.append(session, outside.activity)
         self.ledger.append(session, outside.profile)
         return True
+
+    def probing(self, binding: ModelBinding) -> bool:
+        """A background probe of this model runs now (its requests hold the model)."""
+        return self.scheduler is not None and self.scheduler.in_flight(key_of(binding)) is not None
 
     def turn_starting(self, binding: ModelBinding) -> None:
         """A real turn is about to use this model: an in-flight probe of it yields the compute."""

@@ -34,14 +34,13 @@ from vak_desktop.context.invariants import (
     results_of,
 )
 from vak_desktop.context.payloads import CapacityProfile, Directive
-from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
 from vak_desktop.ledger import Entry, Ledger, ProfileStore
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers.base import ModelDetails
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.service import capacity_profile_for
 from vak_desktop.runtime.evaluation.integrations import audit
-from vak_desktop.runtime.inspection.preview import PENDING_TURN, preview_next
+from vak_desktop.runtime.inspection.preview import preview_next
 from vak_desktop.runtime.tools import ToolRegistry
 
 SKIPPED = "skipped: needs --model"
@@ -131,9 +130,8 @@ def check_session(
     chain = ledger.chain_to_root(session)
     profile = session_profile(chain, ledger.profiles(), now)
     preview = preview_next(ledger, session, profile, directive="", system=system, tools=tools)
-    index = build_turn_index(chain)
-    pending = Turn(PENDING_TURN, len(index.turns), Directive(text=""), ())
-    index = TurnIndex((*index.turns, pending), index.packets, index.reset)
+    index = preview.index
+    pending = index.turns[-1]
     findings = request_findings(
         index, preview.plan, preview.request, pending, tokens_per_char(profile)
     )

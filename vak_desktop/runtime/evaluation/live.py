@@ -140,9 +140,13 @@ async def live_try(
     profile: CapacityProfile | None,
     tools_for: ToolsFor,
     ask: str = ASK,
+    *,
+    typed: bool = False,
 ) -> LiveTry:
     """The first step of a real turn on a fresh import of `document` (None: a new chat), in a
-    scratch ledger. ProviderError propagates: the caller says what the server refused."""
+    scratch ledger. `typed`: the question was typed into the window first, so the runner's warm
+    request (`turn/warm.py`) ran before the user pressed Enter — the clock starts at Enter.
+    ProviderError propagates: the caller says what the server refused."""
     with tempfile.TemporaryDirectory() as scratch:
         ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
         tools = tools_for(files)
@@ -155,6 +159,10 @@ async def live_try(
                 ledger.append(session, profile)
             recording = _Recording(provider)
             runner = TurnRunner(ledger, recording, tools, keep_alive=None)  # type: ignore[arg-type]
+            warming = runner.warm(session, ask, binding) if typed else None
+            if warming is not None:
+                await warming
+                recording.requests.clear()  # the turn's own requests are the ones judged
             start = time.monotonic()
             first, calls, prompt = 0.0, [], 0
             turn = cast(AsyncGenerator[Any, None], runner.run(session, ask, binding))

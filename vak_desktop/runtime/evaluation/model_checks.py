@@ -24,10 +24,10 @@ from pathlib import Path
 
 from vak_desktop.context.capacity.profile import profile_to_json, tokens_per_char, usable_horizon
 from vak_desktop.context.invariants import NO_SPLIT, WITHIN_HORIZON, request_findings
-from vak_desktop.context.payloads import CapacityProfile, Compaction, Directive, Receipt
+from vak_desktop.context.payloads import CapacityProfile, Compaction, Receipt
 from vak_desktop.context.planning.planner import Fidelity
 from vak_desktop.context.planning.turn_cards import full_record
-from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index, split_turns
+from vak_desktop.context.planning.turns import build_turn_index, split_turns
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger
 from vak_desktop.ledger.canonical import utc_now
@@ -43,7 +43,7 @@ from vak_desktop.runtime.evaluation.fixture import (
     fixture_profile,
     write_fixture,
 )
-from vak_desktop.runtime.inspection.preview import PENDING_TURN, preview_next
+from vak_desktop.runtime.inspection.preview import preview_next
 from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.runtime.tools.surface import tool_surface
 from vak_desktop.runtime.turn.compaction import project_summarised
@@ -289,9 +289,8 @@ async def probe_harness(
         preview = preview_next(
             ledger, session, profile, directive=ASK, system=system, tools=registry
         )
-        index = build_turn_index(ledger.chain_to_root(session))
-    pending = Turn(PENDING_TURN, len(index.turns), Directive(text=ASK), ())
-    index = TurnIndex((*index.turns, pending), index.packets, index.reset)
+    index = preview.index
+    pending = index.turns[-1]
     findings = [
         f
         for f in request_findings(index, preview.plan, preview.request, pending, tokens_per_char(profile))
@@ -307,6 +306,8 @@ async def probe_harness(
         f"{counts[Fidelity.PACKET]} packeted, request ≈{preview.request_tokens:,} of "
         f"{horizon:,} tokens"
     )
+    if preview.reset is not None:  # the turn would write a Reset first: said, as it would be
+        detail += f", {counts[Fidelity.BEHIND_RESET]} behind a reset ({preview.reset.reason})"
     if findings:
         detail += "; " + "; ".join(str(f) for f in findings[:5])
     data = {"profile": profile_to_json(profile), "plan": preview.plan.to_json()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vak_desktop.context.capacity.profile import choose_num_ctx, estimate_tokens
-from vak_desktop.context.payloads import CapacityProfile, Directive
+from vak_desktop.context.payloads import CapacityProfile, Directive, Reset
 from vak_desktop.context.planning.assemble import AssembledRequest, assemble
 from vak_desktop.context.planning.planner import Plan
 from vak_desktop.context.planning.reading import Reading
@@ -16,6 +16,7 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.runtime.tools.surface import fitted_surface
 from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
+from vak_desktop.runtime.turn.reset import behind, planned_reset
 
 PENDING_TURN = "pending"  # the id of the not-yet-written turn a preview plans for
 
@@ -23,10 +24,12 @@ PENDING_TURN = "pending"  # the id of the not-yet-written turn a preview plans f
 @dataclass(frozen=True)
 class Preview:
     plan: Plan
+    index: TurnIndex  # what was planned from: the session's turns, the pending one last
     request: AssembledRequest
     request_tokens: int
     num_ctx: int
     reading: Reading | None = None  # the directive's reading, when the surface was built here
+    reset: Reset | None = None  # the Reset the turn would write before it (`turn/reset.py`)
 
 
 def preview_next(
@@ -47,8 +50,14 @@ def preview_next(
         surface = fitted_surface(tools, system, directive, profile)
         system, tools, reading = surface.system, surface.tools, surface.reading
     index = build_turn_index(ledger.chain_to_root(session))
+    # a turn that finds no room for any earlier turn writes a Reset first: shown as it will be
+    reset = planned_reset(index, profile, directive, system=system, tools=tools)
+    if reset is not None:
+        index = behind(index, reset)
     pending = Turn(PENDING_TURN, len(index.turns), Directive(text=directive), ())
-    index = TurnIndex((*index.turns, pending), index.packets, index.reset)
+    index = TurnIndex(
+        (*index.turns, pending), index.packets, index.reset, reset_before=index.reset_before
+    )
     projection = plan_turn(
         index, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
     )
@@ -67,4 +76,4 @@ def preview_next(
     num_ctx = profile.num_ctx  # a measured profile's one window, unless this request outgrows it
     if needed > num_ctx:
         num_ctx = choose_num_ctx(needed, profile.declared_window, num_ctx)
-    return Preview(projection.plan, request, tokens, num_ctx, reading)
+    return Preview(projection.plan, index, request, tokens, num_ctx, reading, reset)

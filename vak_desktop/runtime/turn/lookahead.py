@@ -29,6 +29,11 @@ class Lookahead:
         """The session's look-ahead task, if one was started and not yet settled."""
         return self._tasks.get(session)
 
+    @property
+    def busy(self) -> bool:
+        """A look-ahead of any session is writing now (its summariser calls hold the model)."""
+        return any(not task.done() for task in self._tasks.values())
+
     def start(
         self, session: str, compact: Callable[[], Awaitable[CompactionResult]]
     ) -> asyncio.Task[CompactionResult]:

@@ -147,6 +147,30 @@ def step_request(
 ) -> ChatRequest:
     """The request for the running turn's next step, under the turn's fixed plan and tail."""
     index = _index_of(indexes, session, ledger.chain_to_root(session))
+    return request_from(
+        index,
+        session,
+        binding,
+        projection,
+        system=system,
+        tools=tools,
+        keep_alive=keep_alive,
+        think=think,
+    )
+
+
+def request_from(
+    index: TurnIndex,
+    session: str,
+    binding: ModelBinding,
+    projection: Projection,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    keep_alive: str | int | None,
+    think: bool | None,
+) -> ChatRequest:
+    """The request for the last turn of `index` (the running one, or one about to run)."""
     assembled = assemble(
         index,
         projection.plan,

@@ -12,9 +12,10 @@ it, and an Activity says why, so the cut is never silent.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
-from vak_desktop.context.payloads import Activity, Directive, Reset
+from vak_desktop.context.payloads import Activity, CapacityProfile, Directive, Reset
 from vak_desktop.context.planning.planner import Fidelity, Plan, candidates
 from vak_desktop.context.planning.turn_cards import card_of, render_card, turn_numbers
 from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
@@ -78,11 +79,28 @@ def reset_if_unfit(
     """Write a Reset with its handoff when the turn about to ask `text` has no budget left for
     any earlier turn; None when the plan fits (or there is nothing in front of a reset)."""
     chain = ledger.chain_to_root(session)
-    index = build_turn_index(chain)
+    profile = capacity.profile_for(binding, chain, utc_now())
+    reset = planned_reset(build_turn_index(chain), profile, text, system=system, tools=tools)
+    if reset is None:
+        return None
+    ledger.append(session, Activity(type=RESET_WRITTEN, message=reset.reason))
+    ledger.append(session, reset)
+    return reset
+
+
+def planned_reset(
+    index: TurnIndex,
+    profile: CapacityProfile,
+    text: str,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+) -> Reset | None:
+    """The Reset a turn asking `text` would write first (nothing is written here): None when
+    its plan leaves budget for the earlier turns, or none lies in front of a reset."""
     live = [t for t in index.turns if not t.behind_reset]
     if not live:
         return None
-    profile = capacity.profile_for(binding, chain, utc_now())
     upcoming = Turn("next", len(index.turns), Directive(text=text), ())
     ahead = TurnIndex((*index.turns, upcoming), index.packets, index.reset)
     projection = plan_turn(
@@ -98,10 +116,13 @@ def reset_if_unfit(
         f"({budget.output_reserve:,}) fill the horizon of {budget.horizon:,} tokens: "
         f"turns {turn_numbers(live)} go behind a reset with a handoff, still recallable"
     )
-    ledger.append(session, Activity(type=RESET_WRITTEN, message=reason))
-    reset = Reset(handoff=handoff_text(live, projection.ratio, text), reason=reason)
-    ledger.append(session, reset)
-    return reset
+    return Reset(handoff=handoff_text(live, projection.ratio, text), reason=reason)
+
+
+def behind(index: TurnIndex, reset: Reset) -> TurnIndex:
+    """`index` as it reads once `reset` is written after its last entry: every turn behind it."""
+    turns = tuple(dataclasses.replace(t, behind_reset=True) for t in index.turns)
+    return TurnIndex(turns, index.packets, reset, reset_before=len(turns))
 
 
 PLAN_OVER_BUDGET = "plan_over_budget"  # Activity: the plan carries more than its budget

@@ -34,9 +34,7 @@ from vak_desktop.context.presentations.library import fence_guide, tool_name
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger import Ledger
 from vak_desktop.ledger.canonical import utc_now
-from vak_desktop.providers.base import (
-    ChatProvider,
-)
+from vak_desktop.providers.base import ChatProvider, is_local
 from vak_desktop.providers.errors import ContextOverflow, ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.prefix import PrefixMeter
@@ -87,6 +85,7 @@ from vak_desktop.runtime.turn.step import (
     stream_step,
 )
 from vak_desktop.runtime.turn.summariser import SummaryWatch
+from vak_desktop.runtime.turn.warm import Warmed, Warmer, draft_request, stable_part
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant running in Vak Desktop on the user's own machine. "
@@ -138,6 +137,8 @@ class TurnRunner:
         self.compact_ahead = compact_ahead
         self.lookahead = Lookahead()
         self.indexes = TurnIndexes()  # each session's TurnIndex, advanced request by request
+        self.warmer = Warmer()  # the next request's stable part sent while the user types
+        self._running = 0  # turns running on this runner now
         self.cards = card_library()  # the card definitions the fence fallback reads
 
         # Opt-in: one usage-only request per profile counts the prefix (spec §6)
@@ -197,14 +198,18 @@ class TurnRunner:
         free again before `TurnFinished` is yielded, so an observer that stops reading there
         (without closing the generator) never keeps the session held."""
         finished: TurnFinished | None = None
-        with self.ledger.hold(session):
-            turn = self._run(session, text, binding, images=images, think=think, parent=parent)
-            async with contextlib.aclosing(turn) as events:
-                async for event in events:
-                    if isinstance(event, TurnFinished):
-                        finished = event  # the turn's last event: yielded once the hold ends
-                    else:
-                        yield event
+        self._running += 1
+        try:
+            with self.ledger.hold(session):
+                turn = self._run(session, text, binding, images=images, think=think, parent=parent)
+                async with contextlib.aclosing(turn) as events:
+                    async for event in events:
+                        if isinstance(event, TurnFinished):
+                            finished = event  # the turn's last event: yielded once the hold ends
+                        else:
+                            yield event
+        finally:
+            self._running -= 1
         if finished is not None:
             yield finished
 
@@ -222,6 +227,7 @@ class TurnRunner:
         # a real turn never waits on a summary being written ahead: it cancels it (the
         # deterministic packet stands in) and the look-ahead starts again after this turn
         await self.abandon_lookahead(session)
+        await self.warmer.wait()  # a warm request in flight prefills what this turn sends
         self.close_interrupted(session)
         self.capacity.turn_starting(binding)  # a probe of this model yields the runner
         self.capacity.catch_up(session, binding)  # a probe finished since: into the ledger
@@ -377,6 +383,34 @@ class TurnRunner:
         self.capacity.turn_finished(binding, lambda: self.probe_prefix(binding, session))
         yield TurnFinished(session, turn.id, outcome, total, error)
 
+    def warm(
+        self, session: str, draft: str, binding: ModelBinding, *, think: bool | None = None
+    ) -> asyncio.Task[Warmed | None] | None:
+        """Prefill the model's prompt cache with what the session's next turn would send for
+        `draft`, before its tail (`turn/warm.py`); nothing is written to the ledger. None when
+        it would cost money (a hosted model) or time another request needs: a turn, a probe, a
+        look-ahead summary or another warm request holds the model."""
+        if not is_local(self.provider) or self._running or self.warmer.busy:
+            return None
+        if self.lookahead.busy or self.capacity.probing(binding):
+            return None
+        chain = self.ledger.chain_to_root(session)
+        surface = self._surface(
+            binding, draft, session, system_prompt_of(chain, self.system_prompt)
+        )
+        request = draft_request(
+            self.indexes.index_of(session, chain),
+            session,
+            binding,
+            self.capacity.profile_for(binding, chain, utc_now()),
+            draft,
+            surface=surface,
+            keep_alive=self.keep_alive,
+            think=think,
+        )
+        stable = stable_part(request)
+        return self.warmer.start(self.provider, stable) if stable is not None else None
+
     async def compact(
         self, session: str, binding: ModelBinding, watch: SummaryWatch | None = None
     ) -> CompactionResult:
@@ -418,6 +452,7 @@ class TurnRunner:
 
     async def aclose(self) -> None:
         """Stop look-ahead work (the app is quitting); nothing half-written reaches the ledger."""
+        await self.warmer.aclose()
         await self.lookahead.aclose()
 
     async def _step(
