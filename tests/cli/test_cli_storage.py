@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import vak
-from vak_desktop.context.payloads import Directive
+from vak_desktop.context.payloads import AssistantStep, Directive
 from vak_desktop.ledger import Ledger, StorageError
 
 
@@ -136,3 +136,36 @@ def test_a_server_that_answers_404_is_could_not_start(
         server.server_close()
         thread.join(timeout=10)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.allow_log_warnings  # the dropped trigger is restored, with a warning
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ("CAST(CAST(payload AS BLOB) || x'ff' AS TEXT)", "its text is not UTF-8 at byte"),
+        ("'not json'", "its assistant_step payload does not read back"),
+        ("'{\"text\": 5}'", "its assistant_step payload does not read back"),
+    ],
+    ids=["not-utf8", "not-json", "wrong-shape"],
+)
+def test_show_of_an_entry_changed_outside_vak_is_one_line_naming_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, change: str, said: str
+) -> None:
+    """Issue 13 item 13: `vak show` of a tampered payload was a traceback (SQLite's decode
+    error names neither the entry nor the cause)."""
+    data = tmp_path / "data"
+    ledger = Ledger.open(data / "ledger.sqlite3")
+    session = ledger.create_session().id
+    ledger.append(session, Directive(text="hello"))
+    step = ledger.append(session, AssistantStep(text="plain answer"))
+    ledger.close()
+    with sqlite3.connect(data / "ledger.sqlite3") as conn:
+        conn.execute("DROP TRIGGER entries_no_update")
+        conn.execute(f"UPDATE entries SET payload = {change} WHERE seq = ?", [step.seq])
+    conn.close()
+    for command in ("show", "export"):
+        code, out, err = vak(capsys, command, session, "--data-dir", str(data))
+        assert code == 1 and out == "", (command, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and f"entry {step.seq} of the ledger cannot be read" in lines[0]
+        assert said in lines[0] and "vak ledger verify" in lines[0]

@@ -40,7 +40,7 @@ from vak_desktop.ledger.canonical import (
     envelope_bytes,
     utc_now,
 )
-from vak_desktop.ledger.errors import LedgerError, StorageError, storage
+from vak_desktop.ledger.errors import DamagedEntry, LedgerError, StorageError, storage
 from vak_desktop.ledger.integrity import (
     ANCHOR_MISSING,
     ANCHOR_STARTED,
@@ -107,10 +107,20 @@ class SessionInfo:
 
 
 _ENTRY_COLUMNS = "seq, id, parent, session, kind, payload, created_at"
+# the same columns as stored bytes: what finds the row that no longer decodes as UTF-8
+_ENTRY_BYTES = "seq, " + ", ".join(
+    f"CAST({c} AS BLOB)" for c in ("id", "parent", "session", "kind", "payload", "created_at")
+)
 
 
 def _row_to_entry(row: tuple[Any, ...]) -> Entry:
     seq, id_, parent, session, kind, payload, created_at = row
+    try:
+        decoded = decode_payload(kind, json.loads(payload))
+    except (ValueError, KeyError, TypeError) as exc:  # changed outside Vak
+        raise DamagedEntry(
+            seq, f"its {kind} payload does not read back: {str(exc)[:200]}"
+        ) from None
     return Entry(
         id=id_,
         seq=seq,
@@ -118,7 +128,7 @@ def _row_to_entry(row: tuple[Any, ...]) -> Entry:
         session=session,
         kind=kind,
         created_at=created_at,
-        payload=decode_payload(kind, json.loads(payload)),
+        payload=decoded,
     )
 
 
@@ -457,47 +467,62 @@ class Ledger:
         return self.entry(head) if head else None
 
     def entry(self, ref: str) -> Entry:
-        row = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id = ?", [ref]
-        ).fetchone()
-        if row is None:
+        entry = next(self._select("WHERE id = ?", [ref]), None)
+        if entry is None:
             raise UnknownEntry(ref)
-        return _row_to_entry(row)
+        return entry
 
     def find(self, session: str, ref: str) -> Entry:
         """The entry of `session` whose id starts with `ref` (with or without `b3:`)."""
         prefix = ref if ref.startswith(ID_PREFIX) else ID_PREFIX + ref
         if len(prefix) < len(ID_PREFIX) + 6:
             raise UnknownEntry(ref, "an entry reference needs at least 6 hex digits")
-        rows = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id >= ? AND id < ? AND session = ?"
-            " LIMIT 2",
-            [prefix, prefix + "\U0010ffff", session],
-        ).fetchall()
+        rows = list(
+            self._select(
+                "WHERE id >= ? AND id < ? AND session = ? LIMIT 2",
+                [prefix, prefix + "\U0010ffff", session],
+            )
+        )
         if not rows:
             raise UnknownEntry(ref, "no entry in this session starts with")
         if len(rows) > 1:
             raise UnknownEntry(ref, "more than one entry starts with")
-        return _row_to_entry(rows[0])
+        return rows[0]
 
     def entries(self, session: str) -> Iterator[Entry]:
         """Every entry of a session in append order, all branches included."""
-        cursor = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE session = ? ORDER BY seq", [session]
-        )
-        for row in cursor:
-            yield _row_to_entry(row)
+        return self._select("WHERE session = ? ORDER BY seq", [session])
 
     def entries_of_kind(self, kind: str) -> Iterator[Entry]:
         """Every entry of one kind across all sessions, in append order (all branches)."""
         indexed = ""  # the partial index's own condition, so that the planner takes it
         if kind in KINDS_READ_ACROSS_SESSIONS:
             indexed = f" AND kind IN ({', '.join(repr(k) for k in KINDS_READ_ACROSS_SESSIONS)})"
-        cursor = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE kind = ?{indexed} ORDER BY seq", [kind]
-        )
-        for row in cursor:
-            yield _row_to_entry(row)
+        return self._select(f"WHERE kind = ?{indexed} ORDER BY seq", [kind])
+
+    def _select(self, where: str, params: list[Any]) -> Iterator[Entry]:
+        """The entries `where` selects. A row changed outside Vak so that it no longer reads
+        back is a DamagedEntry naming its seq (SQLite's own error names neither)."""
+        try:
+            for row in self._db.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries {where}", params):
+                yield _row_to_entry(row)
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):
+                raise
+            raise self._undecodable(where, params) from None
+
+    def _undecodable(self, where: str, params: list[Any]) -> DamagedEntry:
+        """The first row `where` selects whose stored text is not UTF-8."""
+        for seq, *columns in self._db.execute(
+            f"SELECT {_ENTRY_BYTES} FROM entries {where}", params
+        ):
+            try:
+                for column in columns:
+                    if column is not None:
+                        column.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return DamagedEntry(seq, f"its text is not UTF-8 at byte {exc.start}")
+        return DamagedEntry(None, "its text is not UTF-8")
 
     def chain_to_root(self, session: str, head: str | None = None) -> list[Entry]:
         """The entries from the session's root to `head` (default: the session head), in order."""
