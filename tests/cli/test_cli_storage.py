@@ -169,3 +169,40 @@ def test_show_of_an_entry_changed_outside_vak_is_one_line_naming_it(
         lines = err.strip().splitlines()
         assert len(lines) == 1 and f"entry {step.seq} of the ledger cannot be read" in lines[0]
         assert said in lines[0] and "vak ledger verify" in lines[0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_verify_and_show_still_read_a_ledger_on_a_full_disk(tmp_path: Path) -> None:
+    """Issue 13 item 11: on a full disk even `vak ledger verify` died with "disk I/O error"
+    (SQLite could not create the WAL's shared index as it opened). The disk is full for the
+    child: no file may grow (RLIMIT_FSIZE 0), and the ledger has a WAL not yet checkpointed."""
+    import shutil
+    import subprocess
+
+    source, data = tmp_path / "source", tmp_path / "data"
+    ledger = Ledger.open(source / "ledger.sqlite3")
+    session = ledger.create_session().id
+    for i in range(3):
+        ledger.append(session, Directive(text=f"question {i}"))
+    data.mkdir()
+    for name in ("ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3.anchor"):
+        shutil.copy(source / name, data / name)  # as a crash leaves them: no shared index
+    ledger.close()
+    full = (
+        "import resource, runpy, signal, sys;"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN);"  # a write past the limit fails instead
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0));"
+        "sys.argv = ['vak', *sys.argv[1:]];"
+        "runpy.run_module('vak_desktop.cli', run_name='__main__')"
+    )
+    for argv, shows in ((["ledger", "verify", "--json"], '"ok": true'), (["sessions"], "3 turns")):
+        done = subprocess.run(
+            [sys.executable, "-c", full, *argv, "--data-dir", str(data)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        assert done.returncode == 0, done.stderr
+        assert shows in done.stdout and "is the disk full?" in done.stderr

@@ -132,6 +132,33 @@ def _row_to_entry(row: tuple[Any, ...]) -> Entry:
     )
 
 
+def _connect(where: str) -> sqlite3.Connection:
+    """A connection in WAL mode. On a disk too full to create the WAL's shared index (SQLite
+    says "disk I/O error" as it opens), the index is kept in this process's memory instead
+    (exclusive locking: no other process may share the file meanwhile), so that reading, and
+    `vak ledger verify`, still work; a write then fails with "the disk is full"."""
+    for exclusive in (False, True):
+        conn = sqlite3.connect(where, isolation_level=None)  # we issue BEGIN/COMMIT
+        try:
+            conn.execute("PRAGMA busy_timeout = 10000")
+            if exclusive:
+                conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: survives a crash
+            if exclusive:
+                log.warning(
+                    "no room for the WAL's shared index beside %s (is the disk full?): the "
+                    "ledger is open for this process alone",
+                    where,
+                )
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if exclusive or "disk I/O error" not in str(exc):
+                raise
+    raise AssertionError("unreachable")
+
+
 class Ledger:
     """One ledger file. Use from one thread; open one per process."""
 
@@ -157,11 +184,8 @@ class Ledger:
             why = "a file is in the way" if parent.is_file() else exc.strerror
             raise LedgerError(f"cannot create the ledger's folder {parent}: {why}") from None
         with storage(where):
-            conn = sqlite3.connect(where, isolation_level=None)  # we issue BEGIN/COMMIT
+            conn = _connect(where)
             try:
-                conn.execute("PRAGMA busy_timeout = 10000")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: survives a crash
                 db = sqlite_utils.Database(conn)
                 migrate(db, utc_now())
                 ledger = cls(db, None if where == ":memory:" else Path(where))
