@@ -37,16 +37,16 @@ import contextlib
 import json
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 ANCHOR_SUFFIX = ".anchor"
 COMPACT_BYTES = 4 << 20
 
 
-class AnchorPoint(NamedTuple):
-    """A session's head as it was committed: the entry, its seq, and the session's count.
-    (A named tuple: one is made on every append.)"""
+@dataclass(frozen=True, slots=True)  # slots: one is made on every append
+class AnchorPoint:
+    """A session's head as it was committed: the entry, its seq, and the session's count."""
 
     session: str
     seq: int
