@@ -7,8 +7,13 @@ into an unchained table with the same pragmas and one transaction per row, which
 ledger's durability needs. Goals (issue #2): chained append within 3x of the plain insert
 (issue #13: goal 2x); verify of 100k entries under 5 s.
 
-A second baseline splits the difference: the same rows inserted into the ledger's own `entries`
-table (its id and session indexes, its append-only triggers) with no chain — no head read, no
+The chained append after a head its process wrote is one autocommitted INSERT (the statement
+is its own transaction), so the plain INSERT is also measured autocommitted, and the ratio is
+given against both: the stricter figure is the one against the cheaper baseline.
+
+A third baseline splits the difference: the same rows inserted (autocommitted, with ids hashed
+like real ones, so they land at random places in the id index) into the ledger's own `entries`
+table (its id and session indexes, its append-only triggers) with no chain — no head check, no
 hash, no anchor line. What is left between it and the chained append is the chain's own cost.
 """
 
@@ -32,7 +37,7 @@ from vak_desktop.context.payloads import (
     Usage,
 )
 from vak_desktop.ledger import Ledger
-from vak_desktop.ledger.canonical import canonical_text
+from vak_desktop.ledger.canonical import canonical_text, entry_id
 
 PROSE = "The quick brown fox considers the ledger's hash chain carefully. " * 8
 
@@ -56,7 +61,8 @@ def percentile(samples: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
-def bench_plain_inserts(path: Path, n: int) -> list[float]:
+def bench_plain_inserts(path: Path, n: int, explicit: bool = True) -> list[float]:
+    """The same payload text into an unchained table: in BEGIN … COMMIT, or autocommitted."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
@@ -66,11 +72,13 @@ def bench_plain_inserts(path: Path, n: int) -> list[float]:
         p = payload(i)
         start = time.perf_counter()
         text = canonical_text(to_json_value(p))
-        conn.execute("BEGIN")
+        if explicit:
+            conn.execute("BEGIN")
         conn.execute(
             "INSERT INTO plain (kind, payload, t) VALUES (?, ?, ?)", [type(p).KIND, text, "now"]
         )
-        conn.execute("COMMIT")
+        if explicit:
+            conn.execute("COMMIT")
         times.append(time.perf_counter() - start)
     conn.close()
     return times
@@ -86,13 +94,11 @@ def bench_schema_inserts(path: Path, n: int, sessions: int = 10) -> list[float]:
         p = payload(i)
         start = time.perf_counter()
         text = canonical_text(to_json_value(p))
-        conn.execute("BEGIN")
         conn.execute(
             "INSERT INTO entries (id, parent, session, kind, payload, created_at)"
             " VALUES (?, NULL, ?, ?, ?, 'now')",
-            [f"row {i}", ids[i % sessions], type(p).KIND, text],
+            [entry_id(str(i).encode()), ids[i % sessions], type(p).KIND, text],
         )
-        conn.execute("COMMIT")
         times.append(time.perf_counter() - start)
     ledger.close()
     return times
@@ -131,14 +137,21 @@ def main() -> None:
         plain = report(
             "plain INSERT baseline", bench_plain_inserts(root / "plain.db", args.appends)
         )
+        autocommitted = report(
+            "plain, autocommitted",
+            bench_plain_inserts(root / "plain_auto.db", args.appends, explicit=False),
+        )
         schema = report(
             "ledger schema, no chain", bench_schema_inserts(root / "schema.db", args.appends)
         )
         chained = report("chained append", bench_appends(root / "appends.db", args.appends))
-        print(f"  ratio chained/plain (p50): {chained / plain:.2f}x   (goal ≤ 3x, issue #13: 2x)")
         print(
-            f"  of which the schema's indexes and triggers {(schema - plain) * 1e6:+.1f} µs,"
-            f" the chain (head read, hash, anchor) {(chained - schema) * 1e6:+.1f} µs"
+            f"  ratio chained/plain (p50): {chained / plain:.2f}x   (goal ≤ 3x, issue #13: 2x);"
+            f" against the autocommitted plain INSERT {chained / autocommitted:.2f}x"
+        )
+        print(
+            f"  of which the schema's indexes and triggers {(schema - autocommitted) * 1e6:+.1f} µs,"
+            f" the chain (head check, hash, anchor) {(chained - schema) * 1e6:+.1f} µs"
         )
 
         n = args.verify_entries

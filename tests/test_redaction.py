@@ -11,8 +11,10 @@ import httpx
 import pytest
 
 from tests.doubles.openai_server import SSE, OpenAIDouble, Raw
+from vak_desktop import redaction
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import OpenAICompatibleProvider
+from vak_desktop.redaction import redactable_prefix
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.events import TurnFinished
 
@@ -48,3 +50,21 @@ async def test_an_echoed_key_is_redacted_everywhere(
     assert KEY.encode() not in _every_byte(tmp_path)
     assert all(KEY not in r.getMessage() for r in caplog.records)
     assert any("[redacted: lan API key]" in r.getMessage() for r in caplog.records)
+
+
+SPLIT = "sk-split-0123456789abcdef"
+
+
+def test_a_stream_is_cut_only_where_no_secret_is_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A piece of a stream ending the way a secret begins keeps that tail back; a cut never
+    falls inside a whole secret; ordinary text is written whole (issue 13: journal redaction
+    across checkpoints)."""
+    monkeypatch.setitem(redaction._secrets, SPLIT, "[redacted: split API key]")
+    assert redactable_prefix("plain text, nothing held") == len("plain text, nothing held")
+    for k in range(1, len(SPLIT)):  # every place the secret can be cut
+        assert redactable_prefix("key: " + SPLIT[:k]) == len("key: ")
+    whole = "key: " + SPLIT + " and more"
+    assert redactable_prefix(whole) == len(whole)
+    # a tail that begins another secret, inside a whole one: the cut goes before the whole one
+    monkeypatch.setitem(redaction._secrets, "cdef-other-key", "[redacted: other API key]")
+    assert redactable_prefix("x " + SPLIT) == len("x ")

@@ -2,7 +2,9 @@
 
 One mechanism, applied at the sinks rather than at each place text is produced: a provider
 adapter given an API key registers it here (`register_secret`), and then
-- `Ledger.append` redacts an entry's canonical text before it is hashed and stored,
+- `Ledger.append` redacts an entry's canonical text before it is hashed and stored, and
+  `Ledger.checkpoint` each piece of a stream journalled while it streams (cut by
+  `redactable_prefix`, so that no secret is split across two pieces),
 - `ProviderError` redacts its message (what the turn records and the terminal prints),
 - a log-record factory installed with the first secret redacts every record's message,
 so a server that echoes the key in a line that is not JSON, a tool result quoting it, or an
@@ -42,6 +44,32 @@ def redact(text: str) -> str:
         if value in text:
             text = text.replace(value, stand_in)
     return text
+
+
+def redactable_prefix(text: str) -> int:
+    """How much of `text` (a stream's text so far) can be redacted and written now: all but a
+    tail that may be the start of a secret still arriving, and never a cut through a secret.
+
+    A stream is journalled in pieces, each redacted on its own (`runtime/turn/step.py`); a
+    secret split across two pieces would get through both. Cut here, every piece holds each
+    secret whole or not at all. What is held back is at most a secret's length less one, and
+    only when the text ends the way a secret begins."""
+    with _lock:
+        values = list(_secrets)
+    cut = len(text)
+    for value in values:  # a tail that is a secret's beginning waits for what follows
+        for k in range(min(len(value) - 1, len(text)), 0, -1):
+            if text.endswith(value[:k]):
+                cut = min(cut, len(text) - k)
+                break
+    moved = True
+    while moved:  # a whole secret across the cut moves the cut to its start
+        moved = False
+        for value in values:
+            start = text.find(value, max(0, cut - len(value) + 1), cut + len(value) - 1)
+            if start != -1 and start < cut:
+                cut, moved = start, True
+    return cut
 
 
 def _install_log_factory() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import vak
-from vak_desktop.context.payloads import Directive
+from vak_desktop.context.payloads import AssistantStep, Directive
 from vak_desktop.ledger import Ledger, StorageError
 
 
@@ -136,3 +136,73 @@ def test_a_server_that_answers_404_is_could_not_start(
         server.server_close()
         thread.join(timeout=10)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.allow_log_warnings  # the dropped trigger is restored, with a warning
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ("CAST(CAST(payload AS BLOB) || x'ff' AS TEXT)", "its text is not UTF-8 at byte"),
+        ("'not json'", "its assistant_step payload does not read back"),
+        ("'{\"text\": 5}'", "its assistant_step payload does not read back"),
+    ],
+    ids=["not-utf8", "not-json", "wrong-shape"],
+)
+def test_show_of_an_entry_changed_outside_vak_is_one_line_naming_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, change: str, said: str
+) -> None:
+    """Issue 13 item 13: `vak show` of a tampered payload was a traceback (SQLite's decode
+    error names neither the entry nor the cause)."""
+    data = tmp_path / "data"
+    ledger = Ledger.open(data / "ledger.sqlite3")
+    session = ledger.create_session().id
+    ledger.append(session, Directive(text="hello"))
+    step = ledger.append(session, AssistantStep(text="plain answer"))
+    ledger.close()
+    with sqlite3.connect(data / "ledger.sqlite3") as conn:
+        conn.execute("DROP TRIGGER entries_no_update")
+        conn.execute(f"UPDATE entries SET payload = {change} WHERE seq = ?", [step.seq])
+    conn.close()
+    for command in ("show", "export"):
+        code, out, err = vak(capsys, command, session, "--data-dir", str(data))
+        assert code == 1 and out == "", (command, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and f"entry {step.seq} of the ledger cannot be read" in lines[0]
+        assert said in lines[0] and "vak ledger verify" in lines[0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_verify_and_show_still_read_a_ledger_on_a_full_disk(tmp_path: Path) -> None:
+    """Issue 13 item 11: on a full disk even `vak ledger verify` died with "disk I/O error"
+    (SQLite could not create the WAL's shared index as it opened). The disk is full for the
+    child: no file may grow (RLIMIT_FSIZE 0), and the ledger has a WAL not yet checkpointed."""
+    import shutil
+    import subprocess
+
+    source, data = tmp_path / "source", tmp_path / "data"
+    ledger = Ledger.open(source / "ledger.sqlite3")
+    session = ledger.create_session().id
+    for i in range(3):
+        ledger.append(session, Directive(text=f"question {i}"))
+    data.mkdir()
+    for name in ("ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3.anchor"):
+        shutil.copy(source / name, data / name)  # as a crash leaves them: no shared index
+    ledger.close()
+    full = (
+        "import resource, runpy, signal, sys;"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN);"  # a write past the limit fails instead
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0));"
+        "sys.argv = ['vak', *sys.argv[1:]];"
+        "runpy.run_module('vak_desktop.cli', run_name='__main__')"
+    )
+    for argv, shows in ((["ledger", "verify", "--json"], '"ok": true'), (["sessions"], "3 turns")):
+        done = subprocess.run(
+            [sys.executable, "-c", full, *argv, "--data-dir", str(data)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        assert done.returncode == 0, done.stderr
+        assert shows in done.stdout and "is the disk full?" in done.stderr

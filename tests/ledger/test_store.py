@@ -236,3 +236,38 @@ def test_a_ledger_from_before_the_fold_gets_the_new_trigger_without_a_restore_no
     assert again._db.execute("SELECT COUNT(*) FROM stream_journal").fetchone()[0] == 0
     assert again.verify().ok
     again.close()
+
+
+def test_an_append_after_this_process_own_head_is_one_statement(ledger: Ledger) -> None:
+    """The head this process last wrote is kept in memory; the append checks it is still the
+    session's newest inside its one INSERT instead of reading it first (bench/ledger.py)."""
+    session = ledger.create_session().id
+    ledger.append(session, Directive(text="titles the session"))
+    statements: list[str] = []
+    ledger._db.conn.set_trace_callback(statements.append)
+    step = ledger.append(session, AssistantStep(text="after the known head"))
+    ask = ledger.append(session, Directive(text="a titled session's next directive"))
+    ledger._db.conn.set_trace_callback(None)
+    # (the trace repeats a statement when its trigger program starts)
+    assert len(set(statements)) == 2
+    assert all(s.startswith("INSERT INTO entries") for s in statements)  # no BEGIN, no SELECT
+    assert ask.parent == step.id and ledger.session(session).title == "titles the session"
+    assert ledger.verify().ok
+
+
+def test_appends_from_two_connections_to_one_session_stay_one_chain(tmp_path: Path) -> None:
+    """Another writer's append makes this process's known head stale: the one-statement append
+    refuses its row, and the append reads the real head (and count) instead of forking."""
+    path = tmp_path / "ledger.sqlite3"
+    first, second = Ledger.open(path), Ledger.open(path)
+    session = first.create_session().id
+    written = [first.append(session, Directive(text="q"))]
+    for i in range(6):
+        writer = first if i % 3 else second
+        written.append(writer.append(session, AssistantStep(text=f"step {i}")))
+    assert [e.parent for e in written[1:]] == [e.id for e in written[:-1]]
+    assert [e.id for e in first.chain_to_root(session)] == [e.id for e in written]
+    report = first.verify()
+    assert report.ok, report
+    first.close()
+    second.close()

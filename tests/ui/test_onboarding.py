@@ -16,6 +16,7 @@ from tests.doubles.ollama_server import OllamaDouble
 from tests.ui.harness import open_harness, until
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.providers.models import SUGGESTED_MODEL
+from vak_desktop.ui.chat_service import CHECKING
 from vak_desktop.ui.onboarding import install_steps
 
 SHOTS = Path("/tmp/shots_uimodels")
@@ -133,3 +134,29 @@ def test_install_steps_name_this_system_first() -> None:
     linux = install_steps("linux")
     assert linux.startswith("<p><b>On Linux:</b>") and "install.sh" in linux
     assert "macOS" in linux and "Windows" in linux
+
+
+async def test_a_check_after_shutdown_never_starts_the_recheck_timer_again(
+    qtbot: Any, ledger_path: Path
+) -> None:
+    await _check_after_shutdown(qtbot, ledger_path)
+    gc.collect()  # the window is freed on this thread (see test_model_manager.py)
+
+
+async def _check_after_shutdown(qtbot: Any, ledger_path: Path) -> None:
+    """The onboarding ResourceWarning: the window's tools closed first (the app's order), then
+    the service, whose cancelled check still reported "unreachable" and restarted the timer;
+    its next tick came after the loop stopped (a coroutine never awaited) or opened a
+    connection the closing loop abandoned (an unclosed socket)."""
+    port = _free_port()
+    async with open_harness(qtbot, ledger_path, f"http://127.0.0.1:{port}") as harness:
+        panel = harness.window.tools.onboarding
+        panel.timer.setInterval(100)
+        assert panel.timer.isActive()  # nothing answers: re-checking
+        await harness.window.tools.aclose()
+        assert not panel.timer.isActive()
+        await harness.service.refresh_models()  # a check that ends after the tools closed
+        assert harness.service.reachability.unreachable
+        assert not panel.timer.isActive()
+        panel.recheck()  # a tick already queued: asks nothing
+        assert harness.service.reachability.state != CHECKING

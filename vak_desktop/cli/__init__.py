@@ -27,7 +27,7 @@ from vak_desktop.cli.common import CliError, fail
 from vak_desktop.cli.eval import add_command as add_eval_command
 from vak_desktop.cli.planning import cmd_plan, cmd_request
 from vak_desktop.cli.probe import add_commands as add_probe_commands
-from vak_desktop.ledger import LedgerError, StorageError
+from vak_desktop.ledger import DamagedEntry, LedgerError, StorageError
 from vak_desktop.providers import ProviderError
 
 
@@ -114,8 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fail(str(exc))
     except ProviderError as exc:
         fail(str(exc), code=1)
-    except StorageError as exc:  # disk full, read-only, locked: one line, never a traceback
-        fail(str(exc), code=1)
+    except (StorageError, DamagedEntry) as exc:  # disk full, locked, an entry changed outside
+        fail(str(exc), code=1)  # Vak: one line, never a traceback
     except LedgerError as exc:  # the ledger cannot be opened where it should be
         fail(str(exc))
     except KeyboardInterrupt:

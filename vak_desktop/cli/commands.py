@@ -12,7 +12,7 @@ from typing import Any
 
 from vak_desktop.cli.common import CliError, emit, open_ledger, unreachable_hint, with_provider
 from vak_desktop.context.codec import to_json_value
-from vak_desktop.ledger import LedgerError
+from vak_desktop.ledger import DamagedEntry, LedgerError
 from vak_desktop.ledger.canonical import CanonicalFormError
 from vak_desktop.providers import (
     ChatProvider,
@@ -121,6 +121,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     ledger = open_ledger(args)
     try:
         turns = session_turns(ledger, args.session)
+    except DamagedEntry:
+        raise  # the work failed (exit 1), as verify's does
     except LedgerError as exc:
         raise CliError(str(exc)) from None
     if args.json:
@@ -198,6 +200,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             sys.stdout.write(export_markdown(ledger, args.session))
             return 0
         document = export_openai(ledger, args.session)
+    except DamagedEntry:
+        raise  # the work failed (exit 1), as verify's does
     except LedgerError as exc:
         raise CliError(str(exc)) from None
     emit(document)

@@ -1,6 +1,6 @@
 """The append-only ledger: storage, identity (content-addressed ids) and the hash chain."""
 
-from vak_desktop.ledger.errors import LedgerError, StorageError
+from vak_desktop.ledger.errors import DamagedEntry, LedgerError, StorageError
 from vak_desktop.ledger.location import data_dir
 from vak_desktop.ledger.profiles import ProfileStore, StoredProfile
 from vak_desktop.ledger.store import (
@@ -17,6 +17,7 @@ from vak_desktop.ledger.writers import SessionBusy
 __all__ = [
     "LEDGER_FILENAME",
     "BrokenLink",
+    "DamagedEntry",
     "Entry",
     "Ledger",
     "LedgerError",

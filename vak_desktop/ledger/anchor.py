@@ -44,7 +44,7 @@ ANCHOR_SUFFIX = ".anchor"
 COMPACT_BYTES = 4 << 20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one is made on every append
 class AnchorPoint:
     """A session's head as it was committed: the entry, its seq, and the session's count."""
 
@@ -106,7 +106,10 @@ class HeadAnchor:
 
     def record_one(self, point: AnchorPoint) -> None:
         """`record([point])` without the join: this runs after every single append."""
-        self._write(point.line())
+        if self._fd is None:
+            self._write(point.line())
+        else:
+            os.write(self._fd, point.line())
 
     def _write(self, data: bytes) -> None:
         if not data:

@@ -36,6 +36,12 @@ class CanonicalFormError(ValueError):
 
 def canonical_text(value: Any) -> str:
     """The canonical JSON text of a JSON value."""
+    return canonical_form(value)[0]
+
+
+def canonical_form(value: Any) -> tuple[str, bytes]:
+    """The canonical JSON text of a JSON value and its UTF-8 bytes (encoded once: the append
+    hashes the bytes that the encoding checked)."""
     try:
         text = json.dumps(
             value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -43,33 +49,33 @@ def canonical_text(value: Any) -> str:
     except (TypeError, ValueError) as exc:
         raise CanonicalFormError(f"no canonical JSON form: {exc}") from exc
     try:
-        text.encode("utf-8")
+        return text, text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise CanonicalFormError(
             f"text is not valid Unicode (lone surrogate at character {exc.start})"
         ) from exc
-    return text
 
 
 def envelope_bytes(
     *, created_at: str, kind: str, parent: str | None, payload: str | bytes, session: str
 ) -> bytes:
     """The hashed envelope, assembled around the payload's stored canonical text (or its bytes)."""
-    head = (
-        f'{{"created_at":{_string(created_at, ascii=True)},"kind":{_string(kind)},'
-        f'"parent":{"null" if parent is None else _string(parent, ascii=True)},"payload":'
-    ).encode()
-    tail = f',"session":{_string(session)}}}'.encode()
     body = payload if isinstance(payload, bytes) else payload.encode("utf-8")
-    return head + body + tail
+    if _PLAIN.fullmatch(f"{created_at}{kind}{parent or ''}{session}"):
+        # The common case, one check for all four: ids, kinds and instants (letters, digits,
+        # `:` `.` `-` `_`) need no escaping and are quoted as they are. This runs on every
+        # append and every verified entry.
+        created, kind_, session_ = f'"{created_at}"', f'"{kind}"', f'"{session}"'
+        parent_ = "null" if parent is None else f'"{parent}"'
+    else:
+        created, kind_, session_ = _string(created_at, ascii=True), _string(kind), _string(session)
+        parent_ = "null" if parent is None else _string(parent, ascii=True)
+    head = f'{{"created_at":{created},"kind":{kind_},"parent":{parent_},"payload":'
+    return head.encode() + body + f',"session":{session_}}}'.encode()
 
 
 def _string(text: str, *, ascii: bool = False) -> str:
-    """A JSON string in canonical form. The envelope's strings are almost always ids, kinds and
-    instants (letters, digits, `:` `.` `-` `_`), which need no escaping: quoted as they are
-    (this runs on every append and every verified entry), else through `json.dumps`."""
-    if _PLAIN.fullmatch(text):
-        return f'"{text}"'
+    """A JSON string in canonical form."""
     return json.dumps(text, ensure_ascii=ascii)
 
 
@@ -78,7 +84,7 @@ _PLAIN = re.compile(r"[0-9A-Za-z:._+-]*")
 
 def entry_id(envelope: bytes) -> str:
     """The content address of an envelope."""
-    return ID_PREFIX + blake3.blake3(envelope).hexdigest()
+    return ID_PREFIX + blake3.blake3(envelope).digest().hex()  # (`hexdigest` is slower)
 
 
 def utc_now() -> str:

@@ -1,4 +1,5 @@
-"""The ledger's errors: the base, and the one a failing disk or a locked file becomes.
+"""The ledger's errors: the base, an entry changed outside Vak, and what a failing disk or a
+locked file becomes.
 
 SQLite reports a full disk, a read-only file or a lock as an OperationalError whose text hides
 among a traceback (and a ROLLBACK after a full disk used to raise "cannot rollback - no
@@ -15,6 +16,19 @@ from collections.abc import Iterator
 
 class LedgerError(Exception):
     """Base of the ledger's errors."""
+
+
+class DamagedEntry(LedgerError):
+    """A stored entry that no longer reads back (not UTF-8, not JSON, not its kind's shape):
+    its bytes were changed outside Vak. Named by its seq, never a traceback."""
+
+    def __init__(self, seq: int | None, why: str) -> None:
+        which = f"entry {seq}" if seq is not None else "an entry"
+        super().__init__(
+            f"{which} of the ledger cannot be read ({why}): it was changed outside Vak; "
+            "`vak ledger verify` names every entry that was"
+        )
+        self.seq = seq
 
 
 class StorageError(LedgerError):

@@ -35,12 +35,12 @@ from vak_desktop.context.payloads import AssistantStep, Directive, Payload
 from vak_desktop.ledger.anchor import AnchorPoint, HeadAnchor, anchor_path
 from vak_desktop.ledger.canonical import (
     ID_PREFIX,
-    canonical_text,
+    canonical_form,
     entry_id,
     envelope_bytes,
     utc_now,
 )
-from vak_desktop.ledger.errors import LedgerError, StorageError, storage
+from vak_desktop.ledger.errors import DamagedEntry, LedgerError, StorageError, storage
 from vak_desktop.ledger.integrity import (
     ANCHOR_MISSING,
     ANCHOR_STARTED,
@@ -60,6 +60,19 @@ LEDGER_FILENAME = "ledger.sqlite3"
 _HEAD = object()  # sentinel: "append after the session's current head"
 
 
+# The append after a known head, in one statement: the row's `session` is NULL, so that its
+# NOT NULL constraint refuses the row, unless the session's newest entry is still the one this
+# process last wrote (another process or connection may have appended since). The check and the
+# insert are one autocommitted statement, so nothing can come between them; the statement's own
+# transaction replaces BEGIN IMMEDIATE / COMMIT (a VALUES row: `INSERT … SELECT` from the table
+# it inserts into would go through a temporary table).
+_AFTER_KNOWN_HEAD = (
+    "INSERT INTO entries (id, parent, session, kind, payload, created_at) VALUES (?1, ?2, CASE"
+    " WHEN (SELECT MAX(seq) FROM entries WHERE session = ?3) = ?7 THEN ?3 END, ?4, ?5, ?6)"
+)
+_NOT_THE_KNOWN_HEAD = "NOT NULL constraint failed: entries.session"
+
+
 class UnknownSession(LedgerError):
     def __init__(self, session: str) -> None:
         super().__init__(f"no session {session!r} in this ledger")
@@ -72,7 +85,7 @@ class UnknownEntry(LedgerError):
         self.ref = ref
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one is made per append
 class Entry:
     """A stored entry: its identity and chain link, and its typed payload."""
 
@@ -94,10 +107,20 @@ class SessionInfo:
 
 
 _ENTRY_COLUMNS = "seq, id, parent, session, kind, payload, created_at"
+# the same columns as stored bytes: what finds the row that no longer decodes as UTF-8
+_ENTRY_BYTES = "seq, " + ", ".join(
+    f"CAST({c} AS BLOB)" for c in ("id", "parent", "session", "kind", "payload", "created_at")
+)
 
 
 def _row_to_entry(row: tuple[Any, ...]) -> Entry:
     seq, id_, parent, session, kind, payload, created_at = row
+    try:
+        decoded = decode_payload(kind, json.loads(payload))
+    except (ValueError, KeyError, TypeError) as exc:  # changed outside Vak
+        raise DamagedEntry(
+            seq, f"its {kind} payload does not read back: {str(exc)[:200]}"
+        ) from None
     return Entry(
         id=id_,
         seq=seq,
@@ -105,8 +128,35 @@ def _row_to_entry(row: tuple[Any, ...]) -> Entry:
         session=session,
         kind=kind,
         created_at=created_at,
-        payload=decode_payload(kind, json.loads(payload)),
+        payload=decoded,
     )
+
+
+def _connect(where: str) -> sqlite3.Connection:
+    """A connection in WAL mode. On a disk too full to create the WAL's shared index (SQLite
+    says "disk I/O error" as it opens), the index is kept in this process's memory instead
+    (exclusive locking: no other process may share the file meanwhile), so that reading, and
+    `vak ledger verify`, still work; a write then fails with "the disk is full"."""
+    for exclusive in (False, True):
+        conn = sqlite3.connect(where, isolation_level=None)  # we issue BEGIN/COMMIT
+        try:
+            conn.execute("PRAGMA busy_timeout = 10000")
+            if exclusive:
+                conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: survives a crash
+            if exclusive:
+                log.warning(
+                    "no room for the WAL's shared index beside %s (is the disk full?): the "
+                    "ledger is open for this process alone",
+                    where,
+                )
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if exclusive or "disk I/O error" not in str(exc):
+                raise
+    raise AssertionError("unreachable")
 
 
 class Ledger:
@@ -116,7 +166,8 @@ class Ledger:
         self._db = db
         self.path = path
         self._anchor = HeadAnchor(anchor_path(path)) if path is not None else None
-        self._counts: dict[str, tuple[str, int]] = {}  # session -> (head, entries), this process
+        self._heads: dict[str, AnchorPoint] = {}  # what this process last wrote, per session
+        self._titled: set[str] = set()  # sessions known to have a title
         self._pending: dict[str, AnchorPoint] | None = None  # inside `transaction()`
         self._journalled: set[str] = set()  # sessions whose journal a step append folds
         self.restored_triggers: list[str] = []
@@ -133,11 +184,8 @@ class Ledger:
             why = "a file is in the way" if parent.is_file() else exc.strerror
             raise LedgerError(f"cannot create the ledger's folder {parent}: {why}") from None
         with storage(where):
-            conn = sqlite3.connect(where, isolation_level=None)  # we issue BEGIN/COMMIT
+            conn = _connect(where)
             try:
-                conn.execute("PRAGMA busy_timeout = 10000")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: survives a crash
                 db = sqlite_utils.Database(conn)
                 migrate(db, utc_now())
                 ledger = cls(db, None if where == ":memory:" else Path(where))
@@ -230,6 +278,7 @@ class Ledger:
     def rename_session(self, session: str, title: str) -> None:
         self.session(session)
         self._db.execute("UPDATE sessions SET title = ? WHERE id = ?", [title, session])
+        self._titled.discard(session)  # the next directive reads whether it has one
 
     def archive_session(self, session: str, archived: bool = True) -> None:
         """Hide a session from the list. Its entries stay; nothing is deleted."""
@@ -244,11 +293,57 @@ class Ledger:
         The entry is committed before this returns: a crash right after loses nothing.
         """
         kind = type(payload).KIND
-        payload_text = canonical_text(to_json_value(payload))
+        payload_text, body = canonical_form(to_json_value(payload))
         cleaned = redact(payload_text)  # no secret the process holds is ever stored
         if cleaned != payload_text:
-            payload_text, payload = cleaned, decode_payload(kind, json.loads(cleaned))
-        conn = self._db.conn  # the raw connection: this is the hot path
+            payload_text, body = cleaned, cleaned.encode("utf-8")
+            payload = decode_payload(kind, json.loads(cleaned))
+        known = self._heads.get(session)
+        if (
+            known is not None
+            and (parent is _HEAD or parent == known.head)
+            and (kind != Directive.KIND or session in self._titled)
+            and (kind != AssistantStep.KIND or session not in self._journalled)
+        ):
+            entry = self._append_after(known, session, kind, payload, payload_text, body)
+            if entry is not None:
+                return entry
+        return self._append_read(session, kind, payload, payload_text, body, parent)
+
+    def _append_after(
+        self, known: AnchorPoint, session: str, kind: str, payload: Payload, text: str, body: bytes
+    ) -> Entry | None:
+        """The append after the head this process last wrote, in one autocommitted statement
+        (`_AFTER_KNOWN_HEAD`). None when another writer appended to the session since."""
+        created_at = utc_now()
+        parent = known.head
+        new_id = entry_id(
+            envelope_bytes(
+                created_at=created_at, kind=kind, parent=parent, payload=body, session=session
+            )
+        )
+        try:
+            cursor = self._db.conn.execute(
+                _AFTER_KNOWN_HEAD, [new_id, parent, session, kind, text, created_at, known.seq]
+            )
+        except sqlite3.IntegrityError as exc:
+            if str(exc) != _NOT_THE_KNOWN_HEAD:
+                raise
+            del self._heads[session]
+            return None
+        except sqlite3.OperationalError as exc:  # disk full, locked, read-only
+            raise StorageError(str(self.path or ":memory:"), exc) from None
+        seq = cursor.lastrowid or 0
+        self._anchored(AnchorPoint(session, seq, new_id, known.count + 1))
+        return Entry(new_id, seq, parent, session, kind, created_at, payload)
+
+    def _append_read(
+        self, session: str, kind: str, payload: Payload, text: str, body: bytes, parent: Any
+    ) -> Entry:
+        """The append that reads the session's head, title and count in its own write
+        transaction: the first of a session in this process, a branch, a directive that
+        titles its session, a step that folds a journal, or after another writer."""
+        conn = self._db.conn
         own = self._pending is None  # else inside `transaction()`
         try:
             if own:
@@ -261,7 +356,7 @@ class Ledger:
             if row is None:
                 raise UnknownSession(session)
             title, head = row
-            count = self._count_after(session, head)
+            count = 1 if head is None else self._count_after(session, head)
             if parent is _HEAD:
                 parent = head
             elif parent is not None:
@@ -269,25 +364,19 @@ class Ledger:
             created_at = utc_now()
             new_id = entry_id(
                 envelope_bytes(
-                    created_at=created_at,
-                    kind=kind,
-                    parent=parent,
-                    payload=payload_text,
-                    session=session,
+                    created_at=created_at, kind=kind, parent=parent, payload=body, session=session
                 )
             )
             cursor = conn.execute(
                 "INSERT INTO entries (id, parent, session, kind, payload, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                [new_id, parent, session, kind, payload_text, created_at],
+                [new_id, parent, session, kind, text, created_at],
             )
             if kind == AssistantStep.KIND and session in self._journalled:
                 fold(conn, session, cursor.lastrowid or 0)  # the step holds what streamed
             if isinstance(payload, Directive) and not title:
-                conn.execute(
-                    "UPDATE sessions SET title = ? WHERE id = ?",
-                    [auto_title(payload.text), session],
-                )
+                title = auto_title(payload.text)
+                conn.execute("UPDATE sessions SET title = ? WHERE id = ?", [title, session])
             if own:
                 conn.execute("COMMIT")
         except BaseException as exc:
@@ -297,24 +386,24 @@ class Ledger:
                 raise StorageError(str(self.path or ":memory:"), exc) from None
             raise
         seq = cursor.lastrowid or 0
+        if title:
+            self._titled.add(session)
         self._anchored(AnchorPoint(session, seq, new_id, count))
         return Entry(new_id, seq, parent, session, kind, created_at, payload)
 
-    def _count_after(self, session: str, head: str | None) -> int:
+    def _count_after(self, session: str, head: str) -> int:
         """The session's entry count once one more is appended after `head` (inside the
         append's transaction: counted once per process and session, then carried)."""
-        known = self._counts.get(session)
-        if head is None:
-            return 1
-        if known is not None and known[0] == head:
-            return known[1] + 1
+        known = self._heads.get(session)
+        if known is not None and known.head == head:
+            return known.count + 1
         row = self._db.conn.execute(
             "SELECT COUNT(*) FROM entries WHERE session = ?", [session]
         ).fetchone()
         return int(row[0]) + 1
 
     def _anchored(self, point: AnchorPoint) -> None:
-        self._counts[point.session] = (point.head, point.count)
+        self._heads[point.session] = point
         if self._pending is not None:
             self._pending[point.session] = point  # anchored when the transaction commits
         elif self._anchor is not None:
@@ -334,7 +423,8 @@ class Ledger:
         except BaseException:
             self._pending = None
             self._rollback()
-            self._counts.clear()
+            self._heads.clear()
+            self._titled.clear()
             raise
         points, self._pending = self._pending, None
         if self._anchor is not None:
@@ -401,47 +491,62 @@ class Ledger:
         return self.entry(head) if head else None
 
     def entry(self, ref: str) -> Entry:
-        row = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id = ?", [ref]
-        ).fetchone()
-        if row is None:
+        entry = next(self._select("WHERE id = ?", [ref]), None)
+        if entry is None:
             raise UnknownEntry(ref)
-        return _row_to_entry(row)
+        return entry
 
     def find(self, session: str, ref: str) -> Entry:
         """The entry of `session` whose id starts with `ref` (with or without `b3:`)."""
         prefix = ref if ref.startswith(ID_PREFIX) else ID_PREFIX + ref
         if len(prefix) < len(ID_PREFIX) + 6:
             raise UnknownEntry(ref, "an entry reference needs at least 6 hex digits")
-        rows = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id >= ? AND id < ? AND session = ?"
-            " LIMIT 2",
-            [prefix, prefix + "\U0010ffff", session],
-        ).fetchall()
+        rows = list(
+            self._select(
+                "WHERE id >= ? AND id < ? AND session = ? LIMIT 2",
+                [prefix, prefix + "\U0010ffff", session],
+            )
+        )
         if not rows:
             raise UnknownEntry(ref, "no entry in this session starts with")
         if len(rows) > 1:
             raise UnknownEntry(ref, "more than one entry starts with")
-        return _row_to_entry(rows[0])
+        return rows[0]
 
     def entries(self, session: str) -> Iterator[Entry]:
         """Every entry of a session in append order, all branches included."""
-        cursor = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE session = ? ORDER BY seq", [session]
-        )
-        for row in cursor:
-            yield _row_to_entry(row)
+        return self._select("WHERE session = ? ORDER BY seq", [session])
 
     def entries_of_kind(self, kind: str) -> Iterator[Entry]:
         """Every entry of one kind across all sessions, in append order (all branches)."""
         indexed = ""  # the partial index's own condition, so that the planner takes it
         if kind in KINDS_READ_ACROSS_SESSIONS:
             indexed = f" AND kind IN ({', '.join(repr(k) for k in KINDS_READ_ACROSS_SESSIONS)})"
-        cursor = self._db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE kind = ?{indexed} ORDER BY seq", [kind]
-        )
-        for row in cursor:
-            yield _row_to_entry(row)
+        return self._select(f"WHERE kind = ?{indexed} ORDER BY seq", [kind])
+
+    def _select(self, where: str, params: list[Any]) -> Iterator[Entry]:
+        """The entries `where` selects. A row changed outside Vak so that it no longer reads
+        back is a DamagedEntry naming its seq (SQLite's own error names neither)."""
+        try:
+            for row in self._db.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries {where}", params):
+                yield _row_to_entry(row)
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):
+                raise
+            raise self._undecodable(where, params) from None
+
+    def _undecodable(self, where: str, params: list[Any]) -> DamagedEntry:
+        """The first row `where` selects whose stored text is not UTF-8."""
+        for seq, *columns in self._db.execute(
+            f"SELECT {_ENTRY_BYTES} FROM entries {where}", params
+        ):
+            try:
+                for column in columns:
+                    if column is not None:
+                        column.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return DamagedEntry(seq, f"its text is not UTF-8 at byte {exc.start}")
+        return DamagedEntry(None, "its text is not UTF-8")
 
     def chain_to_root(self, session: str, head: str | None = None) -> list[Entry]:
         """The entries from the session's root to `head` (default: the session head), in order."""

@@ -100,6 +100,7 @@ class OnboardingPanel(QFrame):
         self.timer = QTimer(self)
         self.timer.setInterval(recheck_ms)
         self.timer.timeout.connect(self.recheck)
+        self._stopped = False  # `stop_checking`: at shutdown, for good
         service.reachabilityChanged.connect(self._update)
         service.modelsChanged.connect(self._models_changed)
         service.turnStarted.connect(self._not_first_run)
@@ -117,8 +118,18 @@ class OnboardingPanel(QFrame):
     def recheck(self) -> None:
         """Ask Ollama again (the timer calls this; it skips while a check is running and
         while the window is not on screen, e.g. after it closed)."""
+        if self._stopped:
+            return
         if self.window().isVisible() and self._service.reachability.state != CHECKING:
             self._service.refresh_models()
+
+    def stop_checking(self) -> None:
+        """Never re-check again (shutdown). A check the service cancels as it closes still
+        reports "unreachable", which used to start the timer again: its next tick then came
+        after the event loop had stopped ("no running event loop", a coroutine never
+        awaited) or started a request the closing loop abandoned (an unclosed socket)."""
+        self._stopped = True
+        self.timer.stop()
 
     def _update(self, state: Reachability) -> None:
         if state.unreachable:
@@ -137,7 +148,8 @@ class OnboardingPanel(QFrame):
             self.checking.show()
             self.check_now.show()
             self.pull.hide()
-            self.timer.start()
+            if not self._stopped:
+                self.timer.start()
             self.setVisible(self.first_run)
         elif state.state == REACHABLE and not self._service.models:
             self.timer.stop()
@@ -184,7 +196,7 @@ class ModelTools:
 
     async def aclose(self) -> None:
         """Stop re-checking and cancel the model controller's tasks (at shutdown)."""
-        self.onboarding.timer.stop()
+        self.onboarding.stop_checking()
         await self.models.aclose()
 
 

@@ -134,3 +134,38 @@ async def test_glob_says_at_least_when_the_walk_stopped_counting(
     registry = ToolRegistry(file_tools([str(folder)]))
     out = await call(registry, ledger, session, "glob", pattern="*.txt")
     assert "and at least 15 more files" in out.content
+
+
+async def test_a_stopped_turn_stops_a_grep_walking_in_its_thread(
+    ledger: Ledger, session: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 7's Ctrl-C: stopping the turn cancels its calls, and a walk running in a worker
+    thread (which a cancel cannot interrupt) stops at its next file instead of running on."""
+    from vak_desktop.runtime.tools import files
+
+    folder = tmp_path / "tree"
+    folder.mkdir()
+    for i in range(300):
+        (folder / f"f{i:03}.txt").write_text("needle\n")
+    searched: list[int] = []  # one per file searched
+    real_lines = files._lines
+
+    def slow_lines(data: bytes) -> Any:
+        searched.append(len(data))
+        time.sleep(0.01)  # 3 s for the whole tree
+        return real_lines(data)
+
+    monkeypatch.setattr(files, "_lines", slow_lines)
+    registry = ToolRegistry(file_tools([str(folder)]))
+    running = asyncio.create_task(call(registry, ledger, session, "grep", pattern="needle"))
+    for _ in range(200):
+        if len(searched) >= 5:
+            break
+        await asyncio.sleep(0.01)
+    running.cancel()  # what Ctrl-C does to the turn
+    with pytest.raises(asyncio.CancelledError):
+        await _bounded(running)
+    await asyncio.sleep(0.3)  # the walk, had it gone on, would search ~30 more files
+    at_stop = len(searched)
+    await asyncio.sleep(0.3)
+    assert len(searched) == at_stop < 300

@@ -3,7 +3,8 @@
 A step is streamed into memory as it arrives (text, thinking, tool calls, the final `Done`),
 kept as a list of chunks joined once when read (appending to one string was quadratic: 10 MB
 in 10,000 chunks took 155 s); what streams also reaches the ledger's stream journal every
-quarter second or 16 KB (`ledger/journal.py`), so a kill keeps what the user saw. What a
+quarter second or 16 KB (`ledger/journal.py`), so a kill keeps what the user saw (less a tail
+that may be a secret's beginning, held until the rest arrives so it is redacted whole). What a
 step leaves in the ledger proper is built here: the receipt that records what was sent and what it
 cost, the assistant step kept when a stream stops early (marked interrupted), the record of a
 repaired stream line, and the `output_limit` record of an answer the max output cut (never a
@@ -44,7 +45,7 @@ from vak_desktop.providers.base import (
     ToolCallEvent,
     Waiting,
 )
-from vak_desktop.redaction import redact
+from vak_desktop.redaction import redact, redactable_prefix
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.events import (
     Notice,
@@ -130,15 +131,21 @@ class _Journal:
 
     def flush(self) -> None:
         if self.pending:
-            self.ledger.checkpoint(
-                self.session,
-                self.stream,
-                self.base_seq,
-                "".join(self.text),
-                "".join(self.thinking),
-            )
-            self.text, self.thinking, self.pending = [], [], 0
+            text, self.text = _journalable(self.text)
+            thinking, self.thinking = _journalable(self.thinking)
+            if text or thinking:
+                self.ledger.checkpoint(self.session, self.stream, self.base_seq, text, thinking)
+            self.pending = sum(map(len, self.text)) + sum(map(len, self.thinking))
         self.last = time.monotonic()
+
+
+def _journalable(parts: list[str]) -> tuple[str, list[str]]:
+    """(what can be journalled now, what waits for the next checkpoint): a tail that may be
+    the start of a secret waits for the text after it, so that each checkpoint, redacted on
+    its own, holds every secret whole (`redaction.redactable_prefix`)."""
+    whole = "".join(parts)
+    cut = redactable_prefix(whole)
+    return whole[:cut], [whole[cut:]] if cut < len(whole) else []
 
 
 async def stream_step(
