@@ -112,6 +112,35 @@ class Rung:
         return out
 
 
+@dataclass(frozen=True)
+class ProbeStop:
+    """Why a probe ended at its time budget, and what it left undecided (issue #17: the
+    deadline is a promise). `reason` "predicted": the next sample's predicted time would have
+    ended past the deadline, so it was not sent; "cancelled": a sample still running at the
+    deadline was cut. `rung` is the rung in progress (its answered samples, no verdict)."""
+
+    reason: str
+    elapsed_s: float
+    deadline_s: float
+    predicted_s: float = 0.0  # the next sample's (or rung's) predicted seconds, when predicted
+    rung: Rung | None = None
+    cut: Sample | None = None
+
+    def to_json(self, full: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "reason": self.reason,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "deadline_s": self.deadline_s,
+        }
+        if self.reason == "predicted":
+            out["predicted_s"] = round(self.predicted_s, 3)
+        if self.rung is not None:  # the undecided rung
+            out["undecided"] = self.rung.to_json(full=full) | {"followed": None}
+        if self.cut is not None:
+            out["cut_after_s"] = round(self.cut.wall_ns / 1e9, 3)
+        return out
+
+
 class HorizonSearch:
     """Which rung to run next, from the rungs run so far. Feed it with `record`.
 
@@ -260,10 +289,12 @@ def probe_profile(
     now: str,
     requests: int,
     wall_ns: int,
-    outcome: str = "completed",
+    stop: ProbeStop | None = None,
 ) -> CapacityProfile:
-    """The profile a finished search measured, on top of the metadata-only `base`;
-    `outcome` "timed_out" when the probe stopped at its deadline."""
+    """The profile a finished search measured, on top of the metadata-only `base`; its
+    outcome is "timed_out" when the probe stopped at its deadline (`stop`), and the horizon
+    is then the best bracket decided before it."""
+    outcome = "completed" if stop is None else "timed_out"
     samples = [(s, r) for r in search.rungs for s in r.samples if not s.final]
     ratio = Ewma(0.0)
     for sample, rung in samples:
@@ -301,6 +332,7 @@ def probe_profile(
             "text_form_calls": sum(s.as_text for r in search.rungs for s in r.samples),
             "rescue": bool(search.rungs) and passed is None,  # not even the bare prefix
             "outcome": outcome,
+            **({"stopped": stop.to_json()} if stop is not None else {}),
             "verdict": {
                 "test": "sequential",
                 "agree": AGREE,
@@ -315,8 +347,11 @@ def probe_profile(
     return dataclasses.replace(profile, num_ctx=profile_num_ctx(profile))
 
 
-def probe_activity(profile: CapacityProfile, search: HorizonSearch) -> Activity:
-    """The probe as one ledger Activity: every rung, sample, verdict, timing and request."""
+def probe_activity(
+    profile: CapacityProfile, search: HorizonSearch, stop: ProbeStop | None = None
+) -> Activity:
+    """The probe as one ledger Activity: every rung, sample, verdict, timing and request —
+    and, when it ran out of time, how it stopped and the rung it left undecided."""
     horizon = profile.instruction_horizon
     provenance = profile.provenance
     outcome = str(provenance.get("outcome") or "completed")
@@ -328,6 +363,8 @@ def probe_activity(profile: CapacityProfile, search: HorizonSearch) -> Activity:
         message += "; it followed at no size tried, not even the bare prefix"
     if outcome == "timed_out":
         message += "; stopped at its time budget, the horizon is what it confirmed before"
+        if stop is not None and stop.rung is not None:
+            message += f" (the rung at {stop.rung.tokens:,} tokens is undecided)"
     return Activity(
         type=PROBE_ACTIVITY,
         message=message,
@@ -347,6 +384,7 @@ def probe_activity(profile: CapacityProfile, search: HorizonSearch) -> Activity:
             "cache": profile.cache,
             "rescue": provenance.get("rescue", False),
             "rungs": [r.to_json(full=True) for r in search.rungs],
+            **({"stopped": stop.to_json(full=True)} if stop is not None else {}),
         },
     )
 

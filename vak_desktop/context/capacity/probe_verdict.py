@@ -37,6 +37,7 @@ class Sample:
     rejected: int = 0  # on overflow: the window it named, else the size it counted
     error: str = ""
     reply: str = ""  # the start of what the model wrote (REPLY_CHARS), to read a miss by
+    cancelled: bool = False  # cut at the probe's deadline: no verdict either way, never counted
 
     @property
     def final(self) -> bool:

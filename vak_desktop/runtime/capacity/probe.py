@@ -13,9 +13,11 @@ when a refusal shows our own estimate chose too small a window.
 
 Never a hang (issue #17 "Bad input"): a sample that gets no answer within `sample_timeout_s`
 fails its size like a refusal (a size the runner cannot answer in that time is beyond what a
-turn can use), and a probe with a time budget (`deadline_s`) starts no rung past it — nor one
-its measured prefill speed says would end past it — and reports what it measured, its
-Activity's outcome `timed_out`.
+turn can use). A probe with a time budget (`deadline_s`) keeps it as a promise: it sends no
+sample whose time, predicted from the prefill and generation speed of the samples so far
+(`ProbeBudget`), would end past the deadline, and cuts a sample still running at the deadline
+(its verdict undecided). It reports the best bracket decided before that, its outcome
+`timed_out` and a `ProbeStop` saying how it stopped.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from vak_desktop.context.capacity.probe import (
     SAMPLE_MAX_TOKENS,
     HorizonSearch,
+    ProbeStop,
     Rung,
     probe_activity,
     probe_ceiling,
@@ -66,6 +69,8 @@ from vak_desktop.providers.errors import ContextOverflow, ServerError
 # of the previous rung, and the output tokens need space too.
 NUM_CTX_HEADROOM = 1.1
 SAMPLE_TIMEOUT_S = 300.0  # a sample unanswered this long fails its size (never a hang)
+PREFILL_MARGIN = 1.1  # a longer prompt prefills a little slower per token than the last one did
+MIN_FRESH_TOKENS = 64  # fewer new prompt tokens than this: the sample measures generation only
 
 
 def probe_window(
@@ -87,45 +92,77 @@ def ladder_within(num_ctx: int, sample_max_tokens: int = SAMPLE_MAX_TOKENS) -> i
 
 @dataclass
 class ProbeBudget:
-    """The probe's time: past `deadline_s` no rung starts, nor one predicted to end past it.
-    The prediction is the new prompt tokens (beyond what the runner's cache holds: the last
+    """The probe's time, a promise: no sample starts that its prediction says would end past
+    `deadline_s`, and one still running at the deadline is cut (`run_probe`).
+
+    A sample's prediction is its prompt tokens beyond what the runner's cache holds (the last
     prompt sent, which every sample shares up to its own turns) at the prefill speed measured
-    so far, plus AGREE samples of decode time (a repeated sample's wall time)."""
+    so far (PREFILL_MARGIN above it: prefill slows as the context grows), plus the longest
+    generation measured so far. Both come from the samples themselves: the server's own prefill
+    timing when it reports one, else the wall time of a repeated prompt (generation only) and
+    of a new one (prefill plus generation)."""
 
     deadline_s: float | None
     started: int = dataclasses.field(default_factory=time.perf_counter_ns)
     prefill_tps: float = 0.0
-    decode_s: float = 0.0
+    decode_s: float = 0.0  # the longest a sample took beyond its prefill
     cached: int = 0  # prompt tokens of the last sample: what the runner's cache holds
 
     def elapsed_s(self) -> float:
         return (time.perf_counter_ns() - self.started) / 1e9
 
-    def overdue(self) -> bool:
-        return self.deadline_s is not None and self.elapsed_s() > self.deadline_s
+    def remaining_s(self) -> float | None:
+        """Seconds left (None without a deadline): the longest a sample may run."""
+        return None if self.deadline_s is None else max(0.0, self.deadline_s - self.elapsed_s())
 
-    def affords(self, tokens: int) -> bool:
-        """Whether a rung of about `tokens` prompt tokens would end within the budget."""
+    def overdue(self) -> bool:
+        return self.deadline_s is not None and self.elapsed_s() >= self.deadline_s
+
+    def predict_s(self, tokens: int, samples: int = 1) -> float:
+        """Seconds `samples` samples of a `tokens`-token prompt would take: the first prefills
+        what the cache lacks, every one generates."""
+        fresh = max(0, tokens - self.cached)
+        prefill = fresh * PREFILL_MARGIN / self.prefill_tps if self.prefill_tps > 0 else 0.0
+        return prefill + samples * self.decode_s
+
+    def affords(self, tokens: int, samples: int = 1) -> bool:
+        """Whether `samples` samples of about `tokens` prompt tokens would end within the
+        budget. Before anything is measured only the first sample may start (and is cut at
+        the deadline if it runs that long)."""
         if self.deadline_s is None:
             return True
         if self.overdue():
             return False
-        if self.prefill_tps <= 0:
-            return True  # nothing measured yet: the first rung always runs
-        cost = max(0, tokens - self.cached) / self.prefill_tps + AGREE * self.decode_s
-        return self.elapsed_s() + cost <= self.deadline_s
+        return self.elapsed_s() + self.predict_s(tokens, samples) <= self.deadline_s
 
     def observe(self, sample: Sample) -> None:
         """Learn the runner's speed from one answered sample."""
-        if sample.final or not sample.prompt_tokens or sample.wall_ns <= 0:
+        if sample.final or sample.cancelled or not sample.prompt_tokens or sample.wall_ns <= 0:
             return
-        wall = sample.wall_ns / 1e9
-        fresh = sample.prompt_tokens - self.cached
-        if fresh <= 0 or sample.prompt_tokens == self.cached:
-            self.decode_s = wall  # the same prompt again: decode time only
-        elif fresh > 0:
+        wall = max(0, sample.wall_ns - sample.load_ns) / 1e9
+        shared = sample.cached_tokens or min(self.cached, sample.prompt_tokens)
+        fresh = sample.prompt_tokens - shared
+        if sample.prompt_eval_ns > 0:  # the server timed its prefill
+            prefill = sample.prompt_eval_ns / 1e9
+            self.decode_s = max(self.decode_s, wall - prefill)
+            if fresh >= MIN_FRESH_TOKENS:
+                self.prefill_tps = fresh / max(prefill, 1e-3)
+        elif fresh < MIN_FRESH_TOKENS:  # (nearly) the same prompt again: generation only
+            self.decode_s = max(self.decode_s, wall)
+        else:  # a new prompt: prefill plus the generation measured so far
             self.prefill_tps = fresh / max(wall - self.decode_s, 1e-3)
         self.cached = sample.prompt_tokens
+
+    def stop(
+        self,
+        reason: str,
+        rung: Rung | None = None,
+        *,
+        predicted_s: float = 0.0,
+        cut: Sample | None = None,
+    ) -> ProbeStop:
+        """The record of the probe ending at its budget now."""
+        return ProbeStop(reason, self.elapsed_s(), self.deadline_s or 0.0, predicted_s, rung, cut)
 
 
 @dataclass(frozen=True)
@@ -226,6 +263,7 @@ async def run_probe(
     (`TurnRunner.probe_prefix`); without one the synthetic pair is sent. Provider errors other
     than an over-length refusal, a server failure or a timeout at one size propagate; a
     cancelled probe raises CancelledError and records nothing."""
+    budget = ProbeBudget(deadline_s)  # the budget covers the whole probe, its `show` too
     if details is None and isinstance(provider, ModelInspector):
         details = await provider.show(model)
     base = metadata_profile(
@@ -240,14 +278,14 @@ async def run_probe(
     thinking = details is not None and "thinking" in details.capabilities
     history = ProbeHistory(nonce or secrets.token_hex(4), prefix=prefix)
     search = HorizonSearch(history, probe_ceiling(declared, max_prompt_tokens))
-    budget = ProbeBudget(deadline_s)
     requests = 0
-    outcome = "completed"
+    stop: ProbeStop | None = None
     num_ctx = num_ctx or probe_window(declared, max_prompt_tokens, sample_max_tokens)
-    while outcome == "completed" and (planned := search.next_rung()) is not None:
+    while stop is None and (planned := search.next_rung()) is not None:
         phase, turns, target = planned
-        if not budget.affords(search.estimate(turns)):
-            outcome = "timed_out"
+        if not budget.affords(search.estimate(turns), AGREE):  # a rung too big to decide
+            predicted = budget.predict_s(search.estimate(turns), AGREE)
+            stop = budget.stop("predicted", predicted_s=predicted)
             break
         estimate = search.estimate(turns) * NUM_CTX_HEADROOM + sample_max_tokens
         wanted = choose_num_ctx(int(estimate), declared, num_ctx)
@@ -262,14 +300,25 @@ async def run_probe(
             keep_alive=keep_alive,
         )
         rung = Rung(phase, turns, target, request.chars(), num_ctx)
+
         while sequential_verdict(rung.samples, rung.votes) is None:
-            if rung.samples and budget.overdue():
-                outcome = "timed_out"  # an undecided rung is no verdict: it is left out
+            if rung.samples and not budget.affords(rung.tokens):  # the next one cannot finish
+                stop = budget.stop("predicted", rung, predicted_s=budget.predict_s(rung.tokens))
                 break
             miss = requests == 0 or reloaded
-            sample = await sample_once(
-                provider, request, miss, history.task, timeout_s=sample_timeout_s
-            )
+            started = time.perf_counter_ns()
+            try:  # a sample still running at the deadline is cut: its verdict is undecided
+                async with asyncio.timeout(budget.remaining_s()):
+                    sample = await sample_once(
+                        provider, request, miss, history.task, timeout_s=sample_timeout_s
+                    )
+            except TimeoutError:
+                wall = time.perf_counter_ns() - started
+                cut = Sample(False, wall_ns=wall, miss=miss, cancelled=True)
+                requests += 1  # it was sent: the runner did the work
+                stop = budget.stop("cancelled", rung, cut=cut)
+                _report(on_sample, len(search.rungs) + 1, rung, cut, len(rung.samples) + 1)
+                break
             requests += 1
             reloaded = False
             budget.observe(sample)
@@ -281,25 +330,27 @@ async def run_probe(
                 reloaded = True
                 continue
             rung = Rung(phase, turns, target, rung.chars, num_ctx, (*rung.samples, sample))
-            if on_sample is not None:
-                on_sample(
-                    ProbeProgress(
-                        len(search.rungs) + 1,
-                        phase,
-                        turns,
-                        rung.tokens,
-                        len(rung.samples),
-                        sample,
-                        num_ctx,
-                    )
-                )
+            _report(on_sample, len(search.rungs) + 1, rung, sample, len(rung.samples))
         if sequential_verdict(rung.samples, rung.votes) is not None:
             search.record(rung)
-    wall = time.perf_counter_ns() - budget.started
+    wall_ns = time.perf_counter_ns() - budget.started
     profile = probe_profile(
-        base, search, now=clock(), requests=requests, wall_ns=wall, outcome=outcome
+        base, search, now=clock(), requests=requests, wall_ns=wall_ns, stop=stop
     )
-    return ProbeRecord(profile, probe_activity(profile, search))
+    return ProbeRecord(profile, probe_activity(profile, search, stop))
+
+
+def _report(
+    on_sample: Callable[[ProbeProgress], None] | None,
+    number: int,
+    rung: Rung,
+    sample: Sample,
+    index: int,
+) -> None:
+    if on_sample is not None:
+        on_sample(
+            ProbeProgress(number, rung.phase, rung.turns, rung.tokens, index, sample, rung.num_ctx)
+        )
 
 
 def _grown_window(
