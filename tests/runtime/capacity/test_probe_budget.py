@@ -21,7 +21,8 @@ from vak_desktop.context.capacity.probe_verdict import Sample
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider
 from vak_desktop.runtime import TurnRunner, bind_model, default_tools
-from vak_desktop.runtime.capacity.probe import ProbeBudget, ProbeProgress, ProbeRecord, run_probe
+from vak_desktop.runtime.capacity.probe import ProbeProgress, ProbeRecord, run_probe
+from vak_desktop.runtime.capacity.probe_budget import ProbeBudget, position_weighted
 
 MODEL = "qwen2.5-coder:0.5b"
 TRAINED = 32_768
@@ -112,20 +113,58 @@ async def test_a_sample_that_cannot_finish_in_time_is_not_sent_and_the_bracket_s
     assert [p.sample_result.followed for p in seen] == [True, True, True, False]
 
 
-def test_the_budget_predicts_a_sample_from_the_servers_prefill_timing_and_the_longest_reply() -> (
-    None
-):
-    budget = ProbeBudget(60.0)
+async def test_a_climb_rung_beyond_the_budget_gives_way_to_the_largest_size_it_affords(
+    http: httpx.AsyncClient, ledger: Ledger
+) -> None:
+    # prefill 8,000 tokens/s: the first rung (~3,200 tokens) takes ~0.4 s, and the 8,192-token
+    # rung is priced past the 1.6 s budget; the climb tries the largest size that fits instead
+    with slow_double(prefill_tps=8_000.0, decode_tps=2_000.0) as double:
+        double.instruction_horizon = 5_000
+        record, seconds, _ = await _timed_probe(ledger, CoinModel(http, double, "y"), 1.6)
+    assert seconds <= 1.6 + SLACK_S
+    provenance = record.profile.provenance
+    rungs = record.activity.detail["rungs"]
+    ceiling = provenance["budget_ceiling"]
+    assert 5_000 < ceiling < 8_192 and max(r["tokens"] for r in rungs) < 8_192
+    assert any(r["tokens"] > 5_000 and not r["followed"] for r in rungs)  # a failure found
+    assert provenance["verdict"]["failed"] is not None
+    assert 0.85 * 5_000 <= record.profile.instruction_horizon.tokens <= 5_000  # not 3,200
+
+
+def test_the_budget_prices_prefill_by_position_and_generation_at_the_longest_reply() -> None:
+    budget = ProbeBudget(120.0)
+    assert budget.affords(50_000)  # nothing measured yet: the first sample may start
     # a new 4,000-token prompt: 20 s of prefill (the server's timing) and 3 s of generation
     budget.observe(Sample(True, prompt_tokens=4_000, prompt_eval_ns=20 * 10**9, wall_ns=23 * 10**9))
-    assert budget.prefill_tps == pytest.approx(200.0) and budget.decode_s == pytest.approx(3.0)
-    # the same prompt again, a longer reply: the generation the next sample is given is the longest
+    assert budget.prefill_k == pytest.approx(20 / position_weighted(0, 4_000))
+    assert budget.decode_s == pytest.approx(3.0)
+    # the same prompt again with a longer reply: generation is priced at the longest
     budget.observe(Sample(False, prompt_tokens=4_000, prompt_eval_ns=10**7, wall_ns=5 * 10**9))
     assert budget.decode_s == pytest.approx(4.99)
     assert budget.predict_s(4_000) == pytest.approx(4.99)  # cached: generation only
-    assert budget.predict_s(8_000) == pytest.approx(4_000 * 1.1 / 200 + 4.99)
-    assert budget.predict_s(8_000, samples=2) == pytest.approx(4_000 * 1.1 / 200 + 2 * 4.99)
-    assert budget.affords(8_000)  # 27 s of 60
-    assert not budget.affords(16_000)  # 12,000 new tokens: 66 s more
-    assert budget.remaining_s() == pytest.approx(60.0, abs=1.0)
-    assert ProbeBudget(None).remaining_s() is None
+    assert budget.predict_s(3_000) == pytest.approx(4.99)  # a shorter rung shares the cache
+    # the next 4,000 tokens sit later in the prompt: they cost more than the first 4,000 did
+    later = budget.predict_s(8_000) - 4.99
+    assert later > 2 * 20
+    assert later == pytest.approx(
+        20 * position_weighted(4_000, 8_000) / position_weighted(0, 4_000)
+    )
+    assert budget.predict_s(8_000, samples=2) == pytest.approx(later + 2 * 4.99)
+    assert budget.affords(8_000, 2) == (budget.elapsed_s() + later + 2 * 4.99 <= 120)
+    assert not budget.affords(16_000)
+    # the largest prompt two samples could still afford: exactly the budget's edge
+    edge = budget.largest_affordable(2)
+    assert edge is not None and 4_000 < edge < 16_000
+    assert budget.predict_s(edge, 2) == pytest.approx(budget.remaining_s(), rel=0.01)
+    assert ProbeBudget(None).affords(10**9) and ProbeBudget(None).remaining_s() is None
+    assert ProbeBudget(None).largest_affordable(2) is None
+
+
+def test_without_server_timings_the_wall_time_of_a_repeat_is_generation() -> None:
+    budget = ProbeBudget(90.0)
+    budget.observe(Sample(True, prompt_tokens=4_000, wall_ns=40 * 10**9))  # prefill + generation
+    budget.observe(Sample(True, prompt_tokens=4_000, wall_ns=2 * 10**9))  # a repeat: generation
+    assert budget.decode_s == pytest.approx(2.0)
+    budget.observe(Sample(True, prompt_tokens=6_000, wall_ns=32 * 10**9))  # 2,000 new tokens
+    assert budget.prefill_k == pytest.approx(30 / position_weighted(4_000, 6_000))
+    assert budget.cached == 6_000

@@ -54,6 +54,7 @@ LADDER_FRACTION = 0.9  # the ladder stops at 0.9 × the declared window (spec §
 RESOLUTION = 1 / 16  # the bisection stops inside this fraction of the passing size
 SAMPLE_MAX_TOKENS = 48  # each sample asks for this many output tokens at most (a Qwen text-form
 # call in its <tool_call> tags is ~30 tokens)
+CAP_STEP = 0.9  # a lower cap of the climb must lie this far below the last one
 CACHE_SPEEDUP = 5  # a repeated request whose prefill is ≥ 5× faster: the prefix is cached
 NO_HORIZON_CONFIDENCE = 0.0  # nothing passed, not even the bare prefix: the rescue case
 TTL_LOCAL_S = 24 * 3600
@@ -165,6 +166,7 @@ class HorizonSearch:
         self._targets = list(ladder_targets(ceiling))
         self._climbing = True
         self._ratio = ratio
+        self.capped: int | None = None  # the climb's ceiling the time budget set, in tokens
 
     @property
     def ratio(self) -> float:
@@ -227,6 +229,21 @@ class HorizonSearch:
             if end is not None and not self._settled(end):
                 return "confirm", end, self.estimate(end)
         return None
+
+    def cap(self, tokens: int) -> bool:
+        """Climb no higher than `tokens` — the largest rung the time budget still affords —
+        trying that size itself next. False (nothing changes) when it adds nothing above the
+        largest passing size, or does not lie well below an earlier cap."""
+        lo, _ = self.bracket()
+        turns = self.turns_for(tokens)
+        if not self._climbing or (lo is not None and turns <= lo):
+            return False
+        if lo is not None and tokens <= self.tokens(lo) * (1 + RESOLUTION):
+            return False
+        if self.capped is not None and tokens > self.capped * CAP_STEP:
+            return False
+        self.capped, self._targets = tokens, [tokens]
+        return True
 
     def tokens(self, turns: int) -> int:
         runs = self._runs(turns)
@@ -294,7 +311,8 @@ def probe_profile(
     """The profile a finished search measured, on top of the metadata-only `base`; its
     outcome is "timed_out" when the probe stopped at its deadline (`stop`), and the horizon
     is then the best bracket decided before it."""
-    outcome = "completed" if stop is None else "timed_out"
+    limited = search.capped is not None and search.bracket()[1] is None  # no failure found
+    outcome = "timed_out" if stop is not None or limited else "completed"
     samples = [(s, r) for r in search.rungs for s in r.samples if not s.final]
     ratio = Ewma(0.0)
     for sample, rung in samples:
@@ -333,6 +351,7 @@ def probe_profile(
             "rescue": bool(search.rungs) and passed is None,  # not even the bare prefix
             "outcome": outcome,
             **({"stopped": stop.to_json()} if stop is not None else {}),
+            **({"budget_ceiling": search.capped} if search.capped is not None else {}),
             "verdict": {
                 "test": "sequential",
                 "agree": AGREE,

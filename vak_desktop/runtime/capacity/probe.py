@@ -16,7 +16,8 @@ fails its size like a refusal (a size the runner cannot answer in that time is b
 turn can use). A probe with a time budget (`deadline_s`) keeps it as a promise: it sends no
 sample whose time, predicted from the prefill and generation speed of the samples so far
 (`ProbeBudget`), would end past the deadline, and cuts a sample still running at the deadline
-(its verdict undecided). It reports the best bracket decided before that, its outcome
+(its verdict undecided). A climb rung the budget cannot afford gives way to the largest size it
+can (`HorizonSearch.cap`). It reports the best bracket decided before the deadline, its outcome
 `timed_out` and a `ProbeStop` saying how it stopped.
 """
 
@@ -64,13 +65,13 @@ from vak_desktop.providers.base import (
     ToolCallEvent,
 )
 from vak_desktop.providers.errors import ContextOverflow, ServerError
+from vak_desktop.runtime.capacity.probe_budget import ProbeBudget
 
 # Room above our estimate of a sample when choosing its num_ctx: the estimate uses the ratio
 # of the previous rung, and the output tokens need space too.
 NUM_CTX_HEADROOM = 1.1
 SAMPLE_TIMEOUT_S = 300.0  # a sample unanswered this long fails its size (never a hang)
-PREFILL_MARGIN = 1.1  # a longer prompt prefills a little slower per token than the last one did
-MIN_FRESH_TOKENS = 64  # fewer new prompt tokens than this: the sample measures generation only
+CAP_MARGIN = 0.9  # the climb's budget ceiling sits this far below the largest affordable size
 
 
 def probe_window(
@@ -88,81 +89,6 @@ def probe_window(
 def ladder_within(num_ctx: int, sample_max_tokens: int = SAMPLE_MAX_TOKENS) -> int:
     """The largest rung (in prompt tokens) a probe at `num_ctx` can send without stepping up."""
     return max(1, int((num_ctx - sample_max_tokens) / NUM_CTX_HEADROOM))
-
-
-@dataclass
-class ProbeBudget:
-    """The probe's time, a promise: no sample starts that its prediction says would end past
-    `deadline_s`, and one still running at the deadline is cut (`run_probe`).
-
-    A sample's prediction is its prompt tokens beyond what the runner's cache holds (the last
-    prompt sent, which every sample shares up to its own turns) at the prefill speed measured
-    so far (PREFILL_MARGIN above it: prefill slows as the context grows), plus the longest
-    generation measured so far. Both come from the samples themselves: the server's own prefill
-    timing when it reports one, else the wall time of a repeated prompt (generation only) and
-    of a new one (prefill plus generation)."""
-
-    deadline_s: float | None
-    started: int = dataclasses.field(default_factory=time.perf_counter_ns)
-    prefill_tps: float = 0.0
-    decode_s: float = 0.0  # the longest a sample took beyond its prefill
-    cached: int = 0  # prompt tokens of the last sample: what the runner's cache holds
-
-    def elapsed_s(self) -> float:
-        return (time.perf_counter_ns() - self.started) / 1e9
-
-    def remaining_s(self) -> float | None:
-        """Seconds left (None without a deadline): the longest a sample may run."""
-        return None if self.deadline_s is None else max(0.0, self.deadline_s - self.elapsed_s())
-
-    def overdue(self) -> bool:
-        return self.deadline_s is not None and self.elapsed_s() >= self.deadline_s
-
-    def predict_s(self, tokens: int, samples: int = 1) -> float:
-        """Seconds `samples` samples of a `tokens`-token prompt would take: the first prefills
-        what the cache lacks, every one generates."""
-        fresh = max(0, tokens - self.cached)
-        prefill = fresh * PREFILL_MARGIN / self.prefill_tps if self.prefill_tps > 0 else 0.0
-        return prefill + samples * self.decode_s
-
-    def affords(self, tokens: int, samples: int = 1) -> bool:
-        """Whether `samples` samples of about `tokens` prompt tokens would end within the
-        budget. Before anything is measured only the first sample may start (and is cut at
-        the deadline if it runs that long)."""
-        if self.deadline_s is None:
-            return True
-        if self.overdue():
-            return False
-        return self.elapsed_s() + self.predict_s(tokens, samples) <= self.deadline_s
-
-    def observe(self, sample: Sample) -> None:
-        """Learn the runner's speed from one answered sample."""
-        if sample.final or sample.cancelled or not sample.prompt_tokens or sample.wall_ns <= 0:
-            return
-        wall = max(0, sample.wall_ns - sample.load_ns) / 1e9
-        shared = sample.cached_tokens or min(self.cached, sample.prompt_tokens)
-        fresh = sample.prompt_tokens - shared
-        if sample.prompt_eval_ns > 0:  # the server timed its prefill
-            prefill = sample.prompt_eval_ns / 1e9
-            self.decode_s = max(self.decode_s, wall - prefill)
-            if fresh >= MIN_FRESH_TOKENS:
-                self.prefill_tps = fresh / max(prefill, 1e-3)
-        elif fresh < MIN_FRESH_TOKENS:  # (nearly) the same prompt again: generation only
-            self.decode_s = max(self.decode_s, wall)
-        else:  # a new prompt: prefill plus the generation measured so far
-            self.prefill_tps = fresh / max(wall - self.decode_s, 1e-3)
-        self.cached = sample.prompt_tokens
-
-    def stop(
-        self,
-        reason: str,
-        rung: Rung | None = None,
-        *,
-        predicted_s: float = 0.0,
-        cut: Sample | None = None,
-    ) -> ProbeStop:
-        """The record of the probe ending at its budget now."""
-        return ProbeStop(reason, self.elapsed_s(), self.deadline_s or 0.0, predicted_s, rung, cut)
 
 
 @dataclass(frozen=True)
@@ -284,6 +210,9 @@ async def run_probe(
     while stop is None and (planned := search.next_rung()) is not None:
         phase, turns, target = planned
         if not budget.affords(search.estimate(turns), AGREE):  # a rung too big to decide
+            affordable = budget.largest_affordable(AGREE)
+            if phase == "climb" and affordable and search.cap(int(affordable * CAP_MARGIN)):
+                continue  # climb to the largest size the budget affords instead
             predicted = budget.predict_s(search.estimate(turns), AGREE)
             stop = budget.stop("predicted", predicted_s=predicted)
             break
