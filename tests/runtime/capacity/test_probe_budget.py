@@ -168,3 +168,20 @@ def test_without_server_timings_the_wall_time_of_a_repeat_is_generation() -> Non
     budget.observe(Sample(True, prompt_tokens=6_000, wall_ns=32 * 10**9))  # 2,000 new tokens
     assert budget.prefill_k == pytest.approx(30 / position_weighted(4_000, 6_000))
     assert budget.cached == 6_000
+
+
+def test_a_fresh_engines_warm_up_is_not_priced_as_every_samples_generation() -> None:
+    # measured on the real 0.5B: the first sample took 79.7 s, its prefill ~32 s; the rest was
+    # a one-off, and pricing it as generation stopped the probe before its ~1 s repeat
+    budget = ProbeBudget(90.0)
+    first = Sample(
+        True, prompt_tokens=3_652, prompt_eval_ns=32 * 10**9, eval_ns=10**9, wall_ns=79 * 10**9
+    )
+    budget.observe(first)
+    assert budget.decode_s == pytest.approx(1.0)
+    assert budget.predict_s(3_652) == pytest.approx(1.0)  # the repeat is generation only
+    # a repeat's whole wall time beyond its prefill recurs: it counts
+    budget.observe(
+        Sample(True, prompt_tokens=3_652, prompt_eval_ns=10**8, eval_ns=10**9, wall_ns=2 * 10**9)
+    )
+    assert budget.decode_s == pytest.approx(1.9)

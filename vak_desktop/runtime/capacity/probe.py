@@ -161,6 +161,7 @@ async def sample_once(
         prompt_tokens=usage.prompt_tokens() if usage else 0,
         cached_tokens=usage.cache_read_tokens if usage else 0,
         prompt_eval_ns=timings.prompt_eval_ns if timings else 0,
+        eval_ns=timings.eval_ns if timings else 0,
         load_ns=timings.load_ns if timings else 0,
         wall_ns=time.perf_counter_ns() - started,
         miss=miss,

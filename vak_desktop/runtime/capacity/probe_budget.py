@@ -14,7 +14,9 @@ k · ((n − c) · ATTENTION_TOKENS + (n² − c²) / 2), k learned from the new
 generation). Measured on Qwen2.5-Coder 0.5B (embedded llama.cpp, 2 shared cores): fresh
 prompts of 1.2k, 2.4k, 4.9k and 9.7k tokens prefilled at 79, 88, 88 and 39 tokens/s — the
 tokens past 4.9k cost 3.5× those before, so a rung twice as long as the last is far more than
-twice its price. Generation is priced at the longest one measured.
+twice its price. Generation is priced at the longest one measured: the server's generation
+timing, or a repeated prompt's wall time (what recurs on every sample), never the unexplained
+rest of a new prompt's wall time (a fresh engine's warm-up).
 
 When the next climb rung is beyond the budget, `largest_affordable` says which size still is:
 the search climbs to that size instead (`HorizonSearch.cap`), so the budget buys the best
@@ -97,9 +99,14 @@ class ProbeBudget:
         shared = sample.cached_tokens or min(self.cached, sample.prompt_tokens)
         work = position_weighted(shared, sample.prompt_tokens)
         fresh = sample.prompt_tokens - shared
-        if sample.prompt_eval_ns > 0:  # the server timed its prefill
+        if sample.prompt_eval_ns > 0:  # the server timed its prefill (and its generation)
             prefill = sample.prompt_eval_ns / 1e9
-            self.decode_s = max(self.decode_s, wall - prefill)
+            # a new prompt's wall time beyond both timings is not generation: a fresh engine's
+            # first request spent 47 s there once (its repeat then took ~1 s)
+            generation = sample.eval_ns / 1e9 if sample.eval_ns > 0 else wall - prefill
+            if fresh < MIN_FRESH_TOKENS:
+                generation = wall - prefill  # a repeat: everything but prefill recurs
+            self.decode_s = max(self.decode_s, generation)
             if fresh >= MIN_FRESH_TOKENS:
                 self.prefill_k = max(prefill, 1e-3) / work
         elif fresh < MIN_FRESH_TOKENS:  # (nearly) the same prompt again: generation only
