@@ -25,6 +25,10 @@ first are served from the runner's prefix cache and cost decode time only.
 
 Sizes are the provider's own token counts, never our estimate: the planner converts with the
 learned tokens-per-char.
+
+Over the ~400-line guideline on purpose: the search, the record of how a probe stopped at its
+time budget (`ProbeStop`) and the profile and Activity built from both are one contract that
+`vak probe`, the scheduler and the ledger read; split, each half would import the other.
 """
 
 from __future__ import annotations
