@@ -167,6 +167,22 @@ async def real_model(args: argparse.Namespace) -> int:
         f"(passed {verdict.get('passed')}, failed {verdict.get('failed')} at "
         f"{verdict.get('failed_tokens')})"
     )
+    stopped = profile.provenance.get("stopped")
+    if stopped:
+        undecided = stopped.get("undecided") or {}
+        print(
+            f"        stopped at {stopped['elapsed_s']:.1f} s: {stopped['reason']}"
+            + (
+                f" (next sample predicted {stopped['predicted_s']:.1f} s)"
+                if "predicted_s" in stopped
+                else ""
+            )
+            + (
+                f"; undecided rung {undecided['tokens']:,} tokens {undecided['samples']}"
+                if undecided
+                else ""
+            )
+        )
     print(f"{'direct size':>12}{'prompt tok':>12}{'followed':>10}{'median s':>10}")
     for size, prompt, followed, seconds in rows:
         print(f"{size:>12,}{prompt:>12,}{followed:>7}/{args.tries}{seconds:>10.1f}")

@@ -146,3 +146,26 @@ class LegacyOllama(OllamaProvider):
         options = body.get("options") or {}
         options.pop("num_ctx", None)
         return body
+
+
+class CoinModel(_Wrapper):
+    """A sampling model near its limit, like the real Qwen2.5-Coder 0.5B there (2-3 of 5 at a
+    size): its probe samples follow or not in the order `pattern` gives (cycled), whatever the
+    size; a sample that does not follow gets prose instead of the double's call."""
+
+    def __init__(self, client: httpx.AsyncClient, double: OllamaDouble, pattern: str) -> None:
+        super().__init__(client, double)
+        self.pattern = pattern  # "y" follows, "n" does not: "ynyn" alternates
+        self.samples = 0
+
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        follows = True
+        if is_probe_request(request):
+            follows = self.pattern[self.samples % len(self.pattern)] == "y"
+            self.samples += 1
+        self.requests.append(request)
+        async for event in self.inner.stream(request):
+            if isinstance(event, ToolCallEvent) and not follows:
+                yield TextDelta("I looked, but there is nothing like that in your files.")
+            else:
+                yield event

@@ -27,7 +27,9 @@ from vak_desktop.runtime.turn.runner import TurnRunner
 def progress_line(progress: ProbeProgress) -> str:
     """One sample, for stderr: rung, phase, size, verdict, time."""
     sample = progress.sample_result
-    if sample.overflow:
+    if sample.cancelled:
+        verdict = "undecided: cut at the probe's time budget"
+    elif sample.overflow:
         verdict = "refused: longer than the window"
     elif sample.error:
         verdict = f"failed: {sample.error}"

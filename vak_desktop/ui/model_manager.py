@@ -361,6 +361,8 @@ class ModelManager(QDialog):
         if model != self.selected():
             return
         verdict = "followed" if progress.sample_result.followed else "did not follow"
+        if progress.sample_result.cancelled:
+            verdict = "cut at the time budget"
         self.probe_bar.show()
         self.probe_button.setEnabled(False)
         self.probe_status.setText(

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from vak_desktop.context.capacity.probe_history import ProbePrefix
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider
 from vak_desktop.providers.errors import ProviderError
+from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.probe import ProbeProgress
 from vak_desktop.runtime.providers.models import ModelRow, ModelService
 from vak_desktop.runtime.settings import check_keep_alive, full_model_name
@@ -50,10 +52,14 @@ class ModelsController(QObject):
         provider: ChatProvider,
         settings: SettingsController,
         parent: QObject | None = None,
+        *,
+        prefix_for: Callable[[ModelBinding], ProbePrefix] | None = None,
     ) -> None:
         super().__init__(parent)
         self.service = ModelService(provider, ledger)
         self.settings = settings
+        # the prefix the model's real turns carry, for "Probe now" (the chat's runner builds it)
+        self.prefix_for = prefix_for
         self.rows: list[ModelRow] = []
         self._tasks = TaskSet()
         self._pull: asyncio.Task[None] | None = None
@@ -224,7 +230,10 @@ class ModelsController(QObject):
         outcome, message = FAILED, ""
         try:
             record = await self.service.probe(
-                model, keep_alive=self.keep_alive_for(model), on_sample=report
+                model,
+                keep_alive=self.keep_alive_for(model),
+                on_sample=report,
+                prefix_for=self.prefix_for,
             )
             outcome = SUCCEEDED
             message = f"horizon {record.profile.instruction_horizon.tokens:,} tokens"

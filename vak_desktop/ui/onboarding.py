@@ -205,7 +205,14 @@ def attach_model_tools(window: Any, settings: SettingsController | None = None) 
     beside its model picker, and the onboarding panel above its chat view."""
     service: ChatService = window.service
     settings = settings or SettingsController()
-    models = ModelsController(service.ledger, service.provider, settings, parent=window)
+    models = ModelsController(
+        service.ledger,
+        service.provider,
+        settings,
+        parent=window,
+        # "Probe now" measures with the prefix the chat's own turns carry, as `vak probe` does
+        prefix_for=lambda binding: service.runner.probe_prefix(binding, service.session or ""),
+    )
     models.catalogueChanged.connect(service.refresh_models)
     onboarding = OnboardingPanel(service, models)
     pane = window.chat.parentWidget().layout()

@@ -28,7 +28,7 @@ from vak_desktop.context.capacity.probe_verdict import (
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, TurnRunner, bind_model, default_tools
-from vak_desktop.runtime.capacity.probe import ProbeBudget, ProbeRecord, run_probe
+from vak_desktop.runtime.capacity.probe import ProbeRecord, run_probe
 from vak_desktop.runtime.capacity.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
 from vak_desktop.runtime.capacity.service import key_of
 from vak_desktop.runtime.events import TurnFinished
@@ -224,18 +224,6 @@ async def test_a_probe_past_its_deadline_reports_what_it_measured(
     assert record.activity.detail["outcome"] == "timed_out"
     assert "stopped at its time budget" in record.activity.message
     assert record.profile.provenance["requests"] < 8
-
-
-def test_the_budget_skips_a_rung_its_measured_speed_says_would_overrun() -> None:
-    budget = ProbeBudget(90.0)
-    assert budget.affords(50_000)  # nothing measured yet: the first rung runs
-    budget.observe(Sample(True, prompt_tokens=4_000, wall_ns=40 * 10**9))  # a miss: 100 tok/s
-    budget.observe(Sample(True, prompt_tokens=4_000, wall_ns=2 * 10**9))  # a repeat: decode 2 s
-    assert budget.prefill_tps == pytest.approx(100.0) and budget.decode_s == 2.0
-    assert budget.affords(8_000)  # 40 s of new prompt + 4 s of decode
-    assert not budget.affords(16_000)  # 120 s more: past the 90 s budget
-    assert budget.affords(3_000)  # a smaller rung reuses the cached prompt
-    assert ProbeBudget(None).affords(10**9)
 
 
 async def test_a_background_probe_out_of_time_before_any_verdict_stores_nothing(

@@ -25,6 +25,10 @@ first are served from the runner's prefix cache and cost decode time only.
 
 Sizes are the provider's own token counts, never our estimate: the planner converts with the
 learned tokens-per-char.
+
+Over the ~400-line guideline on purpose: the search, the record of how a probe stopped at its
+time budget (`ProbeStop`) and the profile and Activity built from both are one contract that
+`vak probe`, the scheduler and the ledger read; split, each half would import the other.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ LADDER_FRACTION = 0.9  # the ladder stops at 0.9 × the declared window (spec §
 RESOLUTION = 1 / 16  # the bisection stops inside this fraction of the passing size
 SAMPLE_MAX_TOKENS = 48  # each sample asks for this many output tokens at most (a Qwen text-form
 # call in its <tool_call> tags is ~30 tokens)
+CAP_STEP = 0.9  # a lower cap of the climb must lie this far below the last one
 CACHE_SPEEDUP = 5  # a repeated request whose prefill is ≥ 5× faster: the prefix is cached
 NO_HORIZON_CONFIDENCE = 0.0  # nothing passed, not even the bare prefix: the rescue case
 TTL_LOCAL_S = 24 * 3600
@@ -112,6 +117,35 @@ class Rung:
         return out
 
 
+@dataclass(frozen=True)
+class ProbeStop:
+    """Why a probe ended at its time budget, and what it left undecided (issue #17: the
+    deadline is a promise). `reason` "predicted": the next sample's predicted time would have
+    ended past the deadline, so it was not sent; "cancelled": a sample still running at the
+    deadline was cut. `rung` is the rung in progress (its answered samples, no verdict)."""
+
+    reason: str
+    elapsed_s: float
+    deadline_s: float
+    predicted_s: float = 0.0  # the next sample's (or rung's) predicted seconds, when predicted
+    rung: Rung | None = None
+    cut: Sample | None = None
+
+    def to_json(self, full: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "reason": self.reason,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "deadline_s": self.deadline_s,
+        }
+        if self.reason == "predicted":
+            out["predicted_s"] = round(self.predicted_s, 3)
+        if self.rung is not None:  # the undecided rung
+            out["undecided"] = self.rung.to_json(full=full) | {"followed": None}
+        if self.cut is not None:
+            out["cut_after_s"] = round(self.cut.wall_ns / 1e9, 3)
+        return out
+
+
 class HorizonSearch:
     """Which rung to run next, from the rungs run so far. Feed it with `record`.
 
@@ -136,6 +170,7 @@ class HorizonSearch:
         self._targets = list(ladder_targets(ceiling))
         self._climbing = True
         self._ratio = ratio
+        self.capped: int | None = None  # the climb's ceiling the time budget set, in tokens
 
     @property
     def ratio(self) -> float:
@@ -199,6 +234,21 @@ class HorizonSearch:
                 return "confirm", end, self.estimate(end)
         return None
 
+    def cap(self, tokens: int) -> bool:
+        """Climb no higher than `tokens` — the largest rung the time budget still affords —
+        trying that size itself next. False (nothing changes) when it adds nothing above the
+        largest passing size, or does not lie well below an earlier cap."""
+        lo, _ = self.bracket()
+        turns = self.turns_for(tokens)
+        if not self._climbing or (lo is not None and turns <= lo):
+            return False
+        if lo is not None and tokens <= self.tokens(lo) * (1 + RESOLUTION):
+            return False
+        if self.capped is not None and tokens > self.capped * CAP_STEP:
+            return False
+        self.capped, self._targets = tokens, [tokens]
+        return True
+
     def tokens(self, turns: int) -> int:
         runs = self._runs(turns)
         return runs[-1].tokens if runs else self.estimate(turns)
@@ -260,10 +310,13 @@ def probe_profile(
     now: str,
     requests: int,
     wall_ns: int,
-    outcome: str = "completed",
+    stop: ProbeStop | None = None,
 ) -> CapacityProfile:
-    """The profile a finished search measured, on top of the metadata-only `base`;
-    `outcome` "timed_out" when the probe stopped at its deadline."""
+    """The profile a finished search measured, on top of the metadata-only `base`; its
+    outcome is "timed_out" when the probe stopped at its deadline (`stop`), and the horizon
+    is then the best bracket decided before it."""
+    limited = search.capped is not None and search.bracket()[1] is None  # no failure found
+    outcome = "timed_out" if stop is not None or limited else "completed"
     samples = [(s, r) for r in search.rungs for s in r.samples if not s.final]
     ratio = Ewma(0.0)
     for sample, rung in samples:
@@ -301,6 +354,8 @@ def probe_profile(
             "text_form_calls": sum(s.as_text for r in search.rungs for s in r.samples),
             "rescue": bool(search.rungs) and passed is None,  # not even the bare prefix
             "outcome": outcome,
+            **({"stopped": stop.to_json()} if stop is not None else {}),
+            **({"budget_ceiling": search.capped} if search.capped is not None else {}),
             "verdict": {
                 "test": "sequential",
                 "agree": AGREE,
@@ -315,8 +370,11 @@ def probe_profile(
     return dataclasses.replace(profile, num_ctx=profile_num_ctx(profile))
 
 
-def probe_activity(profile: CapacityProfile, search: HorizonSearch) -> Activity:
-    """The probe as one ledger Activity: every rung, sample, verdict, timing and request."""
+def probe_activity(
+    profile: CapacityProfile, search: HorizonSearch, stop: ProbeStop | None = None
+) -> Activity:
+    """The probe as one ledger Activity: every rung, sample, verdict, timing and request —
+    and, when it ran out of time, how it stopped and the rung it left undecided."""
     horizon = profile.instruction_horizon
     provenance = profile.provenance
     outcome = str(provenance.get("outcome") or "completed")
@@ -328,6 +386,8 @@ def probe_activity(profile: CapacityProfile, search: HorizonSearch) -> Activity:
         message += "; it followed at no size tried, not even the bare prefix"
     if outcome == "timed_out":
         message += "; stopped at its time budget, the horizon is what it confirmed before"
+        if stop is not None and stop.rung is not None:
+            message += f" (the rung at {stop.rung.tokens:,} tokens is undecided)"
     return Activity(
         type=PROBE_ACTIVITY,
         message=message,
@@ -347,6 +407,7 @@ def probe_activity(profile: CapacityProfile, search: HorizonSearch) -> Activity:
             "cache": profile.cache,
             "rescue": provenance.get("rescue", False),
             "rungs": [r.to_json(full=True) for r in search.rungs],
+            **({"stopped": stop.to_json(full=True)} if stop is not None else {}),
         },
     )
 

@@ -30,6 +30,7 @@ class Sample:
     prompt_tokens: int = 0  # the provider's count of the whole prompt
     cached_tokens: int = 0  # cache-read tokens, when the provider reports them
     prompt_eval_ns: int = 0
+    eval_ns: int = 0  # the server's generation time, when it reports one
     load_ns: int = 0
     wall_ns: int = 0
     miss: bool = False  # nothing of it could have been cached (first request, or a reload)
@@ -37,6 +38,7 @@ class Sample:
     rejected: int = 0  # on overflow: the window it named, else the size it counted
     error: str = ""
     reply: str = ""  # the start of what the model wrote (REPLY_CHARS), to read a miss by
+    cancelled: bool = False  # cut at the probe's deadline: no verdict either way, never counted
 
     @property
     def final(self) -> bool:

@@ -13,9 +13,12 @@ when a refusal shows our own estimate chose too small a window.
 
 Never a hang (issue #17 "Bad input"): a sample that gets no answer within `sample_timeout_s`
 fails its size like a refusal (a size the runner cannot answer in that time is beyond what a
-turn can use), and a probe with a time budget (`deadline_s`) starts no rung past it — nor one
-its measured prefill speed says would end past it — and reports what it measured, its
-Activity's outcome `timed_out`.
+turn can use). A probe with a time budget (`deadline_s`) keeps it as a promise: it sends no
+sample whose time, predicted from the prefill and generation speed of the samples so far
+(`ProbeBudget`), would end past the deadline, and cuts a sample still running at the deadline
+(its verdict undecided). A climb rung the budget cannot afford gives way to the largest size it
+can (`HorizonSearch.cap`). It reports the best bracket decided before the deadline, its outcome
+`timed_out` and a `ProbeStop` saying how it stopped.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from vak_desktop.context.capacity.probe import (
     SAMPLE_MAX_TOKENS,
     HorizonSearch,
+    ProbeStop,
     Rung,
     probe_activity,
     probe_ceiling,
@@ -61,11 +65,13 @@ from vak_desktop.providers.base import (
     ToolCallEvent,
 )
 from vak_desktop.providers.errors import ContextOverflow, ServerError
+from vak_desktop.runtime.capacity.probe_budget import ProbeBudget
 
 # Room above our estimate of a sample when choosing its num_ctx: the estimate uses the ratio
 # of the previous rung, and the output tokens need space too.
 NUM_CTX_HEADROOM = 1.1
 SAMPLE_TIMEOUT_S = 300.0  # a sample unanswered this long fails its size (never a hang)
+CAP_MARGIN = 0.9  # the climb's budget ceiling sits this far below the largest affordable size
 
 
 def probe_window(
@@ -83,49 +89,6 @@ def probe_window(
 def ladder_within(num_ctx: int, sample_max_tokens: int = SAMPLE_MAX_TOKENS) -> int:
     """The largest rung (in prompt tokens) a probe at `num_ctx` can send without stepping up."""
     return max(1, int((num_ctx - sample_max_tokens) / NUM_CTX_HEADROOM))
-
-
-@dataclass
-class ProbeBudget:
-    """The probe's time: past `deadline_s` no rung starts, nor one predicted to end past it.
-    The prediction is the new prompt tokens (beyond what the runner's cache holds: the last
-    prompt sent, which every sample shares up to its own turns) at the prefill speed measured
-    so far, plus AGREE samples of decode time (a repeated sample's wall time)."""
-
-    deadline_s: float | None
-    started: int = dataclasses.field(default_factory=time.perf_counter_ns)
-    prefill_tps: float = 0.0
-    decode_s: float = 0.0
-    cached: int = 0  # prompt tokens of the last sample: what the runner's cache holds
-
-    def elapsed_s(self) -> float:
-        return (time.perf_counter_ns() - self.started) / 1e9
-
-    def overdue(self) -> bool:
-        return self.deadline_s is not None and self.elapsed_s() > self.deadline_s
-
-    def affords(self, tokens: int) -> bool:
-        """Whether a rung of about `tokens` prompt tokens would end within the budget."""
-        if self.deadline_s is None:
-            return True
-        if self.overdue():
-            return False
-        if self.prefill_tps <= 0:
-            return True  # nothing measured yet: the first rung always runs
-        cost = max(0, tokens - self.cached) / self.prefill_tps + AGREE * self.decode_s
-        return self.elapsed_s() + cost <= self.deadline_s
-
-    def observe(self, sample: Sample) -> None:
-        """Learn the runner's speed from one answered sample."""
-        if sample.final or not sample.prompt_tokens or sample.wall_ns <= 0:
-            return
-        wall = sample.wall_ns / 1e9
-        fresh = sample.prompt_tokens - self.cached
-        if fresh <= 0 or sample.prompt_tokens == self.cached:
-            self.decode_s = wall  # the same prompt again: decode time only
-        elif fresh > 0:
-            self.prefill_tps = fresh / max(wall - self.decode_s, 1e-3)
-        self.cached = sample.prompt_tokens
 
 
 @dataclass(frozen=True)
@@ -198,6 +161,7 @@ async def sample_once(
         prompt_tokens=usage.prompt_tokens() if usage else 0,
         cached_tokens=usage.cache_read_tokens if usage else 0,
         prompt_eval_ns=timings.prompt_eval_ns if timings else 0,
+        eval_ns=timings.eval_ns if timings else 0,
         load_ns=timings.load_ns if timings else 0,
         wall_ns=time.perf_counter_ns() - started,
         miss=miss,
@@ -226,6 +190,7 @@ async def run_probe(
     (`TurnRunner.probe_prefix`); without one the synthetic pair is sent. Provider errors other
     than an over-length refusal, a server failure or a timeout at one size propagate; a
     cancelled probe raises CancelledError and records nothing."""
+    budget = ProbeBudget(deadline_s)  # the budget covers the whole probe, its `show` too
     if details is None and isinstance(provider, ModelInspector):
         details = await provider.show(model)
     base = metadata_profile(
@@ -240,14 +205,17 @@ async def run_probe(
     thinking = details is not None and "thinking" in details.capabilities
     history = ProbeHistory(nonce or secrets.token_hex(4), prefix=prefix)
     search = HorizonSearch(history, probe_ceiling(declared, max_prompt_tokens))
-    budget = ProbeBudget(deadline_s)
     requests = 0
-    outcome = "completed"
+    stop: ProbeStop | None = None
     num_ctx = num_ctx or probe_window(declared, max_prompt_tokens, sample_max_tokens)
-    while outcome == "completed" and (planned := search.next_rung()) is not None:
+    while stop is None and (planned := search.next_rung()) is not None:
         phase, turns, target = planned
-        if not budget.affords(search.estimate(turns)):
-            outcome = "timed_out"
+        if not budget.affords(search.estimate(turns), AGREE):  # a rung too big to decide
+            affordable = budget.largest_affordable(AGREE)
+            if phase == "climb" and affordable and search.cap(int(affordable * CAP_MARGIN)):
+                continue  # climb to the largest size the budget affords instead
+            predicted = budget.predict_s(search.estimate(turns), AGREE)
+            stop = budget.stop("predicted", predicted_s=predicted)
             break
         estimate = search.estimate(turns) * NUM_CTX_HEADROOM + sample_max_tokens
         wanted = choose_num_ctx(int(estimate), declared, num_ctx)
@@ -262,14 +230,25 @@ async def run_probe(
             keep_alive=keep_alive,
         )
         rung = Rung(phase, turns, target, request.chars(), num_ctx)
+
         while sequential_verdict(rung.samples, rung.votes) is None:
-            if rung.samples and budget.overdue():
-                outcome = "timed_out"  # an undecided rung is no verdict: it is left out
+            if rung.samples and not budget.affords(rung.tokens):  # the next one cannot finish
+                stop = budget.stop("predicted", rung, predicted_s=budget.predict_s(rung.tokens))
                 break
             miss = requests == 0 or reloaded
-            sample = await sample_once(
-                provider, request, miss, history.task, timeout_s=sample_timeout_s
-            )
+            started = time.perf_counter_ns()
+            try:  # a sample still running at the deadline is cut: its verdict is undecided
+                async with asyncio.timeout(budget.remaining_s()):
+                    sample = await sample_once(
+                        provider, request, miss, history.task, timeout_s=sample_timeout_s
+                    )
+            except TimeoutError:
+                wall = time.perf_counter_ns() - started
+                cut = Sample(False, wall_ns=wall, miss=miss, cancelled=True)
+                requests += 1  # it was sent: the runner did the work
+                stop = budget.stop("cancelled", rung, cut=cut)
+                _report(on_sample, len(search.rungs) + 1, rung, cut, len(rung.samples) + 1)
+                break
             requests += 1
             reloaded = False
             budget.observe(sample)
@@ -281,25 +260,27 @@ async def run_probe(
                 reloaded = True
                 continue
             rung = Rung(phase, turns, target, rung.chars, num_ctx, (*rung.samples, sample))
-            if on_sample is not None:
-                on_sample(
-                    ProbeProgress(
-                        len(search.rungs) + 1,
-                        phase,
-                        turns,
-                        rung.tokens,
-                        len(rung.samples),
-                        sample,
-                        num_ctx,
-                    )
-                )
+            _report(on_sample, len(search.rungs) + 1, rung, sample, len(rung.samples))
         if sequential_verdict(rung.samples, rung.votes) is not None:
             search.record(rung)
-    wall = time.perf_counter_ns() - budget.started
+    wall_ns = time.perf_counter_ns() - budget.started
     profile = probe_profile(
-        base, search, now=clock(), requests=requests, wall_ns=wall, outcome=outcome
+        base, search, now=clock(), requests=requests, wall_ns=wall_ns, stop=stop
     )
-    return ProbeRecord(profile, probe_activity(profile, search))
+    return ProbeRecord(profile, probe_activity(profile, search, stop))
+
+
+def _report(
+    on_sample: Callable[[ProbeProgress], None] | None,
+    number: int,
+    rung: Rung,
+    sample: Sample,
+    index: int,
+) -> None:
+    if on_sample is not None:
+        on_sample(
+            ProbeProgress(number, rung.phase, rung.turns, rung.tokens, index, sample, rung.num_ctx)
+        )
 
 
 def _grown_window(

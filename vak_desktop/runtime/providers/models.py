@@ -20,6 +20,7 @@ import re
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 
+from vak_desktop.context.capacity.probe_history import ProbePrefix
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import (
@@ -35,6 +36,7 @@ from vak_desktop.providers.base import (
     ModelUnloader,
 )
 from vak_desktop.providers.errors import ProviderError
+from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.probe import ProbeProgress, ProbeRecord, run_probe
 from vak_desktop.runtime.settings import full_model_name
 
@@ -224,15 +226,19 @@ class ModelService:
         keep_alive: str | int | None = None,
         on_sample: Callable[[ProbeProgress], None] | None = None,
         max_prompt_tokens: int | None = None,
+        prefix_for: Callable[[ModelBinding], ProbePrefix] | None = None,
     ) -> ProbeRecord:
         """Measure `model` now (the whole ladder) and record the result in the profile store,
-        where every session's next bind finds it. One probe per model at a time: a second
-        call while one runs waits for the same result."""
+        where every session's next bind finds it. `prefix_for` gives the prefix the model's
+        real requests carry (`TurnRunner.probe_prefix`, as `vak probe` sends); without it the
+        synthetic pair is sent. One probe per model at a time: a second call while one runs
+        waits for the same result."""
         running = self._probes.get(model)
         if running is not None and not running.done():
             return await asyncio.shield(running)
         task = asyncio.get_running_loop().create_task(
-            self._probe(model, keep_alive, on_sample, max_prompt_tokens), name=f"probe {model}"
+            self._probe(model, keep_alive, on_sample, max_prompt_tokens, prefix_for),
+            name=f"probe {model}",
         )
         self._probes[model] = task
         return await task
@@ -243,6 +249,7 @@ class ModelService:
         keep_alive: str | int | None,
         on_sample: Callable[[ProbeProgress], None] | None,
         max_prompt_tokens: int | None,
+        prefix_for: Callable[[ModelBinding], ProbePrefix] | None,
     ) -> ProbeRecord:
         if not isinstance(self.provider, ModelInspector):
             raise self._unsupported("describe models")
@@ -253,6 +260,7 @@ class ModelService:
             for summary in await self.provider.list_models():
                 if full_model_name(summary.name) == wanted:
                     digest = summary.digest
+        binding = ModelBinding(provider=self.provider.name, model=model, details=details)
         record = await run_probe(
             self.provider,
             model,
@@ -261,6 +269,7 @@ class ModelService:
             keep_alive=keep_alive,
             on_sample=on_sample,
             max_prompt_tokens=max_prompt_tokens,
+            prefix=prefix_for(binding) if prefix_for is not None else None,
         )
         self.ledger.profiles().record(record.profile, record.activity)
         return record
