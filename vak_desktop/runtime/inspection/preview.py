@@ -6,17 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vak_desktop.context.capacity.profile import choose_num_ctx, estimate_tokens
-from vak_desktop.context.payloads import CapacityProfile, Directive, Reset
+from vak_desktop.context.payloads import CapacityProfile, Reset
 from vak_desktop.context.planning.assemble import AssembledRequest, assemble
 from vak_desktop.context.planning.planner import Plan
 from vak_desktop.context.planning.reading import Reading
-from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
+from vak_desktop.context.planning.turns import TurnIndex, build_turn_index
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.runtime.tools.surface import fitted_surface
 from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
-from vak_desktop.runtime.turn.reset import behind, planned_reset
+from vak_desktop.runtime.turn.reset import index_ahead
 
 PENDING_TURN = "pending"  # the id of the not-yet-written turn a preview plans for
 
@@ -49,15 +49,16 @@ def preview_next(
     if isinstance(tools, ToolRegistry):
         surface = fitted_surface(tools, system, directive, profile)
         system, tools, reading = surface.system, surface.tools, surface.reading
-    index = build_turn_index(ledger.chain_to_root(session))
     # a turn that finds no room for any earlier turn writes a Reset first: shown as it will be
-    reset = planned_reset(index, profile, directive, system=system, tools=tools)
-    if reset is not None:
-        index = behind(index, reset)
-    pending = Turn(PENDING_TURN, len(index.turns), Directive(text=directive), ())
-    index = TurnIndex(
-        (*index.turns, pending), index.packets, index.reset, reset_before=index.reset_before
+    index, reset = index_ahead(
+        build_turn_index(ledger.chain_to_root(session)),
+        profile,
+        directive,
+        system=system,
+        tools=tools,
+        turn_id=PENDING_TURN,
     )
+    pending = index.turns[-1]
     projection = plan_turn(
         index, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
     )

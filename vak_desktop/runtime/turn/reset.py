@@ -119,10 +119,27 @@ def planned_reset(
     return Reset(handoff=handoff_text(live, projection.ratio, text), reason=reason)
 
 
-def behind(index: TurnIndex, reset: Reset) -> TurnIndex:
-    """`index` as it reads once `reset` is written after its last entry: every turn behind it."""
-    turns = tuple(dataclasses.replace(t, behind_reset=True) for t in index.turns)
-    return TurnIndex(turns, index.packets, reset, reset_before=len(turns))
+def index_ahead(
+    index: TurnIndex,
+    profile: CapacityProfile,
+    text: str,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    turn_id: str,
+) -> tuple[TurnIndex, Reset | None]:
+    """The index a turn asking `text` will be planned from, before anything is written: the
+    Reset it would write first (every earlier turn behind it), then the turn itself as the last
+    one (`turn_id` stands for its directive's id). Returns that Reset too, if there is one."""
+    reset = planned_reset(index, profile, text, system=system, tools=tools)
+    if reset is not None:
+        turns = tuple(dataclasses.replace(t, behind_reset=True) for t in index.turns)
+        index = TurnIndex(turns, index.packets, reset, reset_before=len(turns))
+    pending = Turn(turn_id, len(index.turns), Directive(text=text), ())
+    ahead = TurnIndex(
+        (*index.turns, pending), index.packets, index.reset, reset_before=index.reset_before
+    )
+    return ahead, reset
 
 
 PLAN_OVER_BUDGET = "plan_over_budget"  # Activity: the plan carries more than its budget

@@ -23,15 +23,15 @@ import logging
 import time
 from dataclasses import dataclass
 
-from vak_desktop.context.payloads import CapacityProfile, Directive
-from vak_desktop.context.planning.turns import Turn, TurnIndex
+from vak_desktop.context.payloads import CapacityProfile
+from vak_desktop.context.planning.turns import TurnIndex
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.providers.base import ChatProvider, Done
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.tools.surface import ToolSurface
 from vak_desktop.runtime.turn.projection import plan_turn, request_from, tail_context_now
-from vak_desktop.runtime.turn.reset import behind, planned_reset
+from vak_desktop.runtime.turn.reset import index_ahead
 
 log = logging.getLogger(__name__)
 
@@ -61,14 +61,10 @@ def draft_request(
     think: bool | None,
 ) -> ChatRequest:
     """The request the session's next turn would send if `draft` were sent now: the Reset it
-    would write first (`reset.planned_reset`), its plan and its tail, as `step_request` builds
+    would write first (`reset.index_ahead`), its plan and its tail, as `step_request` builds
     a running turn's — the same bytes, the same num_ctx."""
-    reset = planned_reset(index, profile, draft, system=surface.system, tools=surface.prefix)
-    if reset is not None:
-        index = behind(index, reset)
-    pending = Turn(DRAFT_TURN, len(index.turns), Directive(text=draft), ())
-    ahead = TurnIndex(
-        (*index.turns, pending), index.packets, index.reset, reset_before=index.reset_before
+    ahead, _reset = index_ahead(
+        index, profile, draft, system=surface.system, tools=surface.prefix, turn_id=DRAFT_TURN
     )
     projection = plan_turn(
         ahead,
