@@ -32,7 +32,7 @@ from vak_desktop.context.payloads import (
     Directive,
     Usage,
 )
-from vak_desktop.ledger import Ledger, SessionBusy
+from vak_desktop.ledger import DamagedEntry, Ledger, SessionBusy
 from vak_desktop.providers.base import ChatProvider, is_local
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
@@ -228,8 +228,14 @@ class ChatService(CompactNow, SessionBrowsing, SessionPrompts):
         return any([scheduler.cancel_model(model) for scheduler in self._schedulers])
 
     def open_session(self, session: str | None) -> bool:
-        """Show `session` (None: a new chat). Refused while a turn runs."""
+        """Show `session` (None: a new chat). Refused while a turn runs, and for a session
+        with an entry changed outside Vak: the notice names it, the shown chat stays, and
+        nothing is written to the damaged one (every later read of it would fail alike)."""
         if self.busy:
+            return False
+        damage = self.damage(session) if session else ""
+        if damage:
+            self.notice.emit(damage)
             return False
         self._session = session
         self._forget_pending_prompt()
@@ -367,6 +373,12 @@ class ChatService(CompactNow, SessionBrowsing, SessionPrompts):
                             )
         except SessionBusy as exc:  # another window or `vak chat` runs a turn in it
             self.turnRefused.emit(str(exc))
+        except DamagedEntry as exc:  # a card or activity of another chat read for the plan
+            if started is None:
+                self.turnRefused.emit(f"The turn cannot be planned: {exc}")
+            else:
+                failed = TurnFinished(started.session, started.turn_id, "failed", usage, str(exc))
+                self.turnFinished.emit(failed)
         except asyncio.CancelledError:
             if started is not None:
                 stopped = TurnFinished(

@@ -18,7 +18,7 @@ from typing import Any
 
 from vak_desktop.context.payloads import Directive
 from vak_desktop.context.planning.turns import Turn, split_turns
-from vak_desktop.ledger import Ledger
+from vak_desktop.ledger import DamagedEntry, Ledger
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
     ModelBinding,
@@ -124,6 +124,20 @@ class SessionBrowsing:
     def sessions(self) -> list[SessionSummary]:
         """Every session, the most recently active first."""
         return session_summaries(self._ledger)
+
+    def damage(self, session: str) -> str:
+        """Why `session` cannot be shown, or '': an entry changed outside Vak no longer reads
+        back (the ledger's DamagedEntry names its seq). One read of its entries, the same
+        read the chat view, the inspector and export make of it; one line that fits the
+        status bar."""
+        try:
+            for _entry in self._ledger.entries(session):
+                pass
+        except DamagedEntry as exc:  # the status bar shows ~90 characters: the cause is logged
+            log.info("session %s cannot be shown: %s", session, exc)
+            which = f"entry {exc.seq}" if exc.seq is not None else "an entry"
+            return f"Cannot open this chat: {which} was changed outside Vak; `vak ledger verify` tells more."
+        return ""
 
     def turns(self, session: str) -> list[Turn]:
         """The turns of the branch of `session` that is shown (the newest one by default)."""
