@@ -143,3 +143,34 @@ async def test_search_over_a_damaged_card_names_it_and_other_chats_still_open(
         _click(sidebar.list, healthy)
         assert harness.service.session == healthy
         assert "Alfama and Belém." in harness.chat_text()
+
+
+@pytest.mark.allow_log_warnings  # the dropped trigger is restored, with a warning
+async def test_a_turn_in_a_chat_damaged_while_it_is_shown_ends_in_one_line(
+    double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    """Changed by another program while the window shows it: the next turn reads the chain."""
+    healthy, _damaged, _step = _two_chats(ledger_path)
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        window, service = harness.window, harness.service
+        refused: list[str] = []
+        service.turnRefused.connect(refused.append)
+        _click(window.sessions.list, healthy)
+        window.picker.choose("qwen2.5:0.5b")
+        await until(lambda: service.binding is not None, what="the model binding")
+        answer = next(
+            e.seq for e in harness.ledger.entries(healthy) if isinstance(e.payload, AssistantStep)
+        )
+        _tamper(ledger_path, answer, "'not json'")
+        before = _count(ledger_path, healthy)
+        double.enqueue(Reply(text="never read"))
+        qtbot.keyClicks(window.composer.input, "And Porto?")
+        qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+        await until(lambda: refused or harness.finished, what="the turn to end")
+        said = refused[0] if refused else harness.finished[0].error
+        assert f"entry {answer} of the ledger cannot be read" in said, said
+        assert "vak ledger verify" in said and "\n" not in said
+        await until(lambda: not service.busy, what="the service to be free")
+        assert harness.chat_text() == f"✕ {said}"  # the chat it can no longer read, not shown
+        assert _count(ledger_path, healthy) == before  # nothing written to it
+        assert window.grab().save(str(SCREENSHOT.with_name("vak-damaged-while-shown.png")))

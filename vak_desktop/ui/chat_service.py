@@ -233,13 +233,16 @@ class ChatService(CompactNow, SessionBrowsing, SessionPrompts):
         nothing is written to the damaged one (every later read of it would fail alike)."""
         if self.busy:
             return False
-        damage = self.damage(session) if session else ""
+        damage = self._read_to_open(session) if session else ""
         if damage:
             self.notice.emit(damage)
             return False
         self._session = session
         self._forget_pending_prompt()
-        self.sessionOpened.emit(session or "")
+        try:
+            self.sessionOpened.emit(session or "")
+        finally:
+            self._opening = None
         self.systemPromptChanged.emit(self.system_prompt)
         return True
 
@@ -373,9 +376,10 @@ class ChatService(CompactNow, SessionBrowsing, SessionPrompts):
                             )
         except SessionBusy as exc:  # another window or `vak chat` runs a turn in it
             self.turnRefused.emit(str(exc))
-        except DamagedEntry as exc:  # a card or activity of another chat read for the plan
+        except DamagedEntry as exc:  # its chain (or a card it reads) changed outside Vak:
+            # the runner reads before it writes, so nothing is written to the damaged chat
             if started is None:
-                self.turnRefused.emit(f"The turn cannot be planned: {exc}")
+                self.turnRefused.emit(f"The turn cannot start: {exc}")
             else:
                 failed = TurnFinished(started.session, started.turn_id, "failed", usage, str(exc))
                 self.turnFinished.emit(failed)
