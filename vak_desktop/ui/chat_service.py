@@ -32,7 +32,7 @@ from vak_desktop.context.payloads import (
     Directive,
     Usage,
 )
-from vak_desktop.ledger import Ledger, SessionBusy
+from vak_desktop.ledger import DamagedEntry, Ledger, SessionBusy
 from vak_desktop.providers.base import ChatProvider, is_local
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import (
@@ -228,12 +228,21 @@ class ChatService(CompactNow, SessionBrowsing, SessionPrompts):
         return any([scheduler.cancel_model(model) for scheduler in self._schedulers])
 
     def open_session(self, session: str | None) -> bool:
-        """Show `session` (None: a new chat). Refused while a turn runs."""
+        """Show `session` (None: a new chat). Refused while a turn runs, and for a session
+        with an entry changed outside Vak: the notice names it, the shown chat stays, and
+        nothing is written to the damaged one (every later read of it would fail alike)."""
         if self.busy:
+            return False
+        damage = self._read_to_open(session) if session else ""
+        if damage:
+            self.notice.emit(damage)
             return False
         self._session = session
         self._forget_pending_prompt()
-        self.sessionOpened.emit(session or "")
+        try:
+            self.sessionOpened.emit(session or "")
+        finally:
+            self._opening = None
         self.systemPromptChanged.emit(self.system_prompt)
         return True
 
@@ -367,6 +376,13 @@ class ChatService(CompactNow, SessionBrowsing, SessionPrompts):
                             )
         except SessionBusy as exc:  # another window or `vak chat` runs a turn in it
             self.turnRefused.emit(str(exc))
+        except DamagedEntry as exc:  # its chain (or a card it reads) changed outside Vak:
+            # the runner reads before it writes, so nothing is written to the damaged chat
+            if started is None:
+                self.turnRefused.emit(f"The turn cannot start: {exc}")
+            else:
+                failed = TurnFinished(started.session, started.turn_id, "failed", usage, str(exc))
+                self.turnFinished.emit(failed)
         except asyncio.CancelledError:
             if started is not None:
                 stopped = TurnFinished(

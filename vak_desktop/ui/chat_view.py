@@ -36,6 +36,7 @@ from vak_desktop.context.payloads import (
     Usage,
 )
 from vak_desktop.context.planning.turns import Turn
+from vak_desktop.ledger import DamagedEntry
 from vak_desktop.runtime.events import (
     StepFinished,
     ToolCallRequested,
@@ -52,6 +53,7 @@ from vak_desktop.ui.chat_cards import ChatCards
 from vak_desktop.ui.chat_drops import ChatDrops
 from vak_desktop.ui.chat_service import ChatService, Transcript
 from vak_desktop.ui.message_widgets import AssistantMessage, UserMessage
+from vak_desktop.ui.session_browsing import damage_words
 from vak_desktop.ui.turn_words import answer_notice, closing_message
 
 RENDER_MS = 40  # Markdown of a streaming answer is rendered at most this often
@@ -114,7 +116,12 @@ class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
 
     def _open(self, session: str) -> None:
         if session and self._service is not None:
-            self.show_transcript(self._service.transcript(session))
+            try:
+                transcript = self._service.transcript(session)
+            except DamagedEntry as exc:  # changed by another program while it was shown
+                self.show_placeholder(damage_words(session, exc))
+                return
+            self.show_transcript(transcript)
         else:
             self.show_placeholder()
 
@@ -143,6 +150,7 @@ class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
         self.clear()
         label = QLabel(message)
         label.setObjectName("chatPlaceholder")
+        label.setWordWrap(True)
         label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         label.setStyleSheet(f"color: {theme.SUBTLE}; font-size: large; margin-top: 80px;")
         self._add(label)
@@ -347,7 +355,10 @@ class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
         self._answer = None
         if answer is None or self._service is None:
             return
-        transcript = self._service.transcript(event.session)
+        try:
+            transcript = self._service.transcript(event.session)
+        except DamagedEntry:  # the answer says how the turn ended; the next open says why
+            return
         turn = next((t for t in transcript.turns if t.turn_id == event.turn_id), None)
         if turn is None:
             return

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.ledger import Ledger
+from vak_desktop.ledger import DamagedEntry, Ledger
 from vak_desktop.runtime.sessions.search import SessionHit, search_sessions
 from vak_desktop.ui.chat_service import ChatService
 
@@ -39,6 +39,7 @@ SESSION_ID = Qt.ItemDataRole.UserRole
 TURN_ID = Qt.ItemDataRole.UserRole + 1
 UNTITLED = "Untitled"
 SEARCH_LIMIT = 30
+NO_HITS = "No chat mentions that."
 SEARCH_DELAY_MS = 120  # typing pauses this long before the cards are searched
 
 
@@ -131,7 +132,7 @@ class SessionList(QWidget):
         self.hits.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.hits.itemActivated.connect(self._hit_picked)
         self.hits.itemClicked.connect(self._hit_picked)
-        self.no_hits = QLabel("No chat mentions that.")
+        self.no_hits = QLabel(NO_HITS)
         self.no_hits.setObjectName("emptyNote")
         self.no_hits.setAccessibleName("No search results")
         self.no_hits.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
@@ -230,8 +231,8 @@ class SessionList(QWidget):
             self.list.blockSignals(blocked)
 
     def _picked(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
-        if item is not None:
-            self._service.open_session(item.data(SESSION_ID))
+        if item is not None and not self._service.open_session(item.data(SESSION_ID)):
+            self._select(self._service.session or "")  # refused (damaged): the shown one stays
 
     def _lock(self, busy: bool) -> None:
         for widget in (self.list, self.hits, self.new_chat, self.archived_toggle):
@@ -301,7 +302,13 @@ class SessionList(QWidget):
         if not text.strip():
             self.stack.setCurrentWidget(self.list)
             return
-        hits = search_sessions(self._ledger, text, limit=SEARCH_LIMIT)
+        try:
+            hits = search_sessions(self._ledger, text, limit=SEARCH_LIMIT)
+        except DamagedEntry as exc:  # a chat's card was changed outside Vak: say which
+            self.no_hits.setText(f"Search cannot read the chats: {exc}")
+            self.stack.setCurrentWidget(self.no_hits)
+            return
+        self.no_hits.setText(NO_HITS)
         self.hits.clear()
         for hit in hits:
             self._hit_item(hit)
