@@ -30,6 +30,7 @@ from vak_desktop.ui.composer import Composer
 from vak_desktop.ui.inspector import Inspection, InspectorDock
 from vak_desktop.ui.interchange_dialogs import ExportDialog, ImportDialog
 from vak_desktop.ui.model_picker import ModelPicker
+from vak_desktop.ui.notice_line import NoticeLine
 from vak_desktop.ui.onboarding import attach_model_tools
 from vak_desktop.ui.prompt_dialog import SystemPromptDialog
 from vak_desktop.ui.session_list import SessionList
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatView(service)  # it connects itself to the service's turn events
         self.chat.setAccessibleName("Conversation")
         self.composer = Composer(service)
+        self.notice_line = NoticeLine()  # the newest notice, whole (the status bar cuts it)
 
         pane = QWidget()
         pane.setObjectName("chatPane")
@@ -84,6 +86,7 @@ class MainWindow(QMainWindow):
         pane_layout.setSpacing(12)
         pane_layout.addWidget(self.picker)
         pane_layout.addWidget(self.chat, 1)
+        pane_layout.addWidget(self.notice_line)
         pane_layout.addWidget(self.composer)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -305,6 +308,7 @@ class MainWindow(QMainWindow):
 
     def _notice(self, message: str) -> None:
         self.status.showMessage(message, 10_000)
+        self.notice_line.show_notice(message)
 
     def _open(self, session: str) -> None:
         self.focused_turn = ""
