@@ -9,8 +9,11 @@ Runs what a user's first minute runs, on the bundle's own executables (DIST_DIR 
 3. With `--model` (or $VAK_SMOKE_MODEL): `vak-desktop --self-test --self-test-model FILE`, in
    which the app's own `start_engine` serves the GGUF file with the bundled llama.cpp engine
    (its child is the bundle's `vak --vak-embedded-engine CONFIG`), gets one answer and stops
-   it. It waits for any other model server on the machine to end first (never two at once)
-   and gives up after --wait seconds.
+   it. The engine it started is found by PID (a descendant of that self-test process whose
+   arguments hold the engine flag) and must be gone when the self-test ends. Before starting,
+   it waits for another Vak engine (a process with that flag, not its own) to end, giving up
+   after --wait seconds; other programs (`ollama serve`, anything named "llama") are not Vak's
+   engine and are not waited for.
 
 Prints one JSON line with what it checked and the timings; exits 1 naming the step that failed.
 Only the standard library is used.
@@ -21,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -61,31 +66,85 @@ def run(command: list[str], env: dict[str, str], timeout: float) -> str:
     return done.stdout
 
 
-def other_model_servers() -> list[str]:
-    """Command lines of running processes that look like a model server (as `pgrep -af llama`)."""
-    if not Path("/proc").is_dir():
-        return []
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if (
-            "llama" in cmdline.lower() or ENGINE_CHILD_FLAG in cmdline
-        ) and "smoke.py" not in cmdline:
-            found.append(f"{proc.name} {cmdline.strip()[:120]}")
+def processes() -> dict[int, tuple[int, list[str]]]:
+    """Every process this user can see: pid -> (parent pid, arguments). Linux reads /proc,
+    macOS and the BSDs `ps`; elsewhere (Windows) nothing, and the PID checks are skipped."""
+    table: dict[int, tuple[int, list[str]]] = {}
+    if Path("/proc/self/stat").is_file():
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                stat = (proc / "stat").read_text(errors="replace")
+                argv = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            parent = int(stat.rpartition(")")[2].split()[1])  # the field after the state
+            table[int(proc.name)] = (parent, [arg for arg in argv if arg])
+    elif shutil.which("ps"):
+        listing = subprocess.run(
+            ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "command="],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        for line in listing.splitlines():
+            pid, parent, *argv = line.split()
+            table[int(pid)] = (int(parent), argv)
+    return table
+
+
+def descendants(root: int, table: dict[int, tuple[int, list[str]]]) -> set[int]:
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, (parent, _) in table.items() if parent in frontier} - found
+        found |= frontier
     return found
 
 
-def wait_for_other_model_servers(wait_s: float) -> None:
+def engines(table: dict[int, tuple[int, list[str]]]) -> set[int]:
+    """The processes that are a Vak embedded engine: ENGINE_CHILD_FLAG is one of their
+    arguments (a name containing "llama" is not enough: `ollama serve` is not one)."""
+    return {pid for pid, (_, argv) in table.items() if ENGINE_CHILD_FLAG in argv[1:]}
+
+
+def wait_for_other_engines(wait_s: float) -> None:
     deadline = time.monotonic() + wait_s
-    while busy := other_model_servers():
+    while busy := engines(processes()) - {os.getpid()}:
         if time.monotonic() > deadline:
-            raise SmokeFailure(f"another model server is running: {busy}")
-        time.sleep(5)
+            raise SmokeFailure(f"another Vak engine is running: pid {sorted(busy)}")
+        time.sleep(2)
+
+
+def answer_with_model(window: Path, model: Path, env: dict[str, str], temp: Path) -> Any:
+    """`vak-desktop --self-test --self-test-model FILE`, watching for its own engine by PID."""
+    command = [str(window), "--self-test", "--self-test-model", str(model)]
+    out_path, err_path = temp / "model.out", temp / "model.err"
+    own: set[int] = set()
+    with out_path.open("w") as out, err_path.open("w") as err:
+        child = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        deadline = time.monotonic() + 600
+        while child.poll() is None:
+            table = processes()
+            own |= engines(table) & descendants(child.pid, table)
+            if time.monotonic() > deadline:
+                child.kill()
+                child.wait()
+                raise SmokeFailure("the self-test with a model took over 600 s")
+            time.sleep(0.5)
+    left = own & set(processes())
+    for pid in left:  # the app must stop its engine; never leave one running
+        os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+    if left:
+        raise SmokeFailure(f"the engine (pid {sorted(left)}) outlived the app")
+    if child.returncode != 0:
+        raise SmokeFailure(
+            f"{' '.join(command)} exited {child.returncode}: {err_path.read_text()[-2000:]}"
+        )
+    report = json.loads(out_path.read_text().strip().splitlines()[-1])
+    if not report["ok"]:
+        raise SmokeFailure(f"self-test with {model.name}: {report['missing']}")
+    return {"answer": report["checked"]["engine_answer"], "engine_pids": sorted(own)}
 
 
 def smoke(dist: Path, model: Path | None, wait_s: float) -> dict[str, Any]:
@@ -111,12 +170,8 @@ def smoke(dist: Path, model: Path | None, wait_s: float) -> dict[str, Any]:
         checked["ledger_verify"] = verify
 
         if model is not None:
-            wait_for_other_model_servers(wait_s)
-            command = [str(window), "--self-test", "--self-test-model", str(model)]
-            report = json.loads(run(command, env, 600).strip().splitlines()[-1])
-            if not report["ok"]:
-                raise SmokeFailure(f"self-test with {model.name}: {report['missing']}")
-            checked["engine_answer"] = report["checked"]["engine_answer"]
+            wait_for_other_engines(wait_s)
+            checked["engine_answer"] = answer_with_model(window, model, env, Path(temp))
         else:
             checked["engine_answer"] = "skipped: no --model (nor VAK_SMOKE_MODEL) given"
     return checked
@@ -126,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dist", type=Path, help="the folder holding the bundle's executables")
     parser.add_argument("--model", type=Path, default=os.environ.get("VAK_SMOKE_MODEL") or None)
-    parser.add_argument("--wait", type=float, default=600, help="for another model server (s)")
+    parser.add_argument("--wait", type=float, default=600, help="for another Vak engine (s)")
     args = parser.parse_args(argv)
     if args.model is not None and not args.model.is_file():
         print(f"smoke: no model file at {args.model}", file=sys.stderr)

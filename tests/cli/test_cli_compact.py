@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -101,13 +100,14 @@ def test_compact_with_json_streams_progress_events_then_the_result(
     assert events[-1]["packet_range"] == [packet.first_turn_id, packet.last_turn_id]
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals on this OS")
 def test_on_a_terminal_the_progress_line_is_rewritten_in_place(tmp_path: Path) -> None:
     """stderr a terminal: one line, redrawn (`\\r`, erase to end) as each call starts and
     every second while it runs, then a newline before the outcome."""
     data = tmp_path / "data"
     data.mkdir()
     session = imported_session(data)
-    primary, secondary = pty.openpty()
+    primary, secondary = os.openpty()
     try:
         with OllamaDouble(default_text=SUMMARY * 2, default_delay_per_chunk=0.08) as double:
             double.add_model(MODEL, trained_window=32_768)

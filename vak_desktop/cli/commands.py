@@ -12,7 +12,7 @@ from typing import Any
 
 from vak_desktop.cli.common import CliError, emit, open_ledger, unreachable_hint, with_provider
 from vak_desktop.context.codec import to_json_value
-from vak_desktop.ledger import DamagedEntry, LedgerError
+from vak_desktop.ledger import LEDGER_FILENAME, DamagedEntry, LedgerError, data_dir
 from vak_desktop.ledger.canonical import CanonicalFormError
 from vak_desktop.providers import (
     ChatProvider,
@@ -209,6 +209,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_ledger_verify(args: argparse.Namespace) -> int:
+    path = data_dir(args.data_dir) / LEDGER_FILENAME
+    if not path.is_file():  # opening it would create it (and its folders): verify only reads
+        raise CliError(f"no ledger at {path}: nothing to verify (is --data-dir right?)")
     ledger = open_ledger(args)
     report = ledger.verify()
     broken = report.first_broken

@@ -6,7 +6,9 @@ one app. A turn therefore holds `<ledger>.locks/<session>.lock` with an exclusiv
 whole run. flock locks belong to an open file, not a process, so two holders in one process
 conflict as well as two processes; the OS drops the lock when its holder dies (SIGKILL
 included), so a crash never leaves a session stuck. The holder's pid is written into the file so
-the refusal can say who holds it.
+the refusal can say who holds it (through lseek/read/write, which every OS has: os.pread and
+os.pwrite are Unix only). Windows' locks (msvcrt) are mandatory, so there the lock is on a byte
+past the pid, which stays readable.
 """
 
 from __future__ import annotations
@@ -18,10 +20,14 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+_LOCKED_BYTE = 64  # the pid is written before it
+
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
 
     def _try_lock(fd: int) -> bool:
+        # Windows locks are mandatory: lock one byte past the pid so others can still read it
+        os.lseek(fd, _LOCKED_BYTE, os.SEEK_SET)
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
         except OSError:
@@ -74,10 +80,15 @@ def hold_session(ledger_path: Path | None, session: str) -> Iterator[None]:
     fd = os.open(folder / f"{session}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         if not _try_lock(fd):
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            raise SessionBusy(session, holder)
+            raise SessionBusy(session, _read_at_start(fd, 32).decode("ascii", "replace").strip())
         os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        os.lseek(fd, 0, os.SEEK_SET)  # os.pread/os.pwrite exist on Unix only
+        os.write(fd, str(os.getpid()).encode())
         yield
     finally:
         os.close(fd)  # closing the file drops the lock
+
+
+def _read_at_start(fd: int, size: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    return os.read(fd, size)

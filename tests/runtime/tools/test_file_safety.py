@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import resource
 import time
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,19 @@ from vak_desktop.runtime.tools import ToolRegistry, file_tools
 from vak_desktop.runtime.tools.files import READ_LIMIT
 from vak_desktop.runtime.tools.registry import ToolContext, ToolOutput
 
+try:
+    import resource
+except ImportError:  # Windows: no getrusage
+    resource = None  # type: ignore[assignment]
+# Windows has no named pipes in the file system, nor getrusage: those tests skip there
+fifos = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this OS")
+
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     root = make_tree(tmp_path).root
-    os.mkfifo(root / "pipe")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(root / "pipe")
     return root
 
 
@@ -42,6 +49,7 @@ async def _bounded(work: Any) -> ToolOutput:
     return result
 
 
+@fifos
 async def test_read_refuses_a_fifo_by_name(
     tools: ToolRegistry, ledger: Ledger, session: str
 ) -> None:
@@ -51,6 +59,7 @@ async def test_read_refuses_a_fifo_by_name(
     assert ranged.is_error and "FIFO" in ranged.content
 
 
+@fifos
 async def test_grep_passes_over_a_fifo_and_says_so(
     tools: ToolRegistry, ledger: Ledger, session: str
 ) -> None:
@@ -78,6 +87,7 @@ def _one_line_file(path: Path, megabytes: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(resource is None, reason="no getrusage on this OS")
 async def test_a_line_range_of_a_huge_one_line_file_holds_the_cap(
     tools: ToolRegistry, ledger: Ledger, session: str, root: Path
 ) -> None:

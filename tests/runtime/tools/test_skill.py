@@ -100,3 +100,27 @@ def test_a_broken_skill_file_is_left_out_and_named(
 def test_no_skills_no_skill_tool(tmp_path: Path) -> None:
     assert "skill" not in default_tools(data_directory=tmp_path)
     assert "skill" not in default_tools()
+
+
+def test_front_matter_is_yaml_a_folded_description_included(tmp_path: Path) -> None:
+    """Issue 23: a valid YAML `description: >` block was refused (`expected key: value`)."""
+    _skill(
+        tmp_path,
+        "folded",
+        "---\nname: folded\ndescription: >\n  Write release notes\n  from merged changes.\n"
+        "tags: [notes, writing]  # a list, not text: ignored\n---\nbody\n",
+    )
+    [skill] = load_skills([tmp_path])
+    assert skill.description == "Write release notes from merged changes."
+
+
+@pytest.mark.allow_log_warnings
+def test_front_matter_that_is_not_yaml_is_named_with_its_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _skill(tmp_path, "broken", "---\nname: broken\ndescription: [unclosed\n---\nbody\n")
+    _skill(tmp_path, "listed", "---\n- just\n- a list\n---\nbody\n")
+    assert load_skills([tmp_path]) == ()
+    messages = " ".join(r.getMessage() for r in caplog.records)
+    assert f"{Path('broken', 'SKILL.md')}:3: the front matter is not valid YAML" in messages
+    assert f"{Path('listed', 'SKILL.md')}: the front matter must be `key: value` lines" in messages

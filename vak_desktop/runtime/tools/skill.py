@@ -1,7 +1,8 @@
 """Skills: instructions the model loads by name when it needs them (spec §5).
 
-A skill is a folder holding `SKILL.md`: a front matter block with its `name` and a one-line
-`description`, then the body. The user's skills live in `<data dir>/skills/<name>/SKILL.md`.
+A skill is a folder holding `SKILL.md`: a YAML front matter block (read with PyYAML's
+`safe_load`, so folded `description: >` blocks, quotes and comments all work) with its `name`
+and a `description`, then the body. The user's skills live in `<data dir>/skills/<name>/SKILL.md`.
 The system prompt lists every skill's name and description once (in the stable prefix, so the
 list is read when the tools are built and stays put for their lifetime); the `skill` tool reads
 a body from its file when it is asked for, never before, so a body is never inlined.
@@ -21,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
@@ -45,7 +48,7 @@ class Skill:
 
 
 def split_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
-    """The `key: value` lines between the opening and closing `---`, and the body after."""
+    """The YAML mapping between the opening and closing `---` (its text values), and the body."""
     lines = text.lstrip("\ufeff").splitlines()
     if not lines or lines[0].strip() != _FENCE:
         raise SkillFileError(f"{path}: does not open with a '---' front matter line")
@@ -53,14 +56,22 @@ def split_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() == _FENCE)
     except StopIteration:
         raise SkillFileError(f"{path}: the front matter has no closing '---'") from None
-    fields: dict[str, str] = {}
-    for number, line in enumerate(lines[1:end], start=2):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        key, sep, value = line.partition(":")
-        if not sep:
-            raise SkillFileError(f"{path}:{number}: expected `key: value`, got {line!r}")
-        fields[key.strip().lower()] = value.strip().strip("\"'")
+    try:
+        loaded = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f":{where.line + 2}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or exc
+        raise SkillFileError(f"{path}{at}: the front matter is not valid YAML: {problem}") from None
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        raise SkillFileError(f"{path}: the front matter must be `key: value` lines")
+    fields = {
+        str(key).strip().lower(): "" if value is None else str(value).strip()
+        for key, value in loaded.items()
+        if isinstance(value, str | int | float | None)
+    }
     return fields, "\n".join(lines[end + 1 :]).strip("\n")
 
 

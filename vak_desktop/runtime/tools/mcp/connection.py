@@ -23,10 +23,10 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import IO, Any
 
+import httpx2
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's timeouts, our headers
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CONNECTION_CLOSED,
@@ -36,7 +36,7 @@ from mcp.types import (
     PaginatedRequestParams,
 )
 
-from vak_desktop.providers.client import app_headers, app_version
+from vak_desktop.providers.client import app_headers, app_version, trust_context
 from vak_desktop.runtime.settings import McpServer
 from vak_desktop.runtime.tools.mcp.errors import McpCallFailed, McpUnavailable, RemoteTool
 
@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 
 CLIENT_INFO = Implementation(name="vak-desktop", version=app_version())
 STDERR_TAIL = 600  # characters of a stdio server's stderr quoted when it fails
+# the SDK's own client timeouts: 30 s to connect, write or wait for the pool; 300 s between two
+# reads, since a server may hold an event stream open
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 CLOSE_WAIT = 10.0  # the SDK bounds its own stdio shutdown at about 6 s (close stdin, TERM, KILL)
 
 
@@ -321,13 +324,20 @@ async def _list_all(session: ClientSession) -> tuple[RemoteTool, ...]:
 
 @contextlib.asynccontextmanager
 async def _http_transport(url: str) -> AsyncIterator[Any]:
-    """The SDK's streamable HTTP transport on a client that sends the app's User-Agent (the SDK
-    builds its own httpx2 client otherwise; a client passed in is ours to close)."""
+    """The SDK's streamable HTTP transport on a client that sends the app's User-Agent and
+    trusts the app's one trust store (the SDK builds its own httpx2 client otherwise; a client
+    passed in is ours to close)."""
     async with (
-        create_mcp_http_client(headers=app_headers()) as client,
+        mcp_http_client() as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams
+
+
+def mcp_http_client() -> httpx2.AsyncClient:
+    """The HTTP client of MCP's streamable HTTP transport: the SDK's timeouts, redirects left to
+    the transport (it follows them within the server's origin), the app's headers and trust."""
+    return httpx2.AsyncClient(headers=app_headers(), timeout=HTTP_TIMEOUT, verify=trust_context())
 
 
 def _leaves(exc: BaseException) -> Iterator[BaseException]:
