@@ -56,10 +56,14 @@ screenshots: $(STAMP)
 
 # The one-folder PyInstaller bundle (dist/vak-desktop/, with the embedded engine), then the
 # installer of the OS this runs on (packaging/build-installer.sh); on Linux a .deb and a
-# .tar.gz whose unpacked apps must pass --self-test. `make bundle` stops after PyInstaller.
+# .tar.gz whose unpacked apps must pass --self-test. `make bundle` stops after PyInstaller (and,
+# on Linux, the removal of libraries no NEEDED chain reaches, then --self-test: elf.py prune);
+# it writes THIRD-PARTY-NOTICES.txt anew from the installed distributions first.
 bundle: $(STAMP)
 	$(BIN)/python -c 'import xllamacpp, PyInstaller' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,embedded,package]'
+	$(BIN)/python tools/third_party_notices.py
 	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build/pyinstaller packaging/vak-desktop.spec
+	if [ "$$(uname -s)" = Linux ]; then $(BIN)/python packaging/linux/elf.py prune dist/vak-desktop; fi
 
 package: bundle
 	PYTHON=$(BIN)/python packaging/build-installer.sh

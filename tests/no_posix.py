@@ -38,7 +38,7 @@ HIDDEN: dict[str, frozenset[str]] = {
         sysconf pathconf fpathconf confstr openpty ttyname ctermid wait3 wait4 WNOHANG
         posix_spawn posix_spawnp posix_fadvise posix_fallocate sched_getaffinity
         sched_setaffinity sendfile pipe2 O_NOFOLLOW O_DIRECTORY O_CLOEXEC O_NONBLOCK O_NOCTTY
-        O_SYNC O_DSYNC O_ASYNC register_at_fork"""
+        O_SYNC O_DSYNC O_ASYNC O_PATH register_at_fork fwalk"""
     ),
     "signal": _names(
         """SIGKILL SIGSTOP SIGCONT SIGHUP SIGQUIT SIGALRM SIGUSR1 SIGUSR2 SIGCHLD SIGPIPE SIGTSTP
@@ -48,7 +48,9 @@ HIDDEN: dict[str, frozenset[str]] = {
         SIG_BLOCK SIG_UNBLOCK SIG_SETMASK"""
     ),
 }
-POSIX_MODULES = _names("fcntl termios tty pty pwd grp resource posix syslog crypt spwd nis readline")
+POSIX_MODULES = _names(
+    "fcntl termios tty pty pwd grp resource posix syslog crypt spwd nis readline"
+)
 # module -> the POSIX-only modules or names it uses inside its own platform branch
 PLATFORM_BRANCHES: dict[str, frozenset[str]] = {
     "vak_desktop.ledger.writers": frozenset({"fcntl"}),

@@ -4,9 +4,14 @@
 #   dist/vak-desktop_VERSION_amd64.deb        /opt/vak-desktop, /usr/bin/{vak-desktop,vak},
 #                                             the desktop entry, icons and AppStream metadata;
 #                                             Depends: the X11/xcb libraries Qt's xcb plugin
-#                                             needs (vak_desktop/ui/platform_check.py)
-#   dist/vak-desktop-VERSION-linux-x86_64.tar.gz  the same files under vak-desktop-VERSION/
+#                                             needs (vak_desktop/ui/platform_check.py) and
+#                                             libc6 (>= the newest GLIBC_x.y the bundle's files
+#                                             need, read by packaging/linux/elf.py glibc)
+#   dist/vak-desktop-VERSION-linux-x86_64.tar.gz  the same files under vak-desktop-VERSION/,
+#                                             with install.sh / uninstall.sh for the menu entry
 #
+# LICENSE and THIRD-PARTY-NOTICES.txt: at the bundle's top, and in the .deb also as
+# /usr/share/doc/vak-desktop/copyright. The sizes and the compressors' times are printed.
 # Then each artefact is unpacked into a temporary folder and its `vak-desktop --self-test`
 # must pass. PYTHON: a Python with the project installed (for the Depends list).
 set -euo pipefail
@@ -32,6 +37,10 @@ lay_out() {
     ln -s "$prefix/vak" "$top/usr/bin/vak"
     install -m 644 "resources/linux/$id.desktop" "$top/usr/share/applications/$id.desktop"
     install -m 644 "resources/linux/$id.metainfo.xml" "$top/usr/share/metainfo/$id.metainfo.xml"
+    sed -i "s/<release version=\"[^\"]*\"/<release version=\"$version\"/" \
+        "$top/usr/share/metainfo/$id.metainfo.xml"  # the version is pyproject.toml's
+    install -D -m 644 LICENSE "$top/usr/share/doc/vak-desktop/copyright"
+    install -m 644 THIRD-PARTY-NOTICES.txt "$top/usr/share/doc/vak-desktop/THIRD-PARTY-NOTICES.txt"
     for size in 16 24 32 48 64 128 256 512; do
         install -D -m 644 "resources/icons/vak-desktop-$size.png" \
             "$top/usr/share/icons/hicolor/${size}x${size}/apps/$id.png"
@@ -42,6 +51,8 @@ lay_out() {
 deb_root="$stage/deb"
 lay_out "$deb_root" /opt/vak-desktop
 depends="$("$PYTHON" -c 'from vak_desktop.ui.platform_check import debian_packages; print(", ".join(debian_packages()))')"
+glibc="$("$PYTHON" packaging/linux/elf.py glibc "$bundle")"
+depends="libc6 (>= $glibc), $depends"
 mkdir -p "$deb_root/DEBIAN"
 cat > "$deb_root/DEBIAN/control" <<CONTROL
 Package: vak-desktop
@@ -61,7 +72,9 @@ Description: chat with local language models, measured and never silently cut
  request is planned from the ledger against the model's measured capacity.
 CONTROL
 deb="dist/vak-desktop_${version}_${arch}.deb"
+started=$("$PYTHON" -c "import time; print(time.time())")
 dpkg-deb --root-owner-group -Zxz --build "$deb_root" "$deb" >/dev/null
+deb_s=$("$PYTHON" -c "import time; print(round(time.time() - $started, 1))")
 
 # -- .tar.gz (the same tree, relative: unpack anywhere, run vak-desktop-VERSION/vak-desktop)
 tar_top="$stage/tar/vak-desktop-$version"
@@ -69,8 +82,13 @@ mkdir -p "$tar_top"
 cp -a "$bundle/." "$tar_top/"
 mkdir -p "$tar_top/share"
 cp -a "$deb_root/usr/share/." "$tar_top/share/"
+install -m 755 packaging/linux/install.sh "$tar_top/install.sh"
+ln -s install.sh "$tar_top/uninstall.sh"
 tarball="dist/vak-desktop-$version-linux-$machine.tar.gz"
-tar -C "$stage/tar" -czf "$tarball" "vak-desktop-$version"
+started=$("$PYTHON" -c "import time; print(time.time())")
+if command -v pigz >/dev/null 2>&1; then gzip_=(pigz -6); else gzip_=(gzip -6); fi
+tar -C "$stage/tar" -cf - "vak-desktop-$version" | "${gzip_[@]}" >"$tarball"
+tar_s=$("$PYTHON" -c "import time; print(round(time.time() - $started, 1))")
 
 # -- each artefact, unpacked, passes its self-test
 check="$stage/check"
@@ -86,3 +104,7 @@ for app in "$check/deb/opt/vak-desktop/vak-desktop" "$check/tar/vak-desktop-$ver
     echo "self-test passed: ${app#"$check/"}: $(cat "$check/report.json")"
 done
 ls -l "$deb" "$tarball"
+mib() { "$PYTHON" -c "print(f'{$1 / 1048576:.2f}')"; }
+echo "size: one-dir $(mib "$(du -sb "$bundle" | cut -f1)") MiB (goal <= 171.66 MiB = 180 MB)," \
+    "deb $(mib "$(stat -c %s "$deb")") MiB, tar.gz $(mib "$(stat -c %s "$tarball")") MiB (goal <= 76.29 MiB = 80 MB)"
+echo "compressors: deb (xz) ${deb_s} s, tar.gz (${gzip_[0]}) ${tar_s} s; Depends: libc6 (>= $glibc)"

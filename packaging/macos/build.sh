@@ -16,11 +16,17 @@ version="$("$app/Contents/MacOS/vak" --version | awk '{print $2}')"
 dmg="dist/vak-desktop-$version-macos-$(uname -m).dmg"
 
 if [ -n "${MACOS_SIGNING_IDENTITY:-}" ]; then
+    # inside out, without --deep (Apple: it signs everything alike and hides what is missed):
+    # every library and plug-in in the bundle, then the executables, then the app itself
     echo "signing $app as $MACOS_SIGNING_IDENTITY"
-    codesign --force --deep --options runtime --timestamp \
-        --entitlements packaging/macos/entitlements.plist \
-        --sign "$MACOS_SIGNING_IDENTITY" "$app"
-    codesign --verify --deep --strict --verbose=2 "$app"
+    sign() { codesign --force --options runtime --timestamp --sign "$MACOS_SIGNING_IDENTITY" "$@"; }
+    find "$app/Contents" -type f \( -name '*.dylib' -o -name '*.so' \) -print0 |
+        while IFS= read -r -d '' library; do sign "$library"; done
+    find "$app/Contents/Frameworks" -type d -name '*.framework' -prune -print0 2>/dev/null |
+        while IFS= read -r -d '' framework; do sign "$framework"; done
+    sign --entitlements packaging/macos/entitlements.plist "$app/Contents/MacOS/vak-desktop"
+    sign --entitlements packaging/macos/entitlements.plist "$app"
+    codesign --verify --strict --verbose=2 "$app"
 else
     echo "codesign skipped: MACOS_SIGNING_IDENTITY is not set (the app keeps PyInstaller's ad-hoc signature)"
 fi
@@ -30,7 +36,15 @@ trap 'rm -rf "$stage"' EXIT
 cp -R "$app" "$stage/"
 ln -s /Applications "$stage/Applications"
 rm -f "$dmg"
-hdiutil create -volname "Vak $version" -srcfolder "$stage" -fs HFS+ -format UDZO -ov "$dmg"
+# hosted runners often fail with "hdiutil: create failed - Resource busy": retry, 5 times
+for attempt in 1 2 3 4 5; do
+    if hdiutil create -volname "Vak $version" -srcfolder "$stage" -fs HFS+ -format UDZO -ov "$dmg"; then
+        break
+    fi
+    [ "$attempt" -lt 5 ] || { echo "hdiutil failed 5 times" >&2; exit 1; }
+    echo "hdiutil failed (attempt $attempt), retrying in $((attempt * 5)) s" >&2
+    sleep $((attempt * 5))
+done
 
 if [ -n "${MACOS_SIGNING_IDENTITY:-}" ]; then
     codesign --force --timestamp --sign "$MACOS_SIGNING_IDENTITY" "$dmg"
@@ -46,4 +60,5 @@ else
 fi
 
 QT_QPA_PLATFORM=offscreen "$app/Contents/MacOS/vak-desktop" --self-test
+echo "minimum macOS: $(/usr/libexec/PlistBuddy -c 'Print :LSMinimumSystemVersion' "$app/Contents/Info.plist"), $(uname -m)"
 ls -l "$dmg"

@@ -1,9 +1,12 @@
 ; Inno Setup 6 script: the Windows installer for the one-folder bundle dist\vak-desktop\.
 ; Built by packaging/windows/build.sh (`make package` on Windows):
-;   iscc /DAppVersion=0.1.0 /DSourceDir=...\dist\vak-desktop /DOutputDir=...\dist vak-desktop.iss
+;   iscc /DAppVersion=VERSION /DSourceDir=...\dist\vak-desktop /DOutputDir=...\dist vak-desktop.iss
 ; Per-user install by default (no administrator needed; the dialog offers all users), a
 ; Start-menu entry, an optional desktop icon, `vak` on the user's PATH as an option, and an
-; uninstaller (Settings > Apps) that removes the program but never the user's ledger or logs.
+; uninstaller (Settings > Apps) that removes what the installer added (the program, its
+; shortcuts, and its folder from the user's PATH) but never the user's ledger or logs. The
+; wizard shows LICENSE; LICENSE and THIRD-PARTY-NOTICES.txt are installed with the program.
+; AppVersion is the bundle's `vak --version`, which is pyproject.toml's version.
 
 #ifndef AppVersion
   #define AppVersion "0.0.0"
@@ -38,6 +41,7 @@ Compression=lzma2/max
 SolidCompression=yes
 WizardStyle=modern
 ChangesEnvironment=yes
+LicenseFile=..\..\LICENSE
 
 [Languages]
 Name: "english"; MessagesFile: "compiler:Default.isl"
@@ -76,4 +80,29 @@ begin
     exit;
   end;
   Result := Pos(';' + Uppercase(Dir) + ';', ';' + Uppercase(Path) + ';') = 0;
+end;
+
+// Uninstalling removes {app} from the user's PATH (the [Registry] line above only adds it).
+procedure RemoveFromPath(Dir: string);
+var
+  Path, Upper, Entry: string;
+  At: Integer;
+begin
+  if not RegQueryStringValue(HKEY_CURRENT_USER, 'Environment', 'Path', Path) then
+    exit;
+  Entry := ';' + Uppercase(Dir);
+  Upper := ';' + Uppercase(Path) + ';';
+  At := Pos(Entry + ';', Upper);
+  if At = 0 then
+    exit;
+  Path := ';' + Path + ';';
+  Delete(Path, At, Length(Entry));
+  Path := Copy(Path, 2, Length(Path) - 2);
+  RegWriteExpandStringValue(HKEY_CURRENT_USER, 'Environment', 'Path', Path);
+end;
+
+procedure CurUninstallStepChanged(CurUninstallStep: TUninstallStep);
+begin
+  if CurUninstallStep = usPostUninstall then
+    RemoveFromPath(ExpandConstant('{app}'));
 end;
