@@ -13,6 +13,12 @@ case "$(basename "$0")" in
 uninstall.sh)
     rm -f "$desktop" "$data/metainfo/$id.metainfo.xml"
     for icon in "$data"/icons/hicolor/*/apps/"$id".png; do rm -f "$icon"; done
+    cache="$data/icons/hicolor/icon-theme.cache"
+    if [ -z "$(find "$data/icons/hicolor" -type f -name '*.png' 2>/dev/null | head -n 1)" ]; then
+        rm -f "$cache"  # the index install.sh made, of icons now gone
+    elif [ -f "$cache" ] && command -v gtk-update-icon-cache >/dev/null 2>&1; then
+        gtk-update-icon-cache -q -t "$data/icons/hicolor" || true
+    fi
     for name in vak-desktop vak; do
         [ "$(readlink "$bin/$name" 2>/dev/null)" = "$here/$name" ] && rm -f "$bin/$name"
     done

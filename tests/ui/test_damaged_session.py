@@ -14,11 +14,12 @@ from PySide6.QtWidgets import QListWidget
 
 from tests.context.sessions import SessionBuilder, TurnScript
 from tests.doubles.ollama_server import OllamaDouble, Reply
+from tests.shots import shots_dir
 from tests.ui.harness import open_harness, until
 from vak_desktop.context.payloads import AssistantStep, TurnCard
 from vak_desktop.ledger import Ledger
 
-SCREENSHOT = Path("/tmp/vak-damaged-session.png")
+SCREENSHOT = shots_dir("damaged") / "vak-damaged-session.png"
 
 
 def _tamper(ledger_path: Path, seq: int, change: str) -> None:

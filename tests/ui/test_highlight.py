@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtWidgets import QApplication
 
+from tests.shots import shots_dir
 from vak_desktop.ui.markdown import MarkdownPane, markdown_html, palette_colors
 from vak_desktop.ui.theme import apply_theme
 
 SOURCE = 'Here:\n\n```python\ndef f(x: int) -> str:\n    return "<%d>" % x  # done\n```\n'
-SHOTS = Path("/tmp/dsk")
-SHOTS.mkdir(exist_ok=True)
+SHOTS = shots_dir("dsk")
 
 
 def _colors(qapp: QApplication, theme: str) -> dict[str, str]:

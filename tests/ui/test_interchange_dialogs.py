@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.doubles.ollama_server import OllamaDouble
+from tests.shots import shots_dir
 from tests.ui.harness import open_harness, until
 
 FIXTURES = Path(__file__).parents[1] / "runtime" / "sessions" / "fixtures"
-SHOTS = Path("/tmp/dsk")
-SHOTS.mkdir(exist_ok=True)
+SHOTS = shots_dir("dsk")
 
 
 async def test_importing_a_chatgpt_export_shows_progress_and_what_was_skipped(

@@ -13,11 +13,11 @@ import pytest
 from PySide6.QtWidgets import QPushButton, QWidget
 
 from tests.doubles.ollama_server import OllamaDouble, Reply
+from tests.shots import shots_dir
 from tests.ui.harness import open_harness, until
 from vak_desktop.ui.main_window import DEFAULT_SIZE, MIN_CHAT_WIDTH
 
-SHOTS = Path("/tmp/dsk")
-SHOTS.mkdir(exist_ok=True)
+SHOTS = shots_dir("dsk")
 
 
 @pytest.fixture(autouse=True)

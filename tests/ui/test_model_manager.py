@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from tests.doubles.ollama_server import OllamaDouble
+from tests.shots import shots_dir
 from tests.ui.harness import until
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import open_provider
@@ -27,8 +28,7 @@ from vak_desktop.ui.models_controller import ModelsController
 from vak_desktop.ui.settings_dialog import SettingsController
 
 PULLABLE = "qwen2.5:0.5b"
-SHOTS = Path("/tmp/shots_uimodels")
-SHOTS.mkdir(exist_ok=True)
+SHOTS = shots_dir("shots_uimodels")
 LEFT = Qt.MouseButton.LeftButton
 
 

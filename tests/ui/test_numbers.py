@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.doubles.ollama_server import OllamaDouble, Reply
+from tests.shots import shots_dir
 from tests.ui.harness import Harness, open_harness, until
 from vak_desktop.context.capacity.profile import usable_horizon
 
@@ -66,7 +67,7 @@ async def test_a_probe_shows_while_it_runs_and_its_horizon_reaches_the_bar_the_m
             await until(lambda: window.status.probe_status.isVisible(), what="the probe line")
             assert window.status.probe_status.text() == f"measuring {MODEL}… rung 1"
             assert window.status.probe_pause.isVisible()
-            window.grab().save(str(Path("/tmp/dsk") / "probe_running.png"))
+            window.grab().save(str(shots_dir("dsk") / "probe_running.png"))
             await until(
                 lambda: not window.status.probe_status.isVisible(), what="the end", within=20
             )

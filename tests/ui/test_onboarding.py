@@ -13,14 +13,14 @@ import pytest
 
 from tests.context.sessions import SessionBuilder, TurnScript
 from tests.doubles.ollama_server import OllamaDouble
+from tests.shots import shots_dir
 from tests.ui.harness import open_harness, until
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.providers.models import SUGGESTED_MODEL
 from vak_desktop.ui.chat_service import CHECKING
 from vak_desktop.ui.onboarding import install_steps
 
-SHOTS = Path("/tmp/shots_uimodels")
-SHOTS.mkdir(exist_ok=True)
+SHOTS = shots_dir("shots_uimodels")
 
 
 @pytest.fixture(autouse=True)

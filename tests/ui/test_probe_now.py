@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt
 
 from tests.doubles.ollama_server import OllamaDouble
 from tests.runtime.probe_doubles import is_probe_body
+from tests.shots import shots_dir
 from tests.ui.harness import open_harness, until
 from vak_desktop.context.capacity.probe_history import PROBE_REQUEST, PROBE_TOOL
 from vak_desktop.runtime import default_tools
@@ -25,8 +26,7 @@ from vak_desktop.runtime.tools import tool_surface
 
 MODEL = "qwen2.5-coder:0.5b"
 PROMPT = "You are Vak, a terse assistant for one person's files. Answer in one line."
-SHOTS = Path("/tmp/shots_probe_now")
-SHOTS.mkdir(exist_ok=True)
+SHOTS = shots_dir("shots_probe_now")
 
 
 @pytest.fixture(autouse=True)

@@ -25,6 +25,7 @@ import pytest
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.doubles.openai_server import OpenAIDouble
 from tests.runtime.test_shared_services import MemoryKeyring
+from tests.shots import shots_dir
 from tests.ui.harness import until
 from vak_desktop.context.payloads import Directive, Receipt
 from vak_desktop.ledger import Ledger
@@ -37,7 +38,7 @@ from vak_desktop.ui import ChatService, MainWindow
 from vak_desktop.ui.providers_controller import ProvidersController
 from vak_desktop.ui.settings_controller import SettingsController
 
-SHOTS = Path("/tmp/shots_provwin")
+SHOTS = shots_dir("shots_provwin")
 KEY = "sk-test-provwin-0123456789"
 HOSTED_MODEL = "gpt-4o-mini"
 FIRST = "Tell me about sourdough starter hydration"

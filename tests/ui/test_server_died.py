@@ -12,6 +12,7 @@ import pytest
 
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.runtime.mcp_servers import free_port
+from tests.shots import shots_dir
 from tests.ui.harness import open_harness, until
 
 ANSWER = "The first words arrive, and then the server goes away " * 8
@@ -45,7 +46,7 @@ async def test_a_server_that_dies_mid_answer_is_said_plainly_and_the_window_keep
                 await until(
                     lambda: "not reachable" in window.host_status.text(), what="the status bar"
                 )
-                window.grab().save(str(Path("/tmp/dsk") / "server_died.png"))
+                window.grab().save(str(shots_dir("dsk") / "server_died.png"))
                 text = harness.chat_text()
                 assert harness.finished[0].outcome == "failed"
                 assert "stopped answering" in text and "kept" in text, text

@@ -13,11 +13,12 @@ import shiboken6
 from PySide6.QtWidgets import QApplication
 
 from tests.doubles.keyring import MemoryKeyring
+from tests.shots import shots_dir
 from vak_desktop.runtime.settings import HostedProvider, McpServer, Settings, load_settings
 from vak_desktop.ui import theme
 from vak_desktop.ui.settings_dialog import SettingsController, SettingsDialog
 
-SHOTS = Path("/tmp/shots_uimodels")
+SHOTS = shots_dir("shots_uimodels")
 SECRET = "sk-test-7f3a9c1e5b"
 
 
@@ -227,7 +228,7 @@ def test_without_a_keyring_the_dialog_says_so_and_saves_with_keys_from_the_envir
         assert "$OPENAI_API_KEY (not set)" in gpt.placeholderText()
         dialog.tabs.setCurrentIndex(3)
         dialog.show()
-        dialog.grab().save(str(Path("/tmp/dsk") / "settings_no_keyring.png"))
+        dialog.grab().save(str(shots_dir("dsk") / "settings_no_keyring.png"))
         assert dialog.save()  # nothing to store: Save is not refused
         assert "sk-ant-env-only" not in path.read_text(encoding="utf-8")
     finally:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.doubles.ollama_server import OllamaDouble
+from tests.shots import shots_dir
 from tests.ui.harness import Harness, open_harness, until
 from vak_desktop.context.payloads import Activity, Receipt
 from vak_desktop.runtime.sessions.system_prompts import SYSTEM_PROMPT_SET, PresetStore
@@ -97,7 +98,7 @@ async def test_presets_are_created_edited_picked_and_a_default_starts_new_chats(
         store = PresetStore.open(ledger_path.parent)
         assert store.names() == ["Terse"] and store.default == "Terse"
         assert store.default_text("") == TERSE + " Never apologise."
-        dialog.grab().save(str(Path("/tmp/dsk") / "preset_editor.png"))
+        dialog.grab().save(str(shots_dir("dsk") / "preset_editor.png"))
         dialog.reject()
 
         service.new_session()
