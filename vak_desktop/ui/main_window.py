@@ -307,8 +307,8 @@ class MainWindow(QMainWindow):
             self.status.show_binding(binding)
 
     def _notice(self, message: str) -> None:
-        self.status.showMessage(message, 10_000)
         self.notice_line.show_notice(message)
+        self.status.show_whole(message)  # never a cut copy: whole, or nothing
 
     def _open(self, session: str) -> None:
         self.focused_turn = ""
