@@ -18,8 +18,8 @@ from vak_desktop.context.capacity.feedback import OUTPUT_LIMIT
 from vak_desktop.context.capacity.profile import DEFAULT_OUTPUT_RESERVE, metadata_profile
 from vak_desktop.context.payloads import Activity, AssistantStep, Timings, Usage
 from vak_desktop.context.request import ChatRequest
-from vak_desktop.providers.base import Done
 from vak_desktop.ledger import Ledger
+from vak_desktop.providers.base import Done
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
 from vak_desktop.runtime import ModelBinding, TurnRunner, bind_model, default_tools
