@@ -126,6 +126,7 @@ class MarkdownPane(QTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("markdownPane")
+        self.setAccessibleName("Message text")
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)

@@ -349,8 +349,13 @@ QPlainTextEdit#composer {{
     background: {p.BASE}; border: 1px solid {p.BORDER}; border-radius: 8px; padding: 6px;
     color: {p.TEXT};
 }}
-QPlainTextEdit#composer:focus, QLineEdit:focus, QComboBox:focus {{
-    border: 1px solid {p.ACCENT};
+QPlainTextEdit#composer:focus, QLineEdit:focus, QComboBox:focus, QListWidget:focus,
+QTableWidget:focus {{
+    border: 2px solid {p.ACCENT_TEXT};
+}}
+QPushButton:focus, QToolButton:focus {{ border: 2px solid {p.ACCENT_TEXT}; }}
+QComboBox:disabled, QLineEdit:disabled {{
+    color: {p.DISABLED_TEXT}; background: {p.DISABLED_BACKGROUND}; border-style: dashed;
 }}
 QLineEdit, QComboBox, QPlainTextEdit {{
     background: {p.BASE}; color: {p.TEXT}; border: 1px solid {p.BORDER}; border-radius: 6px;
@@ -395,6 +400,7 @@ QPushButton#sendButton, QPushButton#primaryButton {{
     background: {p.ACCENT}; color: white; border: 1px solid {p.ACCENT}; font-weight: bold;
 }}
 QPushButton#sendButton:hover, QPushButton#primaryButton:hover {{ background: {p.ACCENT_HOVER}; }}
+QPushButton#sendButton:focus, QPushButton#primaryButton:focus {{ border: 2px solid {p.TEXT}; }}
 QPushButton#sendButton:disabled, QPushButton#primaryButton:disabled {{
     background: {p.DISABLED_BACKGROUND}; border-color: {p.BORDER}; color: {p.DISABLED_TEXT};
 }}
