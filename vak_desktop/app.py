@@ -118,7 +118,9 @@ async def _open_window(
     closed: asyncio.Future[None],
     on_shown: Callable[[MainWindow], None] | None,
 ) -> None:
-    settings = settings or SettingsController(settings_path(args.data_dir))
+    settings = settings or SettingsController(
+        settings_path(args.data_dir), host_override=args.host or None
+    )
     ledger = Ledger.open(data_dir(args.data_dir) / LEDGER_FILENAME)
     try:
         async with http_client() as client:
@@ -191,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setQuitOnLastWindowClosed(False)
     if args.self_test:
         return run_self_test(app, run_window, log_file, args.self_test_model)
-    settings = SettingsController(settings_path(args.data_dir))
+    settings = SettingsController(settings_path(args.data_dir), host_override=args.host or None)
     apply_theme(app, settings.settings.theme)
     with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:
         runner.run(run_window(app, args, settings))

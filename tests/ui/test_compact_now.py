@@ -120,7 +120,7 @@ async def test_stop_cancels_compact_now_and_writes_nothing(
         harness.window.compact_action.trigger()
         await until(lambda: status.compact_stop.isVisible(), what="the Stop button")
         harness.window.compact_action.trigger()  # a second one is refused while it writes
-        assert "Already compacting" in status.currentMessage()
+        assert "Already compacting" in harness.window.notice_line.text.text()  # whole there
         status.compact_stop.click()
         await until(lambda: not harness.service.compacting, what="the compaction to stop")
         assert not status.compact_status.isVisible()

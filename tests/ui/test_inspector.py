@@ -265,3 +265,41 @@ async def test_the_plan_preview_of_a_long_chat_names_the_packet_range_it_covers(
         gauge = window.inspection.gauge
         assert gauge is not None and not gauge.measured and gauge.packet == len(packeted)
         assert window.status.gauge_label.text().startswith("≈")
+
+
+async def test_the_request_tab_matches_the_receipt_after_the_model_is_measured(
+    small_double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    """Turn 1 goes out before any probe (the full surface); the probe then measures a small
+    model, so turn 2 sends the compact surface. The Request tab rebuilds each turn exactly as
+    it went out and says it matches the receipt (#25 item 1)."""
+    async with open_harness(qtbot, ledger_path, small_double.url) as harness:
+        window = harness.window
+        await _bound(harness)
+        small_double.enqueue(Reply(text="The first answer."), Reply(text="The second answer."))
+        await _send(harness, "Say something", 1)
+        async with httpx.AsyncClient() as client:
+            provider = open_provider("ollama", client, small_double.url)
+            record = await run_probe(provider, MODEL, nonce="ui")
+        harness.ledger.profiles().record(record.profile, record.activity)
+        await _send(harness, "Say something else", 2)
+        session = harness.service.session
+        assert session is not None
+        bodies = [
+            b
+            for b in small_double.chat_bodies()
+            if not b["messages"][0]["content"].startswith("[probe")  # the probe's own
+        ]
+        first, second = bodies[-2]["messages"][0], bodies[-1]["messages"][0]
+        assert first["content"] != second["content"], "the probe changed the surface"
+        window.toggle_inspector(True)
+        window.inspector.show_panel("Request")
+        panel = window.inspector.request
+        for turn, body in zip(harness.service.turns(session), bodies[-2:], strict=True):
+            window.inspector.select_turn(turn.turn_id)
+            sent = panel.sent
+            assert sent is not None and sent.matches, panel.status.text()
+            assert panel.status.text().startswith("✓ Rebuilt from the ledger; matches the receipt")
+            assert sent.request.messages[0].content == body["messages"][0]["content"]
+        window.resize(1500, 900)
+        harness.screenshot("request-after-probe")

@@ -3,6 +3,7 @@ chat can add a folder of its own (menu or drop), recorded in its ledger."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ async def test_a_new_host_and_new_folders_apply_at_once(
     folder.mkdir()
     with OllamaDouble() as other:
         other.add_model("gemma3:1b")
+        other.add_model("llama3.2")
         async with open_harness(qtbot, ledger_path, double.url) as harness:
             window, service = harness.window, harness.service
             settings = window.tools.settings
@@ -51,11 +53,17 @@ async def test_a_new_host_and_new_folders_apply_at_once(
                     assert "mcp" in service.tools and "read" in service.tools
                     assert window.inspection.tools is service.tools
 
+                    notices: list[str] = []
+                    service.notice.connect(notices.append)
                     live.apply(settings.settings.replace(ollama_host=other.url))
-                    await until(lambda: service.models == ["gemma3:1b"], what="the new host")
-                    assert service.host == other.url and service.model == "gemma3:1b"
+                    await until(lambda: "gemma3:1b" in service.models, what="the new host")
+                    assert service.host == other.url and service.model == "llama3.2:latest"
                     await until(lambda: window.tools.models.host == other.url, what="the manager")
                     assert "connected" in window.host_status.text()
+                    await asyncio.sleep(0.3)  # anything the change set off has run
+                    # a host change that succeeded says so, and nothing about the old model
+                    assert not [n for n in notices if "not available" in n], notices
+                    assert any(n.startswith("Settings applied") for n in notices), notices
                     await live.aclose()
             finally:
                 await window.tools.aclose()

@@ -34,3 +34,21 @@ async def test_a_turns_notice_is_shown_whole_above_the_composer_until_dismissed(
         harness.screenshot("notice_line")
         line.dismiss.click()
         assert not line.isVisible()
+
+
+async def test_the_status_bar_shows_a_notice_whole_or_not_at_all(
+    qtbot: Any, ledger_path: Path, double: OllamaDouble
+) -> None:
+    """The status bar's message area is what its permanent widgets leave: a notice that does
+    not fit there is not shown cut ("the prefix (94"); the notice line holds it whole."""
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        window = harness.window
+        long = (
+            "the prefix (940 tokens), the tail and the new turn (310) with the output reserve "
+            "(512) fill the horizon of 1,352 tokens: turns 1–3 go behind a reset with a handoff"
+        )
+        harness.service.notice.emit(long)
+        assert window.statusBar().currentMessage() == ""
+        assert window.notice_line.text.text().endswith("with a handoff")
+        harness.service.notice.emit("Saved.")
+        assert window.statusBar().currentMessage() == "Saved."

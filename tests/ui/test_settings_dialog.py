@@ -233,3 +233,43 @@ def test_without_a_keyring_the_dialog_says_so_and_saves_with_keys_from_the_envir
         assert "sk-ant-env-only" not in path.read_text(encoding="utf-8")
     finally:
         keyring.set_keyring(previous)
+
+
+def test_a_host_from_the_environment_is_shown_as_such_and_never_saved(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With OLLAMA_HOST set, the dialog shows that host, says where it comes from, and a save of
+    an unrelated setting writes neither it nor the default host into the file (#25 item 6)."""
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:22434")
+    path = tmp_path / "settings.toml"
+    dialog = SettingsDialog(SettingsController(path))
+    dialog.show()
+    try:
+        assert dialog.host.text() == "http://127.0.0.1:22434"
+        assert dialog.host.isReadOnly()
+        assert "From OLLAMA_HOST" in dialog.host_source.text()
+        assert not dialog.host_source.isHidden()
+        dialog.keep_alive.setText("2h")
+        assert dialog.save()
+    finally:
+        shiboken6.delete(dialog)
+    text = path.read_text(encoding="utf-8")
+    assert "ollama_host" not in text and "11434" not in text and "22434" not in text
+    assert 'keep_alive = "2h"' in text
+    assert load_settings(path).ollama_host == Settings().ollama_host
+
+
+def test_a_first_save_writes_only_what_the_user_changed(qtbot: Any, tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    dialog = SettingsDialog(SettingsController(path, host_override=""))
+    dialog.show()
+    try:
+        dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+        assert dialog.save()
+    finally:
+        shiboken6.delete(dialog)
+        theme.apply_theme(QApplication.instance(), "light")  # type: ignore[arg-type]
+    text = path.read_text(encoding="utf-8")
+    assert 'theme = "dark"' in text
+    for untouched in ("ollama_host", "keep_alive", "idle", "hosted", "workspace"):
+        assert untouched not in text, f"{untouched} was written though never changed"

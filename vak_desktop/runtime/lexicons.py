@@ -3,7 +3,8 @@
 The engine reads directives with `Lexicons` handed in as plain data (`context/planning/
 lexicon.py`); this is where the files are read, validated against `lexicons/schema.json` and
 parsed, so a broken lexicon is a clear error at the first reading, naming the file and the
-field, never a silently English-only reading.
+field, never a silently English-only reading. jsonschema is imported at that first reading,
+not at start-up (it was the largest import behind the window's first paint).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from vak_desktop.context.planning.lexicon import Lexicons, files_digest
 from vak_desktop.shipped import shipped
+
+if TYPE_CHECKING:
+    import jsonschema
 
 LEXICONS = "lexicons"
 SCHEMA = "schema.json"
@@ -38,6 +40,8 @@ def lexicon_files() -> list[tuple[str, bytes]]:
 
 def lexicon_validator() -> jsonschema.Draft202012Validator:
     """The schema every lexicon file is checked against (the schema itself checked first)."""
+    import jsonschema
+
     schema = json.loads(shipped(f"{LEXICONS}/{SCHEMA}").read_text("utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
@@ -47,6 +51,8 @@ def parse_lexicon(
     name: str, data: bytes, validator: jsonschema.Draft202012Validator
 ) -> dict[str, Any]:
     """One lexicon file's document, checked against the schema (and its file name)."""
+    import jsonschema
+
     try:
         document = json.loads(data.decode("utf-8"))
         error = jsonschema.exceptions.best_match(validator.iter_errors(document))

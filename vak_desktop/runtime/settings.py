@@ -236,8 +236,9 @@ _HEADER = "# Vak Desktop settings. API keys are not here: they are in the system
 
 def render_settings(settings: Settings, existing: str | None = None) -> str:
     """The settings file for `settings`: `existing` (the file's text) with only the changed
-    keys rewritten, or a fresh file naming every setting when there is none."""
-    fresh = existing is None
+    keys rewritten, or a fresh file holding only what differs from the defaults: a value the
+    user never changed (the default Ollama host, say) is never written, so a later change of
+    the default, or an `OLLAMA_HOST` set in the environment, is not shadowed by a stale copy."""
     doc = tomlkit.parse(_HEADER if existing is None else existing)
     s, default = settings, Settings()
     general = {
@@ -247,9 +248,9 @@ def render_settings(settings: Settings, existing: str | None = None) -> str:
         "workspace": (list(s.workspace), []),
     }
     for key, (value, usual) in general.items():
-        _put(doc, "general", key, value, usual, force=fresh)
-    _put(doc, "probe", "idle", s.probe_idle, default.probe_idle, force=fresh)
-    _put(doc, "probe", "hosted", s.probe_hosted, default.probe_hosted, force=fresh)
+        _put(doc, "general", key, value, usual)
+    _put(doc, "probe", "idle", s.probe_idle, default.probe_idle)
+    _put(doc, "probe", "hosted", s.probe_hosted, default.probe_hosted)
     _put_mapping(doc, "model_keep_alive", dict(sorted(s.model_keep_alive.items())))
     _put(doc, "embedded", "model", s.embedded_model, "", drop_when_default=True)
     servers = [_server_fields(server) for server in s.mcp_servers]
@@ -295,11 +296,10 @@ def _put(
     value: Any,
     usual: Any,
     *,
-    force: bool = False,
     drop_when_default: bool = False,
 ) -> None:
     """Set `[section] key` if its value changed; a key the file lacks is added only when the
-    value is not the default (or `force`); `drop_when_default` removes it instead."""
+    value is not the default; `drop_when_default` removes it instead."""
     table = _section_of(doc, section)
     if table is not None and key in table:
         if drop_when_default and value == usual:
@@ -307,7 +307,7 @@ def _put(
         elif _plain(table[key]) != value:
             table[key] = value
         return
-    if value == usual and not force:
+    if value == usual:
         return
     if table is None:
         table = tomlkit.table()

@@ -152,7 +152,9 @@ class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
         label.setObjectName("chatPlaceholder")
         label.setWordWrap(True)
         label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        label.setStyleSheet(f"color: {theme.SUBTLE}; font-size: large; margin-top: 80px;")
+        theme.follow_theme(
+            label, lambda _: f"color: {theme.SUBTLE}; font-size: large; margin-top: 80px;"
+        )
         self._add(label)
 
     def show_turns(self, turns: list[Turn]) -> None:
@@ -278,7 +280,7 @@ class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
         label.setObjectName("chatProblem")
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        label.setStyleSheet(f"color: {theme.DANGER};")
+        theme.follow_theme(label, lambda _: f"color: {theme.DANGER};")
         self._add(label)
         self._scroll_to_end()
 

@@ -68,6 +68,22 @@ class CodePane(MarkdownPane):
         self._timer.timeout.connect(self._correct_slice)
         self._draw_box()
 
+    def restyle(self) -> None:
+        """The box and the code's colours again, in the palette now in force: the code drawn
+        so far is put back and coloured as it was (the block closed or still streaming)."""
+        source, closed = self.source_text, self.closed
+        self.setPalette(QPalette())  # inherit the new palette; `_draw_box` shades it again
+        self._dark = palette_colors(self.palette())["dark"] == "1"
+        self._formats = {}
+        self._correcting = None
+        self._timer.stop()
+        self.closed, self._scanned = False, 0
+        self.source_text = self._opening
+        self._draw_box()
+        self.append_plain(source[len(self._opening) :])
+        self.render(final=closed)
+        self.fit()
+
     def _draw_box(self) -> None:
         """The box is the pane itself (its viewport shaded, the margins around it in the
         bubble's colour): a header line (language, Copy link), then the code's unwrapped lines.
@@ -78,6 +94,7 @@ class CodePane(MarkdownPane):
         palette.setColor(QPalette.ColorRole.Window, palette.color(QPalette.ColorRole.Base))
         palette.setColor(QPalette.ColorRole.Base, QColor(colors["code"]))
         self.setPalette(palette)
+        self.viewport().setPalette(palette)  # it does not follow a second setPalette by itself
         self.setAutoFillBackground(True)
         self.setViewportMargins(0, 6, 0, 8)  # the rendered box's margins
         self.document().setDocumentMargin(8)  # ... and its padding

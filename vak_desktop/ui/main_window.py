@@ -8,6 +8,8 @@ happens in the services.
 
 from __future__ import annotations
 
+import itertools
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
@@ -132,7 +134,26 @@ class MainWindow(QMainWindow):
         pane.setMinimumWidth(max(MIN_CHAT_WIDTH, pane.minimumSizeHint().width()))
         self.status.show_model(service.model)
         self.status.show_reachability(service.reachability)
+        self._tab_order()
         self.composer.input.setFocus()
+
+    def _tab_order(self) -> None:
+        """Tab from where the user types to what they act on next: the message, Send, the
+        model picker, the chats, the inspector (it reached the picker only at stop 20)."""
+        chain = [
+            self.composer.input,
+            self.composer.send_button,
+            self.composer.stop_button,
+            self.picker.combo,
+            self.picker.refresh,
+            self.sessions.new_chat,
+            self.sessions.search,
+            self.sessions.list,
+            self.sessions.archived_toggle,
+            self.inspector_button,
+        ]
+        for first, second in itertools.pairwise(chain):
+            QWidget.setTabOrder(first, second)
 
     # -- the status bar's labels, by their old names ------------------------------------------
 
@@ -307,8 +328,8 @@ class MainWindow(QMainWindow):
             self.status.show_binding(binding)
 
     def _notice(self, message: str) -> None:
-        self.status.showMessage(message, 10_000)
         self.notice_line.show_notice(message)
+        self.status.show_whole(message)  # never a cut copy: whole, or nothing
 
     def _open(self, session: str) -> None:
         self.focused_turn = ""

@@ -29,6 +29,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
 
 from vak_desktop.ui.highlight import highlighted
+from vak_desktop.ui.theme import on_theme
 
 COPY_SCHEME = "copy"
 
@@ -125,6 +126,7 @@ class MarkdownPane(QTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("markdownPane")
+        self.setAccessibleName("Message text")
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)
@@ -142,10 +144,18 @@ class MarkdownPane(QTextBrowser):
         # each height change lays out the whole transcript column again.
         self.streaming = False
         self.setFixedHeight(4)
+        self._rendered = False  # shown as Markdown (not only plain text appended)
+        on_theme(self, lambda pane: pane.restyle())
+
+    def restyle(self) -> None:
+        """Draw the pane again in the palette now in force (after a theme switch)."""
+        if self._rendered:
+            self.show_markdown(self.source_text)
 
     def show_markdown(self, source: str) -> None:
         self.source_text = source
         self.codes = []
+        self._rendered = True
         colors = palette_colors(self.palette())
         self.setHtml(markdown_html(source, colors, self.codes))
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from vak_desktop.ui.markdown import MarkdownPane, blend
+from vak_desktop.ui.theme import follow_theme, on_theme
 
 
 def short_id(entry_id: str) -> str:
@@ -58,9 +59,7 @@ class Collapsible(QWidget):
         self.header.setAutoRaise(True)
         self.header.setCursor(Qt.CursorShape.PointingHandCursor)
         self.header.setMinimumWidth(1)  # its text is fitted to the column (`_fit_title`)
-        self.header.setStyleSheet(
-            f"QToolButton {{ color: {subtle(self.palette())}; border: none; }}"
-        )
+        follow_theme(self.header, lambda p: f"QToolButton {{ color: {subtle(p)}; border: none; }}")
         self.body = body
         body.setVisible(False)
         layout = QVBoxLayout(self)
@@ -112,9 +111,15 @@ class ThinkingSection(Collapsible):
     def __init__(self, parent: QWidget | None = None) -> None:
         self.pane = MarkdownPane()
         super().__init__("Thinking…", self.pane, "thinking", parent)
-        palette = self.pane.palette()
+        on_theme(self.pane, self._tint)
+        self._tint(self.pane)
+
+    def _tint(self, pane: MarkdownPane) -> None:
+        """The reasoning in the subtle colour of the palette in force."""
+        pane.setPalette(QPalette())  # inherit the new palette first, then tint its text
+        palette = pane.palette()
         palette.setColor(QPalette.ColorRole.Text, QColor(subtle(self.palette())))
-        self.pane.setPalette(palette)
+        pane.setPalette(palette)
 
     def append(self, chunk: str) -> None:
         self.pane.append_plain(chunk)

@@ -32,15 +32,16 @@ from vak_desktop.ui.markdown import blend
 from vak_desktop.ui.markdown_stream import MarkdownStream
 from vak_desktop.ui.message_sections import ThinkingSection, ToolSection, small_button, subtle
 
+# the colour by its name in `theme`, read when drawn: the palette in force then, not at import
 _MARKERS = {
-    "cancelled": ("■ Stopped", theme.WARNING, "the text above is what had arrived"),
+    "cancelled": ("■ Stopped", "WARNING", "the text above is what had arrived"),
     "interrupted": (
         "⚠ Interrupted",
-        theme.WARNING,
+        "WARNING",
         "the app stopped while this answer was being written",
     ),
-    "failed": ("✕ Failed", theme.DANGER, ""),  # the error says why
-    "degraded": ("⚠ Incomplete", theme.WARNING, ""),
+    "failed": ("✕ Failed", "DANGER", ""),  # the error says why
+    "degraded": ("⚠ Incomplete", "WARNING", ""),
 }
 
 
@@ -104,15 +105,18 @@ class Bubble(QFrame):
     def __init__(self, name: str, tint: float, accent: bool) -> None:
         super().__init__()
         self.setObjectName(name)
-        palette = self.palette()
-        base = palette.color(QPalette.ColorRole.Base)
-        edge = palette.color(QPalette.ColorRole.Highlight if accent else QPalette.ColorRole.Text)
-        fill = blend(base, edge, tint)
-        border = blend(base, edge, tint + 0.12)
-        self.setStyleSheet(
-            f"QFrame#{name} {{ background: {fill.name()}; border: 1px solid {border.name()};"
-            f" border-radius: 10px; }}"
-        )
+
+        def style(palette: QPalette) -> str:
+            base = palette.color(QPalette.ColorRole.Base)
+            role = QPalette.ColorRole.Highlight if accent else QPalette.ColorRole.Text
+            fill = blend(base, palette.color(role), tint)
+            border = blend(base, palette.color(role), tint + 0.12)
+            return (
+                f"QFrame#{name} {{ background: {fill.name()}; border: 1px solid {border.name()};"
+                f" border-radius: 10px; }}"
+            )
+
+        theme.follow_theme(self, style)
         # The transcript column is as wide as the view, never wider: a long unbroken line (a
         # receipt, a tool call) must not push the bubble past the right edge when the view is
         # narrow (the inspector open). Its labels wrap instead.
@@ -127,7 +131,7 @@ class Bubble(QFrame):
     def label(self, text: str) -> QLabel:
         label = QLabel(text)
         label.setObjectName("messageAuthor")
-        label.setStyleSheet(f"color: {subtle(self.palette())}; font-weight: bold;")
+        theme.follow_theme(label, lambda p: f"color: {subtle(p)}; font-weight: bold;")
         return label
 
 
@@ -252,16 +256,21 @@ class AssistantMessage(Bubble):
         self.status.setObjectName("answerStatus")
         self.status.setWordWrap(True)
         self.status.setVisible(False)
+        self._status_colour = "WARNING"  # a name in `theme`: the outcome's colour
+        theme.follow_theme(
+            self.status,
+            lambda _: f"color: {getattr(theme, self._status_colour)}; font-weight: bold;",
+        )
         self.notice = QLabel()  # what the answer's end needs said: it stopped at a limit …
         self.notice.setObjectName("answerNotice")
         self.notice.setAccessibleName("About this answer")
         self.notice.setWordWrap(True)
-        self.notice.setStyleSheet(f"color: {theme.WARNING};")
+        theme.follow_theme(self.notice, lambda _: f"color: {theme.WARNING};")
         self.notice.setVisible(False)
         self.stats = QLabel()
         self.stats.setWordWrap(True)
         self.stats.setObjectName("receiptLine")
-        self.stats.setStyleSheet(f"color: {subtle(self.palette())}; font-size: small;")
+        theme.follow_theme(self.stats, lambda p: f"color: {subtle(p)}; font-size: small;")
         self.footer.addWidget(self.stats, 1)
         self.column.addWidget(self.status)
         self.column.addWidget(self.notice)
@@ -337,7 +346,8 @@ class AssistantMessage(Bubble):
         detail = why or plain_failure(error)
         self.status.setText(f"{title} — {detail}" if detail else title)
         self.status.setToolTip(error if detail != error else "")
-        self.status.setStyleSheet(f"color: {color}; font-weight: bold;")
+        self._status_colour = color
+        self.status.setStyleSheet(f"color: {getattr(theme, color)}; font-weight: bold;")
         self.status.setVisible(True)
 
     def set_notice(self, message: str) -> None:

@@ -80,6 +80,7 @@ class ModelPicker(QWidget):
         self.combo.setModel(self.items)
         self.refresh = QPushButton("Refresh")
         self.refresh.setToolTip("Ask every provider for its models again")
+        self.refresh.setAccessibleName("Refresh the model list")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(8)

@@ -28,7 +28,7 @@ class NoticeLine(QFrame):
         self.text.setWordWrap(True)
         self.text.setTextFormat(Qt.TextFormat.PlainText)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.text.setStyleSheet(f"color: {theme.WARNING};")
+        theme.follow_theme(self.text, lambda _: f"color: {theme.WARNING};")
         self.dismiss = QToolButton()
         self.dismiss.setText("×")
         self.dismiss.setAccessibleName("Dismiss the notice")

@@ -2,11 +2,14 @@
 
 The chat service asks it for each model's keep_alive at every turn, the model manager saves
 per-model keep_alive through it, and the settings dialog saves through it; `changed` tells the
-rest. A file that cannot be read is never silently replaced (see `SettingsController`).
+rest. A file that cannot be read is never silently replaced (see `SettingsController`). An
+Ollama host set outside the file (`--host`, `OLLAMA_HOST`) is its `host_override`: shown as such,
+never written into the file.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -28,9 +31,19 @@ class SettingsController(QObject):
 
     changed = Signal(object)  # Settings
 
-    def __init__(self, path: Path | None = None, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        parent: QObject | None = None,
+        *,
+        host_override: str | None = None,
+    ) -> None:
         super().__init__(parent)
         self.path = path or settings_path()
+        # the host that wins over the file's: --host (passed in) or OLLAMA_HOST
+        self.host_override = (
+            os.environ.get("OLLAMA_HOST", "") if host_override is None else host_override
+        ).strip()
         self.error = ""
         try:
             self._settings = load_settings(self.path)

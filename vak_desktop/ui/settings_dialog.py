@@ -106,6 +106,20 @@ class SettingsDialog(QDialog, ProvidersPage):
         self.host.setAccessibleName("Ollama host")
         self.host.setPlaceholderText("http://127.0.0.1:11434")
         self.host_error = error_label()
+        self.host_source = QLabel()
+        self.host_source.setObjectName("hint")
+        self.host_source.setWordWrap(True)
+        override = self.controller.host_override
+        if override:  # shown as what is in force, left out of the file
+            self.host.setText(override)
+            self.host.setReadOnly(True)
+            self.host.setToolTip("Set outside Vak: unset it to edit the host here")
+            self.host_source.setText(
+                f"From OLLAMA_HOST (or --host). The saved host, {s.ollama_host}, applies "
+                "when that is unset."
+            )
+        else:
+            self.host_source.hide()
         self.keep_alive = QLineEdit(s.keep_alive)
         self.keep_alive.setAccessibleName("Default keep_alive")
         self.keep_alive.setToolTip(
@@ -130,6 +144,7 @@ class SettingsDialog(QDialog, ProvidersPage):
         hint.setObjectName("hint")
         form.addRow("Ollama host", self.host)
         form.addRow("", self.host_error)
+        form.addRow("", self.host_source)
         form.addRow("Keep models loaded for", self.keep_alive)
         form.addRow("", self.keep_alive_error)
         form.addRow("Theme", self.theme)
@@ -222,8 +237,10 @@ class SettingsDialog(QDialog, ProvidersPage):
             label.show()
             first_bad = tab if first_bad is None else first_bad
 
-        host = self.host.text().strip()
-        if not valid_url(host):
+        # an overridden host is not the user's to save: the file keeps what it had
+        override = bool(self.controller.host_override)
+        host = self.controller.settings.ollama_host if override else self.host.text().strip()
+        if not override and not valid_url(host):
             fail(self.host_error, 0, f"{host!r} is not an http:// or https:// address")
         try:
             keep_alive = check_keep_alive(self.keep_alive.text())

@@ -218,3 +218,15 @@ class StatusBar(QStatusBar):
         words = {"reachable": "connected", "unreachable": "not reachable", "checking": "checking…"}
         self.host_status.setText(f"Ollama {words.get(state.state, '…')}")
         self.host_status.setToolTip(state.host + (f"\n{state.reason}" if state.reason else ""))
+
+    def show_whole(self, message: str, timeout_ms: int = 10_000) -> bool:
+        """Show `message` only if it fits whole in the room the permanent widgets leave; else
+        show nothing (the notice line above the composer holds it whole). True if shown."""
+        shown = [w for w in self.findChildren(QWidget) if w.parent() is self and w.isVisible()]
+        taken = sum(w.width() for w in shown) + 12 * (len(shown) + 1)  # spacing and margins
+        fits = self.fontMetrics().horizontalAdvance(message) <= self.width() - taken
+        if fits:
+            self.showMessage(message, timeout_ms)
+        else:
+            self.clearMessage()
+        return fits

@@ -4,7 +4,9 @@
 follows the platform's colour scheme (Qt's style hints) and switches when it does. The colours
 the chat view paints with are this module's upper-case names (`theme.TEXT`, `theme.DANGER` …):
 they always hold the palette in force, so text drawn after a switch uses the new colours
-(`colors()` returns the same as a `Palette`). Every text colour keeps a WCAG contrast of at
+(`colors()` returns the same as a `Palette`). A widget that bakes a colour into its own style
+sheet or document registers how to redo it (`follow_theme`, `on_theme`), and every switch redoes
+them all, so an open chat restyles at once. Every text colour keeps a WCAG contrast of at
 least 4.5:1 on the surfaces it is drawn on (`tests/ui/test_settings_dialog.py` checks it).
 """
 
@@ -12,12 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 MIN_POINT_SIZE = 10.0
 THEMES = ("system", "light", "dark")
@@ -216,7 +220,37 @@ def apply_theme(app: QApplication, theme: str = "light") -> Palette:
         font.setPointSizeF(MIN_POINT_SIZE)
         app.setFont(font)
     app.setStyleSheet(style_sheet(palette))
+    _redo_theme_hooks(app)
     return palette
+
+
+W = TypeVar("W", bound=QWidget)
+_HOOKS = "_vak_theme_hooks"  # the Python attribute a widget keeps its hooks in
+
+
+def on_theme(widget: W, hook: Callable[[W], None]) -> W:
+    """Run `hook(widget)` after every theme switch (while the widget lives); returns it."""
+    hooks: list[Callable[[W], None]] | None = getattr(widget, _HOOKS, None)
+    if hooks is None:
+        hooks = []
+        setattr(widget, _HOOKS, hooks)
+    hooks.append(hook)
+    return widget
+
+
+def follow_theme(widget: W, style: Callable[[QPalette], str]) -> W:
+    """Give `widget` the style sheet `style(palette)` now and again after every theme switch.
+    `palette` is the application's (a widget's own palette is the one its style sheet
+    polished, which would carry the old colours into the new ones); `style` may also read this
+    module's colour names."""
+    widget.setStyleSheet(style(QApplication.palette()))
+    return on_theme(widget, lambda w: w.setStyleSheet(style(QApplication.palette())))
+
+
+def _redo_theme_hooks(app: QApplication) -> None:
+    for widget in app.allWidgets():
+        for hook in getattr(widget, _HOOKS, ()):
+            hook(widget)
 
 
 def _system_changed(_scheme: Qt.ColorScheme) -> None:
@@ -315,8 +349,13 @@ QPlainTextEdit#composer {{
     background: {p.BASE}; border: 1px solid {p.BORDER}; border-radius: 8px; padding: 6px;
     color: {p.TEXT};
 }}
-QPlainTextEdit#composer:focus, QLineEdit:focus, QComboBox:focus {{
-    border: 1px solid {p.ACCENT};
+QPlainTextEdit#composer:focus, QLineEdit:focus, QComboBox:focus, QListWidget:focus,
+QTableWidget:focus {{
+    border: 2px solid {p.ACCENT_TEXT};
+}}
+QPushButton:focus, QToolButton:focus {{ border: 2px solid {p.ACCENT_TEXT}; }}
+QComboBox:disabled, QLineEdit:disabled {{
+    color: {p.DISABLED_TEXT}; background: {p.DISABLED_BACKGROUND}; border-style: dashed;
 }}
 QLineEdit, QComboBox, QPlainTextEdit {{
     background: {p.BASE}; color: {p.TEXT}; border: 1px solid {p.BORDER}; border-radius: 6px;
@@ -361,6 +400,7 @@ QPushButton#sendButton, QPushButton#primaryButton {{
     background: {p.ACCENT}; color: white; border: 1px solid {p.ACCENT}; font-weight: bold;
 }}
 QPushButton#sendButton:hover, QPushButton#primaryButton:hover {{ background: {p.ACCENT_HOVER}; }}
+QPushButton#sendButton:focus, QPushButton#primaryButton:focus {{ border: 2px solid {p.TEXT}; }}
 QPushButton#sendButton:disabled, QPushButton#primaryButton:disabled {{
     background: {p.DISABLED_BACKGROUND}; border-color: {p.BORDER}; color: {p.DISABLED_TEXT};
 }}

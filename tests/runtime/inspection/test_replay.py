@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.context.sessions import SessionBuilder, profile
 from tests.runtime.scripted import Scripted, ScriptedProvider
 from vak_desktop.context.payloads import Receipt
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
+from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.inspection.replay import NotReplayable, sent_request
 from vak_desktop.runtime.settings import Settings
 
@@ -82,3 +83,37 @@ async def test_a_request_with_a_catalogue_is_rebuilt_through_the_registry(
     assert "More tools" in provider.requests[0].messages[0].content
     bare = sent_request(ledger, session, turn_id, system="", tools=registry.specs())
     assert not bare.matches  # every admitted tool and no catalogue is not what was sent
+
+
+@pytest.mark.parametrize("own_prompt", ["", "You are a terse assistant for my garden notes."])
+async def test_a_request_after_a_probe_is_rebuilt_exactly(
+    ledger: Ledger, tmp_path: Path, own_prompt: str
+) -> None:
+    """Once the probe measured a small model, turns send the compact surface (short system
+    text, first-sentence tool descriptions): the rebuild through the registry is byte-for-byte
+    that request, with or without the chat's own prompt (#25 item 1: it showed a 1,179-character
+    system prompt where 353 went out)."""
+    (tmp_path / "notes.txt").write_text("the plan is to ship on Friday\n")
+    registry = default_tools(Settings(workspace=(str(tmp_path),)))
+    provider = ScriptedProvider(
+        Scripted(text="Before the probe."),
+        Scripted(calls=[("grep", {"pattern": "Friday"})]),
+        Scripted(text="It says Friday."),
+    )
+    kwargs = {"system_prompt": own_prompt} if own_prompt else {}
+    runner = TurnRunner(ledger, provider, registry, **kwargs)  # type: ignore[arg-type]
+    session = SessionBuilder(ledger)
+    await _turn(runner, session.session, "Hello")
+    session.append(profile(1_400, provider="scripted", model="m"))  # what the probe stored
+    await _turn(runner, session.session, "Search my files for the ship date")
+    chain = ledger.chain_to_root(session.session)
+    turn_ids = [e.id for e in chain if e.kind == "directive"]
+    before, after = provider.requests[0], provider.requests[1]
+    assert len(after.messages[0].content) < len(before.messages[0].content)  # compact now
+    steps = [(turn_ids[0], 0), (turn_ids[1], 0), (turn_ids[1], 1)]
+    base = own_prompt or DEFAULT_SYSTEM_PROMPT
+    for (turn_id, step), sent in zip(steps, provider.requests, strict=True):
+        rebuilt = sent_request(ledger, session.session, turn_id, step, system=base, tools=registry)
+        assert rebuilt.request.messages[0].content == sent.messages[0].content
+        assert rebuilt.request.tools == sent.tools
+        assert rebuilt.matches, (turn_id, step)

@@ -15,13 +15,16 @@ import httpx
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.doubles.openai_server import OpenAIDouble
 from vak_desktop.context.capacity.feedback import OUTPUT_LIMIT
-from vak_desktop.context.capacity.profile import DEFAULT_OUTPUT_RESERVE
-from vak_desktop.context.payloads import Activity, AssistantStep
+from vak_desktop.context.capacity.profile import DEFAULT_OUTPUT_RESERVE, metadata_profile
+from vak_desktop.context.payloads import Activity, AssistantStep, Timings, Usage
+from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger import Ledger
+from vak_desktop.providers.base import Done
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
 from vak_desktop.runtime import ModelBinding, TurnRunner, bind_model, default_tools
 from vak_desktop.runtime.events import Notice, TurnEvent, TurnFinished
+from vak_desktop.runtime.turn.step import output_limit_activity
 
 MODEL = "llama3.2"
 LONG = "A long answer that keeps going and going. " * 120  # ~1,300 tokens at 4 chars each
@@ -101,3 +104,25 @@ async def test_an_openai_answer_cut_at_max_tokens_is_said_and_the_next_gets_more
             await _turn(runner, session, binding)
             bodies = [b for _, p, _, b in server.requests if p == "/v1/chat/completions"]
             assert bodies[-1]["max_tokens"] == 2 * DEFAULT_OUTPUT_RESERVE
+
+
+def _cut(prompt: int, written: int, *, num_ctx: int = 8_192, limit: int = 512) -> str:
+    binding = ModelBinding("ollama", MODEL, None, num_ctx=num_ctx)
+    request = ChatRequest(model=MODEL, messages=(), num_ctx=num_ctx, max_tokens=limit)
+    done = Done("length", Usage(input_tokens=prompt, output_tokens=written), Timings())
+    activity = output_limit_activity(
+        binding, request, done, metadata_profile("ollama", MODEL, num_ctx), 0
+    )
+    assert activity is not None
+    return activity.message
+
+
+def test_the_reason_named_is_the_limit_the_counts_show_was_reached() -> None:
+    """A 27-token answer under a 512-token cap with the window far from full stopped at the
+    output limit (thinking, or the server's own count), not at the context window (#25 item 4);
+    the window is named only when prompt + answer reach it."""
+    assert "512-token output limit" in _cut(prompt=1_478, written=27)
+    assert "context window" not in _cut(prompt=1_478, written=27)
+    assert "512-token output limit" in _cut(prompt=1_478, written=512)
+    full = _cut(prompt=8_100, written=90)
+    assert "8,192-token context window was full" in full and "8,100 prompt" in full

@@ -87,3 +87,21 @@ async def test_the_handoff_carries_the_turn_a_refer_back_points_at(ledger: Ledge
     (reset,) = [e.payload for e in session.chain() if isinstance(e.payload, Reset)]
     assert "Turn 7 (completed) — asked: Question 7: the colour of box 7?" in reset.handoff
     assert any("Question 7" in m.content for m in provider.requests[0].messages)
+
+
+async def test_one_turn_behind_a_reset_is_said_in_the_singular(ledger: Ledger) -> None:
+    """ "turn 1 goes behind", never "turns 1 go behind" (#25 item 4)."""
+    session = SessionBuilder(ledger)
+    session.append(TINY)
+    session.turn(TurnScript("Question 1: the colour of box 1?", (), "Box 1 is red."))
+    binding = ModelBinding(provider="scripted", model="tiny", details=None)
+    provider = ScriptedProvider(Scripted(text="Box 1 is red."))
+    runner = TurnRunner(ledger, provider, default_tools())
+    async for _ in runner.run(session.session, "What colour was box 1? " * 40, binding):
+        pass
+    [why] = [
+        e.payload.message
+        for e in session.chain()
+        if isinstance(e.payload, Activity) and e.payload.type == RESET_WRITTEN
+    ]
+    assert "turn 1 goes behind a reset" in why and "turns 1 go" not in why

@@ -20,8 +20,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from vak_desktop.context.presentations.digest import payload_digest
 
 FENCE_TAG = "vak"
@@ -59,6 +57,8 @@ class CardDefinition:
 
     def errors(self, payload: Any) -> list[str]:
         """What is wrong with `payload`, one line per problem, each naming where it is."""
+        from jsonschema import Draft202012Validator  # at the first card checked, not at start
+
         validator = Draft202012Validator(dict(self.schema))
         found = sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
         return [f"{_where(e.absolute_path)}: {e.message}" for e in found]
@@ -124,6 +124,8 @@ def tool_name(semantic_type: str) -> str:
 def _definition(raw: Mapping[str, Any]) -> CardDefinition:
     schema = raw["schema"]
     kind = raw["type"]
+    from jsonschema import Draft202012Validator  # when the library is first read, not at start
+
     try:
         Draft202012Validator.check_schema(schema)
     except Exception as exc:

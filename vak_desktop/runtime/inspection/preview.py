@@ -17,6 +17,7 @@ from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.runtime.tools.surface import fitted_surface
 from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
 from vak_desktop.runtime.turn.reset import index_ahead
+from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT
 
 PENDING_TURN = "pending"  # the id of the not-yet-written turn a preview plans for
 
@@ -47,7 +48,8 @@ def preview_next(
     loads, or their compact form); given specs, exactly those."""
     reading = None
     if isinstance(tools, ToolRegistry):
-        surface = fitted_surface(tools, system, directive, profile)
+        own = system if system != DEFAULT_SYSTEM_PROMPT else ""  # as the runner decides
+        surface = fitted_surface(tools, system, directive, profile, own_prompt=own)
         system, tools, reading = surface.system, surface.tools, surface.reading
     # a turn that finds no room for any earlier turn writes a Reset first: shown as it will be
     index, reset = index_ahead(

@@ -11,22 +11,25 @@ rebuild is byte-for-byte what went out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vak_desktop.context.capacity.cache_watch import system_digest
+from vak_desktop.context.capacity.cache_watch import system_digest, tool_digests
 from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.payloads import AssistantStep, Directive, Receipt
 from vak_desktop.context.planning.assemble import AssembledRequest, assemble
 from vak_desktop.context.planning.planner import Budget, Fidelity, Plan, PlannedTurn
+from vak_desktop.context.planning.turn_cards import leading_sentence
 from vak_desktop.context.planning.turns import TurnIndex, build_turn_index
 from vak_desktop.context.presentations.library import fence_guide
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Entry, Ledger
 from vak_desktop.runtime.presentations import card_library
 from vak_desktop.runtime.tools import ToolRegistry
-from vak_desktop.runtime.tools.surface import stable_system
+from vak_desktop.runtime.tools.surface import compact_surface, stable_system, tool_surface
+from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT
 
 
 class NotReplayable(LookupError):
@@ -125,18 +128,29 @@ def _sent_prefix(
 ) -> tuple[str, tuple[ToolSpec, ...]]:
     """The system text and tools a step sent, from the runner's registry: the system text is
     whichever of the forms a turn can send has the receipt's system digest (the stable text with
-    its catalogue; the card-fence guide for a model without tools; the bare prompt), the tools
-    are the receipt's tool names, in its order. Anything the registry no longer has shows as a
-    mismatch against the receipt, never as a guess passed off as what was sent."""
+    its catalogue; its compact form for a small or crowded model, with the session's own prompt
+    or the short one; the card-fence guide for a model without tools; the bare prompt), and each
+    tool is the receipt's tool by name, in its order, as whichever form (full, or the compact
+    first-sentence description) has the digest it recorded. Anything the registry no longer has
+    shows as a mismatch against the receipt, never as a guess passed off as what was sent."""
+    own = base if base != DEFAULT_SYSTEM_PROMPT else ""
+    floor = tool_surface(registry, base, "")
     forms = (
         stable_system(base, registry),
+        compact_surface(floor, registry, own_prompt=own).system,
         f"{base.rstrip()}\n\n{fence_guide(card_library())}",
         base,
     )
     system = next((f for f in forms if system_digest(f) == receipt.system_digest), forms[0])
     specs = {spec.name: spec for spec in registry.specs()}
-    names = [d.split("=", 1)[0] for d in receipt.tool_digests]
-    return system, tuple(specs[n] for n in names if n in specs)
+    sent = []
+    for recorded in receipt.tool_digests:
+        spec = specs.get(recorded.split("=", 1)[0])
+        if spec is None:
+            continue
+        short = dataclasses.replace(spec, description=leading_sentence(spec.description))
+        sent.append(next((s for s in (spec, short) if tool_digests([s])[0] == recorded), spec))
+    return system, tuple(sent)
 
 
 def sent_request(

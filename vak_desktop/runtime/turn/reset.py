@@ -114,9 +114,16 @@ def planned_reset(
         f"the prefix ({budget.prefix_tokens:,} tokens), the tail and the new turn "
         f"({spent - budget.prefix_tokens:,}) with the output reserve "
         f"({budget.output_reserve:,}) fill the horizon of {budget.horizon:,} tokens: "
-        f"turns {turn_numbers(live)} go behind a reset with a handoff, still recallable"
+        f"{_go_behind(live)} a reset with a handoff, still recallable"
     )
     return Reset(handoff=handoff_text(live, projection.ratio, text), reason=reason)
+
+
+def _go_behind(turns: list[Turn]) -> str:
+    """ "turn 4 goes behind" or "turns 1–3 go behind": the count and the verb agree."""
+    if len(turns) == 1:
+        return f"turn {turn_numbers(turns)} goes behind"
+    return f"turns {turn_numbers(turns)} go behind"
 
 
 def index_ahead(

@@ -230,6 +230,9 @@ def repaired(notice: StreamNotice) -> Activity:
     )
 
 
+_WINDOW_SLACK = 8  # tokens a server's own count may differ from ours at the window's edge
+
+
 def output_limit_activity(
     binding: ModelBinding, request: ChatRequest, done: Done, profile: CapacityProfile, step: int
 ) -> Activity | None:
@@ -240,10 +243,15 @@ def output_limit_activity(
     if done.done_reason != "length":
         return None
     limit, written = request.max_tokens or 0, done.usage.output_tokens
-    if limit and written and written < limit:  # the window filled before the output limit
+    prompt, window = done.usage.prompt_tokens(), request.num_ctx or 0
+    # The window is named only when the counts show it full: a short count under the output
+    # limit alone proves nothing (thinking tokens, or a server that counts one part, filled it).
+    window_full = bool(window and prompt) and prompt + written >= window - _WINDOW_SLACK
+    if window_full or (not limit and window):
         message = (
-            f"the answer stopped when the model's {request.num_ctx:,}-token context window "
-            'was full; say "continue" to go on'
+            f"the answer stopped when the model's {window:,}-token context window "
+            f"was full ({prompt:,} prompt + {written:,} answer tokens); "
+            'say "continue" to go on'
         )
     else:
         room = learn_output_reserve(profile, written or limit, stopped_at_limit=True)

@@ -3,10 +3,13 @@
 `card_widget` picks the module for the entry's `semantic_type` (unknown types, and payloads a
 card cannot read, get the generic JSON card with a note) and wraps the body in the shared
 frame with 👍 / 👎 and dismiss — or, for a dismissed card, the one-line stub with Restore.
+A type's module is imported the first time a card of that type is drawn: the chart's QtCharts
+alone cost ~100 ms of every start, with no chart on screen.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 from types import ModuleType
 from typing import Any
@@ -14,31 +17,28 @@ from typing import Any
 from PySide6.QtWidgets import QWidget
 
 from vak_desktop.context.payloads import Presentation
-from vak_desktop.ui.cards import (
-    chart,
-    checklist,
-    entity,
-    generic,
-    metric,
-    synthesis,
-    table,
-    timeline,
-)
+from vak_desktop.ui.cards import generic
 from vak_desktop.ui.cards.frame import CardFrame, DismissedStub, OnSelection, OnVerdict
 
 log = logging.getLogger(__name__)
 
-CARD_TYPES: dict[str, ModuleType] = {
-    "metric": metric,
-    "table": table,
-    "chart": chart,
-    "entity": entity,
-    "checklist": checklist,
-    "timeline": timeline,
-    "research.synthesis": synthesis,
+CARD_TYPES: dict[str, str] = {  # semantic type -> its module in this package
+    "metric": "metric",
+    "table": "table",
+    "chart": "chart",
+    "entity": "entity",
+    "checklist": "checklist",
+    "timeline": "timeline",
+    "research.synthesis": "synthesis",
 }
 
-__all__ = ["CARD_TYPES", "CardFrame", "DismissedStub", "card_widget"]
+__all__ = ["CARD_TYPES", "CardFrame", "DismissedStub", "card_module", "card_widget"]
+
+
+def card_module(semantic_type: str) -> ModuleType:
+    """The module that draws cards of `semantic_type` (the generic JSON card for others)."""
+    name = CARD_TYPES.get(semantic_type)
+    return importlib.import_module(f"{__name__}.{name}") if name else generic
 
 
 def card_widget(
@@ -51,7 +51,7 @@ def card_widget(
     on_selection: OnSelection | None = None,
 ) -> QWidget:
     """The widget for one Presentation entry: its card, or the stub of a dismissed one."""
-    module = CARD_TYPES.get(presentation.semantic_type, generic)
+    module = card_module(presentation.semantic_type)
     payload: dict[str, Any] = dict(presentation.payload)
     title = presentation.title
     try:

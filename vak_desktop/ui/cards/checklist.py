@@ -6,7 +6,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QGridLayout, QVBoxLayout, QWidget
 
-from vak_desktop.ui.cards.frame import body_label, caption, subtle_color, text_of
+from vak_desktop.ui.cards.frame import body_label, caption, text_of
+from vak_desktop.ui.message_sections import subtle
+from vak_desktop.ui.theme import follow_theme
 
 KIND_LABEL = "Checklist"
 
@@ -28,7 +30,7 @@ def build(payload: dict[str, Any]) -> QWidget:
         mark.setAccessibleName("done" if done else "not done")
         text = body_label(text_of(item.get("text", item.get("label"))))
         if done:
-            text.setStyleSheet(f"color: {subtle_color(body)};")
+            follow_theme(text, lambda p: f"color: {subtle(p)};")
         grid.addWidget(mark, row, 0)
         grid.addWidget(text, row, 1)
         row += 1

@@ -17,16 +17,11 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 
 from vak_desktop.ui.glyphs import glyph
 from vak_desktop.ui.markdown import blend
-from vak_desktop.ui.message_sections import small_button
+from vak_desktop.ui.message_sections import small_button, subtle
+from vak_desktop.ui.theme import follow_theme
 
 OnVerdict = Callable[[str, str], None]  # (presentation id, "up" | "down")
 OnSelection = Callable[[str, str], None]  # (presentation id, "dismiss" | "restore")
-
-
-def subtle_color(widget: QWidget, amount: float = 0.55) -> str:
-    palette = widget.palette()
-    base = palette.color(QPalette.ColorRole.Base)
-    return blend(base, palette.color(QPalette.ColorRole.Text), amount).name()
 
 
 def text_of(value: Any) -> str:
@@ -51,13 +46,8 @@ def caption(text: str, widget: QWidget, *, bold: bool = False, size: str = "") -
     label.setWordWrap(True)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    style = f"color: {subtle_color(widget)};"
-    if bold:
-        style += " font-weight: bold;"
-    if size:
-        style += f" font-size: {size};"
-    label.setStyleSheet(style)
-    return label
+    extra = (" font-weight: bold;" if bold else "") + (f" font-size: {size};" if size else "")
+    return follow_theme(label, lambda p: f"color: {subtle(p)};{extra}")
 
 
 def link_label(url: str, title: str) -> QLabel:
@@ -90,6 +80,17 @@ def body_label(text: str, *, bold: bool = False, point_scale: float = 1.0) -> QL
     return label
 
 
+def _card_style(palette: QPalette) -> str:
+    base = palette.color(QPalette.ColorRole.Base)
+    edge = blend(base, palette.color(QPalette.ColorRole.Text), 0.2).name()
+    checked = blend(base, palette.color(QPalette.ColorRole.Highlight), 0.25).name()
+    return (
+        f"QFrame#card {{ background: {base.name()}; border: 1px solid {edge};"
+        f" border-radius: 8px; }} QFrame#card QToolButton:checked {{ background: {checked};"
+        " border-radius: 4px; }"
+    )
+
+
 class CardFrame(QFrame):
     """A card: a header (kind, title, 👍 👎 ✕) over the body its type builds."""
 
@@ -108,15 +109,7 @@ class CardFrame(QFrame):
         self.setObjectName("card")
         self.presentation_id = presentation_id
         self.body = body
-        palette = self.palette()
-        base = palette.color(QPalette.ColorRole.Base)
-        text = palette.color(QPalette.ColorRole.Text)
-        self.setStyleSheet(
-            f"QFrame#card {{ background: {base.name()}; border: 1px solid"
-            f" {blend(base, text, 0.2).name()}; border-radius: 8px; }}"
-            f" QFrame#card QToolButton:checked {{ background: {blend(base, palette.color(QPalette.ColorRole.Highlight), 0.25).name()};"
-            f" border-radius: 4px; }}"
-        )
+        follow_theme(self, _card_style)
         self.setAccessibleName(f"{kind_label} card: {title}" if title else f"{kind_label} card")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 10)
@@ -180,8 +173,13 @@ class DismissedStub(QWidget):
         self.restore.setAccessibleName(f"Restore the dismissed {name}")
         self.restore.setAutoRaise(True)
         self.restore.setCursor(Qt.CursorShape.PointingHandCursor)
-        link = self.palette().color(QPalette.ColorRole.Link).name()
-        self.restore.setStyleSheet(f"QToolButton {{ color: {link}; font-size: small; }}")
+        follow_theme(
+            self.restore,
+            lambda p: (
+                f"QToolButton {{ color: {p.color(QPalette.ColorRole.Link).name()};"
+                " font-size: small; }"
+            ),
+        )
         layout.addWidget(self.label)
         layout.addWidget(self.restore)
         layout.addStretch(1)

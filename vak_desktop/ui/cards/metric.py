@@ -13,18 +13,18 @@ KIND_LABEL = "Metric"
 
 
 def _delta_text(delta: Any) -> tuple[str, str]:
-    """The change as shown (▲ / ▼ and its sign) and its colour."""
+    """The change as shown (▲ / ▼ and its sign) and its colour's name in `theme` ('': none)."""
     if isinstance(delta, (int, float)) and not isinstance(delta, bool):
         if delta > 0:
-            return f"▲ +{text_of(delta)}", "#15803d"
+            return f"▲ +{text_of(delta)}", "SUCCESS"
         if delta < 0:
-            return f"▼ {text_of(delta)}", theme.DANGER
+            return f"▼ {text_of(delta)}", "DANGER"
         return "● no change", ""
     text = text_of(delta)
     if text.startswith("-") or text.startswith("−"):
-        return f"▼ {text}", theme.DANGER
+        return f"▼ {text}", "DANGER"
     if text.startswith("+"):
-        return f"▲ {text}", "#15803d"
+        return f"▲ {text}", "SUCCESS"
     return text, ""
 
 
@@ -49,7 +49,7 @@ def build(payload: dict[str, Any]) -> QWidget:
         delta = body_label(text, bold=True)
         delta.setObjectName("metricDelta")
         if color:
-            delta.setStyleSheet(f"color: {color};")
+            theme.follow_theme(delta, lambda _: f"color: {getattr(theme, color)};")
         row.addWidget(delta)
     row.addStretch(1)
     layout.addLayout(row)

@@ -9,6 +9,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from vak_desktop.ui.cards.frame import body_label, caption, text_of
+from vak_desktop.ui.theme import follow_theme
 
 KIND_LABEL = "Timeline"
 
@@ -20,11 +21,10 @@ def build(payload: dict[str, Any]) -> QWidget:
     grid.setContentsMargins(0, 0, 0, 0)
     grid.setHorizontalSpacing(10)
     grid.setVerticalSpacing(6)
-    accent = body.palette().color(QPalette.ColorRole.Highlight).name()
     row = 0
     for event in events:
         dot = QLabel("●")
-        dot.setStyleSheet(f"color: {accent};")
+        follow_theme(dot, lambda p: f"color: {p.color(QPalette.ColorRole.Highlight).name()};")
         grid.addWidget(dot, row, 0, Qt.AlignmentFlag.AlignTop)
         when = caption(text_of(event.get("when")), body, bold=True)
         when.setObjectName("timelineWhen")
