@@ -207,8 +207,9 @@ def full_tokens(card: TurnCard, ratio: float) -> int:
 
 
 def card_tokens(card: TurnCard, ratio: float) -> int:
-    """What the turn's card costs at `ratio`, as one line group of a card block."""
-    return estimate_tokens(card.chars_card, ratio) if card.chars_card else card.tokens_card
+    """What the turn's card costs at `ratio`, as one line group of a card block: its text and
+    the newline that separates it from the next (`CARD_BLOCK_CHARS` counts one of those)."""
+    return estimate_tokens(card.chars_card + 1, ratio) if card.chars_card else card.tokens_card
 
 
 def card_of(turn: Turn, ratio: float) -> TurnCard:
