@@ -15,20 +15,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from vak_desktop.context.planning.lexicon import Cues, Lexicon, Lexicons, Text, normalise, sentences
+from vak_desktop.context.planning.reading import Reading, reading_for
 
 
 def unmet_tool_instruction(
-    directive: str, available: Sequence[str], called: Iterable[str], lexicons: Lexicons
+    directive: str | Reading, available: Sequence[str], called: Iterable[str], lexicons: Lexicons
 ) -> str | None:
     """The tool a directive explicitly told the model to call and the turn never called, or
     None."""
     done = set(called)
-    lowered = normalise(directive)
-    languages = lexicons.identify(Text.of(lowered, normalised=True))
+    read = reading_for(directive, lexicons)
+    lowered, languages = read.seen.lowered, read.read_in
     for name in available:
         if name in done or normalise(name) not in lowered:
             continue
-        for sentence in _sentences(lowered):
+        for sentence in _sentences(read):
             for lexicon in languages:
                 if lexicon.call_verbs.hit(sentence) and _names_tool(sentence, name, lexicon):
                     return name
@@ -46,13 +47,13 @@ def _names_tool(sentence: Text, name: str, lexicon: Lexicon) -> bool:
     )
 
 
-def required_card(directive: str, types: Iterable[str], lexicons: Lexicons) -> str | None:
+def required_card(directive: str | Reading, types: Iterable[str], lexicons: Lexicons) -> str | None:
     """The card type (of `types`, the library's) a directive explicitly asks for ("show it as
     a table card", "zeig es als Tabellen-Karte"), or None."""
     library = list(types)
-    lowered = normalise(directive)
-    languages = lexicons.identify(Text.of(lowered, normalised=True))
-    for sentence in _sentences(lowered):
+    read = reading_for(directive, lexicons)
+    languages = read.read_in
+    for sentence in _sentences(read):
         for lexicon in languages:
             if not lexicon.show_verbs.hit(sentence):
                 continue
@@ -81,7 +82,11 @@ def _beside(sentence: Text, i: int, cues: Cues, reach: int = 2) -> bool:
     return any(cues.at(sentence, k) for k in range(low, high) if k != i)
 
 
-def _sentences(lowered: str) -> list[Text]:
-    return [Text.of(s, normalised=True) for s in sentences(lowered)] or [
-        Text.of(lowered, normalised=True)
-    ]
+def _sentences(read: Reading) -> list[Text]:
+    """The directive's sentences, each ready for cue matching (split once per reading)."""
+
+    def split() -> list[Text]:
+        lowered = read.seen.lowered
+        return [Text.of(s, normalised=True) for s in sentences(lowered)] or [read.seen]
+
+    return read.derived("sentences", split)

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import blake3
 
@@ -44,6 +44,8 @@ _PARTS = re.compile(r"['’-]")
 # Han, Hiragana, Katakana (incl. the prolonged-sound mark), CJK punctuation-free ranges
 _CJK_RANGES = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+KEPT_READINGS = 4  # directives whose reading `Lexicons.remembered` keeps
+R = TypeVar("R")
 _SENTENCE = re.compile(r"[.!?]+(?=\s|$)|[。！？\n]+")  # "research.synthesis" is one sentence
 
 
@@ -407,6 +409,8 @@ class Lexicons:
     _stops: dict[tuple[str, ...], StopWords] = field(
         default_factory=dict, compare=False, repr=False
     )
+    # the readings of the latest few directives (`reading.reading_for`), by their text
+    _readings: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, documents: Sequence[Mapping[str, Any]], digest: str = "") -> Lexicons:
@@ -426,6 +430,17 @@ class Lexicons:
                 joined |= lex.stop_words
             self._stops[key] = joined
         return joined
+
+    def remembered(self, text: str, read: Callable[[], R]) -> R:
+        """The reading `read` makes of `text`, kept for the latest `KEPT_READINGS` texts: a
+        turn's consumers (surface, plan, rules, card) share one reading of its directive."""
+        found = self._readings.pop(text, None)
+        if found is None:
+            found = read()
+        self._readings[text] = found  # the newest last
+        while len(self._readings) > KEPT_READINGS:
+            del self._readings[next(iter(self._readings))]
+        return cast(R, found)
 
     def identify(self, text: Text) -> tuple[Lexicon, ...]:
         """The languages `text` is written in: those whose function words it uses most. A text

@@ -26,7 +26,7 @@ from vak_desktop.context.capacity.profile import (
 )
 from vak_desktop.context.payloads import Activity, CapacityProfile, ToolCall
 from vak_desktop.context.planning.actions import requested_tools
-from vak_desktop.context.planning.reading import Reading, read_directive
+from vak_desktop.context.planning.reading import Reading, reading_for
 from vak_desktop.context.planning.turn_cards import is_card_tool, leading_sentence
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.runtime.lexicons import lexicons
@@ -127,7 +127,7 @@ def tool_surface(
 ) -> ToolSurface:
     """The surface of a turn whose directive is `directive` (read here unless `reading` is
     given): the stable system text and the tools loaded at its first step, in admitted order."""
-    reading = reading if reading is not None else read_directive(directive, lexicons())
+    reading = reading if reading is not None else reading_for(directive, lexicons())
     prefix = tuple(
         spec for spec in registry.specs() if loads(spec, registry.traits(spec.name), reading)
     )
@@ -190,5 +190,5 @@ def fitted_surface(
     if not (small or crowded):
         return surface
     offered = [spec.name for spec in registry.specs()]
-    focus = requested_tools(directive, offered, lexicons()) if small else ()
+    focus = requested_tools(surface.reading, offered, lexicons()) if small else ()
     return compact_surface(surface, registry, own_prompt=own_prompt, focus=focus)
