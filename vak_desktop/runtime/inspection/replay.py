@@ -128,14 +128,16 @@ def _sent_prefix(
     its catalogue; the card-fence guide for a model without tools; the bare prompt), the tools
     are the receipt's tool names, in its order. Anything the registry no longer has shows as a
     mismatch against the receipt, never as a guess passed off as what was sent."""
+    names = [d.split("=", 1)[0] for d in receipt.tool_digests]
+    # the catalogue names the tools the turn did not start with: those loaded at its first
+    # step are some leading run of the receipt's tools (find_tools appends the rest)
     forms = (
-        stable_system(base, registry),
+        *(stable_system(base, registry, names[:k]) for k in range(len(names), -1, -1)),
         f"{base.rstrip()}\n\n{fence_guide(card_library())}",
         base,
     )
     system = next((f for f in forms if system_digest(f) == receipt.system_digest), forms[0])
     specs = {spec.name: spec for spec in registry.specs()}
-    names = [d.split("=", 1)[0] for d in receipt.tool_digests]
     return system, tuple(specs[n] for n in names if n in specs)
 
 

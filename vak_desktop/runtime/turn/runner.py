@@ -52,7 +52,12 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.presentations import acked_card, card_library, shown
 from vak_desktop.runtime.sessions.system_prompts import system_prompt_of
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
-from vak_desktop.runtime.tools.surface import ToolSurface, fitted_surface, tool_surface
+from vak_desktop.runtime.tools.surface import (
+    ToolSurface,
+    fitted_surface,
+    sent_tools,
+    tool_surface,
+)
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.turn.closing import close_interrupted, close_turn
 from vak_desktop.runtime.turn.compaction import (
@@ -157,7 +162,10 @@ class TurnRunner:
             chain = self.ledger.chain_to_root(session)
             profile = self.capacity.profile_for(binding, chain, utc_now())
             own = prompt if prompt != DEFAULT_SYSTEM_PROMPT else ""
-            surface = fitted_surface(self.tools, prompt, directive, profile, own_prompt=own)
+            earlier = sent_tools(chain)  # the session's tools only grow: the prefix cache holds
+            surface = fitted_surface(
+                self.tools, prompt, directive, profile, own_prompt=own, earlier=earlier
+            )
         else:
             surface = tool_surface(self.tools, prompt, directive)
         if not self._without_tools(binding):
