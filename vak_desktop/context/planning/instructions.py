@@ -25,11 +25,13 @@ def unmet_tool_instruction(
     None."""
     done = set(called)
     read = reading_for(directive, lexicons)
-    lowered, languages = read.seen.lowered, read.read_in
+    lowered = read.seen.lowered
+    # a sentence that calls a tool holds a call verb: languages with none in the text are out
+    languages = [lex for lex in read.read_in if lex.call_verbs.hit(read.seen)]
     for name in available:
-        if name in done or normalise(name) not in lowered:
+        if not languages or name in done or normalise(name) not in lowered:
             continue
-        for sentence in _sentences(read):
+        for sentence in _sentences(read, normalise(name)):
             for lexicon in languages:
                 if lexicon.call_verbs.hit(sentence) and _names_tool(sentence, name, lexicon):
                     return name
@@ -52,7 +54,15 @@ def required_card(directive: str | Reading, types: Iterable[str], lexicons: Lexi
     a table card", "zeig es als Tabellen-Karte"), or None."""
     library = list(types)
     read = reading_for(directive, lexicons)
-    languages = read.read_in
+    # a sentence asking for a card holds a show verb and the word for "card": languages
+    # without both anywhere in the text are out (a 5 MB paste is not read sentence by sentence)
+    languages = [
+        lex
+        for lex in read.read_in
+        if lex.show_verbs.hit(read.seen) and lex.card_words.hit(read.seen)
+    ]
+    if not languages:
+        return None
     for sentence in _sentences(read):
         for lexicon in languages:
             if not lexicon.show_verbs.hit(sentence):
@@ -82,11 +92,12 @@ def _beside(sentence: Text, i: int, cues: Cues, reach: int = 2) -> bool:
     return any(cues.at(sentence, k) for k in range(low, high) if k != i)
 
 
-def _sentences(read: Reading) -> list[Text]:
-    """The directive's sentences, each ready for cue matching (split once per reading)."""
-
-    def split() -> list[Text]:
-        lowered = read.seen.lowered
-        return [Text.of(s, normalised=True) for s in sentences(lowered)] or [read.seen]
-
-    return read.derived("sentences", split)
+def _sentences(read: Reading, containing: str = "") -> list[Text]:
+    """The directive's sentences, each ready for cue matching (split once per reading); with
+    `containing`, only those that contain it (made ready only then)."""
+    raw = read.derived("sentences", lambda: sentences(read.seen.lowered))
+    if not raw:
+        return [read.seen]
+    if containing:
+        return [Text.of(s, normalised=True) for s in raw if containing in s]
+    return read.derived("sentence_texts", lambda: [Text.of(s, normalised=True) for s in raw])
