@@ -145,8 +145,8 @@ def thread_for(
     plan: Plan, index: TurnIndex, ratio: float, paused: Sequence[str] = ()
 ) -> tuple[list[str], list[str]]:
     """The thread's two lists. Summarised: directives not in the working set verbatim, the
-    latest ones inside the packet, each as its card asks it (verbatim when short, else its first
-    sentence and how much follows), so a few long pastes cannot crowd out the history the thread
+    latest ones inside the packet, each as its card asks it (verbatim when short, else its gist
+    and how much follows), so a few long pastes cannot crowd out the history the thread
     is there to point at. Paused (directive drift, §7): the directives of the subject the user
     left — asked out when packeted, else named by turn (their words are already above: one
     source per fact)."""
