@@ -112,3 +112,10 @@ def test_a_tool_heavy_turn_card_keeps_the_answer_s_findings(ledger: Ledger) -> N
     assert not narration.startswith("Great question")
     rendered = render_card(card, 1)
     assert rendered.count("  did: ") == 2 and "[evidence:" in rendered
+
+
+def test_a_long_ask_shown_whole_says_no_words_are_left_out() -> None:
+    """An ask over the verbatim size whose gist keeps every word: no "(+0 words)"."""
+    ask = "Nadia: " + " ".join(f"Kestrel{n}" for n in range(30))  # long in tokens, 31 words
+    shown = asked_of(ask, 0.5, STOP)
+    assert "(+" not in shown and shown.endswith("Kestrel29")

@@ -65,7 +65,7 @@ def narration_of(text: str, stop_words: Set[str] = frozenset()) -> str:
     if total <= SHORT_WORDS:
         return " ".join(text.split())
     shown, words = card_gist(text, stop_words)
-    return f"{shown} (+{total - words} words)"
+    return _sized(shown, total - words)
 
 
 def asked_of(directive: str, tokens_per_char: float, stop_words: Set[str] = frozenset()) -> str:
@@ -74,7 +74,12 @@ def asked_of(directive: str, tokens_per_char: float, stop_words: Set[str] = froz
     if estimate_tokens(len(flat), tokens_per_char) <= SHORT_ASK_TOKENS:
         return flat
     shown, words = card_gist(flat, stop_words)
-    return f"{shown} (+{len(flat.split()) - words} words)"
+    return _sized(shown, len(flat.split()) - words)
+
+
+def _sized(shown: str, left: int) -> str:
+    """A gist and how many words of its text it leaves out ("(+0 words)" says nothing)."""
+    return f"{shown} (+{left} words)" if left > 0 else shown
 
 
 def card_gist(text: str, stop_words: Set[str] = frozenset()) -> tuple[str, int]:
