@@ -9,11 +9,18 @@ timed: loading the lexicons once (read + validate against the schema + parse), i
 lexicon modules in a fresh interpreter, and — for the record — importing the CJK segmenters
 the decision weighed (jieba, tinysegmenter) when a Python that has them is given
 (`--segmenter-python PATH`); the app ships none (docs/decisions/0065-reading-tokeniser.md).
+
+`--large-mb N` (#22 item 6): an N MB directive read once into its `Reading`, then every
+consumer a turn runs over that one reading (the planner's refer-back and recall cues, drift's
+about-the-conversation and content words, live data, asked-for actions, explicit tool and card
+instructions), beside the same run's baseline: `json.dumps` of the text and one normalise +
+split (the least any reading of it pays).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -26,6 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench import baseline_reading  # noqa: E402
 from tests.cli.reading_table import TABLE  # noqa: E402
+from vak_desktop.context.planning import actions, drift, instructions, planner  # noqa: E402
+from vak_desktop.context.planning.lexicon import Lexicons, normalise  # noqa: E402
 from vak_desktop.context.planning.reading import read_directive  # noqa: E402
 from vak_desktop.runtime import lexicons as loader  # noqa: E402
 
@@ -60,11 +69,54 @@ _FRESH_LOAD = (
 )
 
 
+LARGE_TEXT = (
+    "Please look at the current price of copper now and search my files for the parser log "
+    "from 2024-03-11, then tell me what failed and why Anna's build broke again. "
+)
+
+
+def large_directive(mb: float, lex: Lexicons) -> None:
+    """A directive of `mb` MB: its one reading and every consumer over it, then the baseline."""
+    text = (LARGE_TEXT * (int(mb * 1_000_000) // len(LARGE_TEXT) + 1))[: int(mb * 1_000_000)]
+    timed: list[tuple[str, float]] = []
+
+    def clock(name: str, run: Callable[[], object]) -> None:
+        start = time.perf_counter()
+        run()
+        timed.append((name, (time.perf_counter() - start) * 1e3))
+
+    reading = read_directive(text, lex)
+    clock("read once", lambda: read_directive(text, lex))
+    reading = read_directive(text, lex)  # a fresh reading: no consumer's result kept yet
+    clock("refers back", lambda: planner.refers_back(reading, lex))
+    clock("recalls earlier", lambda: planner.recalls_earlier(reading, lex))
+    clock("about the conversation", lambda: drift.about_conversation(reading, lex))
+    clock("content words", lambda: drift.directive_words(reading, lex))
+    clock("live data", lambda: drift.seeks_live_data(reading, lex))
+    clock("asked-for action", lambda: actions.requested_tools(reading, ["grep", "read"], lex))
+    clock(
+        "tool instruction",
+        lambda: instructions.unmet_tool_instruction(reading, ["recall"], [], lex),
+    )
+    clock("card instruction", lambda: instructions.required_card(reading, ["table"], lex))
+    clock("baseline: json.dumps", lambda: json.dumps(text))
+    clock("baseline: normalise + split", lambda: normalise(text).split())
+    total = sum(ms for name, ms in timed if not name.startswith("baseline"))
+    print(f"a {mb:g} MB directive ({len(text):,} chars), read once and every consumer:")
+    for name, ms in timed:
+        print(f"  {name:30} {ms:9.1f} ms")
+    print(f"  {'total (one turn)':30} {total:9.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--segmenter-python", help="a Python with jieba and tinysegmenter")
+    parser.add_argument("--large-mb", type=float, help="time one directive of this many MB only")
     args = parser.parse_args()
+    if args.large_mb:
+        large_directive(args.large_mb, loader.lexicons())
+        return
 
     start = time.perf_counter()
     lex = loader.lexicons.__wrapped__()  # type: ignore[attr-defined]  # uncached: the real load

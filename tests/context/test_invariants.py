@@ -20,7 +20,9 @@ from vak_desktop.context.invariants import (
     UNIQUENESS,
     WITHIN_HORIZON,
     Finding,
+    catalogued_tools,
     request_findings,
+    tool_name_findings,
 )
 from vak_desktop.context.planning.assemble import (
     AssembledRequest,
@@ -219,3 +221,27 @@ def test_a_turn_both_whole_and_in_the_packet_is_caught(ledger: Ledger) -> None:
     assert any(
         f.invariant == NO_SPLIT and f.turn == number and "in the packet" in f.message for f in found
     )
+
+
+def test_a_tool_declared_and_catalogued_as_not_loaded_is_named_twice() -> None:
+    """#22 item 6: a tool the reading loaded was also listed as "not loaded yet"; the
+    uniqueness check only looked for a schema declared twice."""
+    system = (
+        "You help.\n\nMore tools (not loaded yet: call find_tools with what you need):\n"
+        "- echo — Echo the arguments back.\n- unit_convert — Convert units."
+    )
+    tools = (ToolSpec("recall", "Recall."), ToolSpec("echo", "Echo."))
+    assert catalogued_tools(system) == {"echo", "unit_convert"}
+    found = tool_name_findings(system, tools)
+    assert [(f.invariant, f.message) for f in found] == [
+        (UNIQUENESS, "the tool echo is declared and listed as not loaded yet")
+    ]
+    compact = "Short.\n\nMore tools (find_tools loads them): echo, unit_convert."
+    assert [f.message for f in tool_name_findings(compact, tools)] == [
+        "the tool echo is declared and listed as not loaded yet"
+    ]
+    twice = (*tools, ToolSpec("recall", "Recall."))
+    assert "the tool recall is declared twice" in [f.message for f in tool_name_findings("", twice)]
+    # found by find_tools during the turn: appended after the prefix, its line stays
+    result = Message(role="tool", content='{"loaded": ["echo"]}', tool_name="find_tools")
+    assert tool_name_findings(system, tools, [result]) == []

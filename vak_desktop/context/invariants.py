@@ -17,7 +17,9 @@ plan and the ledger's turns, then each invariant is checked:
 - plan_within_horizon: the history costs no more than the plan priced it, and the plan stays
   within its budget (so the request within the horizon) whenever the compact part fits and the
   plan did not say it carried a partial newest batch past it;
-- uniqueness: no tool twice; no directive both whole and in the thread;
+- uniqueness: no tool twice — declared twice, or declared and also listed in the system text's
+  catalogue of tools not loaded yet (one found by `find_tools` during the turn is appended
+  after the prefix, which keeps its catalogue line); no directive both whole and in the thread;
 - packet_batch: the packet starts at the first live turn and spans whole batches of
   PACKET_BATCH_TURNS (so its range holds steady and its summary is reused), and it lists no turn
   the request carries at another fidelity.
@@ -28,6 +30,7 @@ packet, thread, tool pairs); split, that private layout would cross module bound
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,7 +43,7 @@ from vak_desktop.context.planning.packets import render_handoff
 from vak_desktop.context.planning.planner import PACKET_BATCH_TURNS, Fidelity, Plan
 from vak_desktop.context.planning.turn_cards import card_of, full_record, is_card_tool
 from vak_desktop.context.planning.turns import Turn, TurnIndex
-from vak_desktop.context.request import Message
+from vak_desktop.context.request import Message, ToolSpec
 
 NO_CUT = "no_cut"
 NO_SPLIT = "no_split"
@@ -429,6 +432,61 @@ def budget_findings(
     return found
 
 
+# The catalogue the runtime writes into the system text (`runtime/tools/surface.py`): a heading
+# "More tools (…):" then a line "- name — …" per tool, or, compact, one line of names.
+_CATALOGUE_HEADING = re.compile(r"^More tools \(.*\):$", re.MULTILINE)
+_CATALOGUE_LINE = re.compile(r"- (\S+) — ")
+_COMPACT_CATALOGUE = re.compile(r"^More tools \(find_tools loads them\): (.+)\.$", re.MULTILINE)
+
+
+def catalogued_tools(system: str) -> set[str]:
+    """The tool names a system text's catalogue lists as not loaded yet."""
+    names: set[str] = set()
+    heading = _CATALOGUE_HEADING.search(system)
+    if heading is not None:
+        for line in system[heading.end() :].lstrip("\n").split("\n"):
+            match = _CATALOGUE_LINE.match(line)
+            if match is None:
+                break
+            names.add(match.group(1))
+    for compact in _COMPACT_CATALOGUE.finditer(system):
+        names.update(n.strip() for n in compact.group(1).split(","))
+    return names
+
+
+def _found_by_find_tools(messages: Sequence[Message]) -> set[str]:
+    """The tools a `find_tools` result in these messages loaded (they keep their catalogue
+    line for the rest of that turn: the prefix does not move within a turn)."""
+    loaded: set[str] = set()
+    for message in messages:
+        if message.role != "tool" or message.tool_name != "find_tools":
+            continue
+        try:
+            found = json.loads(message.content)
+        except ValueError:
+            continue
+        if isinstance(found, dict) and isinstance(found.get("loaded"), list):
+            loaded.update(str(name) for name in found["loaded"])
+    return loaded
+
+
+def tool_name_findings(
+    system: str, tools: Sequence[ToolSpec], messages: Sequence[Message] = ()
+) -> list[Finding]:
+    """Every tool is named once: declared once, and not also listed by the catalogue as not
+    loaded yet (unless `find_tools` loaded it during the turn)."""
+    found: list[Finding] = []
+    names = [t.name for t in tools]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        found.append(Finding(UNIQUENESS, f"the tool {name} is declared twice"))
+    twice = (set(names) & catalogued_tools(system)) - _found_by_find_tools(messages)
+    for name in sorted(twice):
+        found.append(
+            Finding(UNIQUENESS, f"the tool {name} is declared and listed as not loaded yet")
+        )
+    return found
+
+
 def request_findings(
     index: TurnIndex, plan: Plan, request: AssembledRequest, current: Turn, ratio: float
 ) -> list[Finding]:
@@ -460,9 +518,7 @@ def request_findings(
     found += _no_cut(index, plan, layout, covered, current, now, middle)
     found += budget_findings(index, plan, request, current, ratio)
 
-    names = [t.name for t in request.tools]
-    for name in sorted({n for n in names if names.count(n) > 1}):
-        found.append(Finding(UNIQUENESS, f"the tool {name} is declared twice"))
+    found += tool_name_findings(request.system, request.tools, messages)
     thread = thread_lines(request.tail)
     whole_asks = {card_of(t, ratio).asked for t in history if t.number in layout.whole}
     for ask in sorted(set(thread) & whole_asks):

@@ -17,7 +17,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.context.invariants import check_request, check_tool_pairs
@@ -218,6 +218,140 @@ def build(ledger: Ledger, spec: Session, card_ratio: float) -> SessionBuilder:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(spec=sessions(), bound=bounds())
+# A sized horizon at a ratio just under 0.5: the plan priced the history at 693 tokens, the
+# check (and the request) at 694 — the plan over the horizon by rounding (#22 item 6).
+@example(
+    spec=Session(
+        turns=(
+            TurnSpec(
+                directive="D001 weather weather weather do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D002 horizon weather report python weather weather weather weather weather weather weather weather weather budget do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D003 budget weather weather weather python weather report weather weather weather release weather weather weather do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D004 weather weather horizon do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D005 python do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D006 weather weather weather weather weather release do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D007 budget weather release horizon budget report report do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D008 weather do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D009 weather weather compare weather weather do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D010 weather weather chart weather weather do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D011 weather horizon weather chart python release release weather weather weather weather weather report python do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D012 weather weather weather do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D013 copper compare parser why did it fail?",
+                steps=(
+                    (("search", "search", 40), ("search", "search", 40)),
+                    (("run", "search", 40), ("run", "error", 40)),
+                ),
+                answer="",
+                outcome="failed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D014 weather python weather weather weather weather weather report weather weather weather weather weather weather do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+            TurnSpec(
+                directive="D015 weather do that again",
+                steps=(),
+                answer="",
+                outcome="completed",
+                card=True,
+            ),
+        ),
+        reset_after=0,
+        packets=(),
+        store_planned=False,
+        current=TurnSpec(
+            directive="D016 weather weather weather weather do that again",
+            steps=(),
+            answer="",
+            outcome=None,
+            card=False,
+        ),
+    ),
+    bound=Bound(
+        horizon=None,
+        fit=0.0,
+        output_reserve=0,
+        ratio=0.49999999999999994,
+        card_ratio=None,
+        system_chars=4000,
+    ),
+)
 def test_every_request_keeps_the_spec_invariants(spec: Session, bound: Bound) -> None:
     system = "S" * bound.system_chars
     ledger = Ledger.open(":memory:")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from tests.doubles.fixtures import TOOL_MODEL, double_fixture, http_fixture  # n
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.runtime.scripted import Scripted, ScriptedProvider
 from tests.runtime.tools.helpers import make_tree
+from vak_desktop.context.invariants import catalogued_tools, tool_name_findings
 from vak_desktop.context.payloads import Activity, Receipt, ToolCall, ToolResult
 from vak_desktop.context.planning.assemble import prefix_digest
 from vak_desktop.context.planning.reading import read_directive
@@ -119,7 +121,11 @@ def test_loaded_is_core_plus_domains_plus_undeclared_plus_the_cards_read(tmp_pat
     assert [t.name for t in plain.prefix] == [*core, "echo"]
     chart = tool_surface(registry, "sys", "Plot a chart of these numbers: 3, 5, 8")
     assert [t.name for t in chart.prefix] == [*core, "emit_chart_card", "echo"]
-    assert plain.system == chart.system  # the catalogue does not follow the reading
+    # a loaded tool is named once: by its schema, not also as "not loaded yet"
+    assert "emit_chart_card" in catalogued_tools(plain.system)
+    assert "emit_chart_card" not in catalogued_tools(chart.system)
+    assert catalogued_tools(chart.system) == {"unit_convert"}
+    assert tool_name_findings(chart.system, chart.tools) == []
 
 
 async def test_find_tools_loads_a_tool_for_the_rest_of_the_turn_and_the_prefix_stays(
@@ -160,13 +166,17 @@ async def test_find_tools_loads_a_tool_for_the_rest_of_the_turn_and_the_prefix_s
     ]
     assert misreads[0].detail["reading"]["orienting"] is True
 
-    # the next turn starts from the reading again: the found tool is not carried over
+    # the next turn keeps what the session carried (append-only: the prefix cache holds), and
+    # names the found tool once, by its schema
     provider.enqueue(Scripted(text="Yes."))
     await _turn(runner, session, "Is that right?")
-    assert "unit_convert" not in _names(provider.requests[-1])
+    after = provider.requests[-1]
+    assert after.tools == third.tools
+    assert "unit_convert" not in catalogued_tools(after.messages[0].content)
+    assert "unit_convert" in catalogued_tools(third.messages[0].content)  # found in the turn
 
 
-async def test_the_catalogue_is_byte_identical_across_turns_whatever_is_loaded(
+async def test_across_turns_the_tools_only_grow_and_each_is_named_once(
     ledger: Ledger, tmp_path: Path
 ) -> None:
     provider = ScriptedProvider()
@@ -181,13 +191,20 @@ async def test_the_catalogue_is_byte_identical_across_turns_whatever_is_loaded(
     for ask in asks:
         provider.enqueue(Scripted(text="ok"))
         await _turn(runner, session, ask)
-    systems = {r.messages[0].content for r in provider.requests}
-    assert len(systems) == 1
-    loaded = [_names(r) for r in provider.requests]
+    requests = provider.requests
+    loaded = [_names(r) for r in requests]
     assert "emit_chart_card" in loaded[1] and "emit_chart_card" not in loaded[0]
-    assert len({tuple(names) for names in loaded}) == 2  # the loaded set moved; the text did not
-    expected = f"{DEFAULT_SYSTEM_PROMPT}\n\n{catalogue_text(runner.tools)}"
-    assert systems == {expected}
+    for before, after in itertools.pairwise(requests):  # a tool load never reorders or drops
+        assert after.tools[: len(before.tools)] == before.tools
+        same = after.tools == before.tools
+        assert (after.messages[0] == before.messages[0]) == same  # the text moves only with them
+    assert loaded[3] == loaded[2] == loaded[1]  # nothing new read: the prefix is unchanged
+    for request in requests:
+        names = set(_names(request))
+        assert not names & catalogued_tools(request.messages[0].content)
+        assert tool_name_findings(request.messages[0].content, request.tools) == []
+    expected = f"{DEFAULT_SYSTEM_PROMPT}\n\n{catalogue_text(runner.tools, set(loaded[0]))}"
+    assert requests[0].messages[0].content == expected
 
 
 async def test_a_catalogue_tool_called_without_find_tools_runs_and_is_a_misread(

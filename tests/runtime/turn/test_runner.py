@@ -213,7 +213,7 @@ async def test_a_5_mb_directive_and_a_5_mb_answer_are_each_stored_once(ledger: L
     once = len(directive) + len(answer)
     assert once <= stored < once * 1.05, (stored, once)
     card = next(e.payload for e in ledger.entries(session) if isinstance(e.payload, TurnCard))
-    assert card.asked == " ".join(["<999 chars>"] * 60) + " … (+4940 words)"
-    assert card.answered.narration.endswith("(+699940 words)")
+    assert card.asked == " ".join(["<999 chars>"] * 40) + " … (+4960 words)"
+    assert card.answered.narration.endswith("(+699960 words)")
     assert ledger._db.execute("SELECT COUNT(*) FROM stream_journal").fetchone()[0] == 0
     assert ledger.verify().ok

@@ -12,6 +12,8 @@ binding: changing `num_ctx` between requests makes Ollama reload the model.
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Iterable
 from typing import Any
 
 from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon
@@ -78,10 +80,29 @@ def tokens_per_char(profile: CapacityProfile) -> float:
     return ratio.value if ratio.samples and ratio.value > 0 else FALLBACK_TOKENS_PER_CHAR
 
 
-def estimate_tokens(chars: int, ratio: float | None) -> int:
-    """Tokens for `chars` characters at `ratio` (or the cautious fallback)."""
+_FIXED_BITS = 32  # a ratio as a whole number of 2**-32 tokens per character
+
+
+def fixed_ratio(ratio: float | None) -> int:
+    """`ratio` (or the cautious fallback) in the integer units `estimate_tokens` counts in,
+    rounded up: never fewer tokens than the float would give."""
     ratio = ratio if ratio and ratio > 0 else FALLBACK_TOKENS_PER_CHAR
-    return int(chars * ratio) + 1
+    return math.ceil(ratio * (1 << _FIXED_BITS))  # exact: a power-of-two scaling
+
+
+def estimate_tokens(chars: int, ratio: float | None) -> int:
+    """Tokens for `chars` characters at `ratio` (or the cautious fallback), in integer
+    arithmetic, so parts priced apart never add up to less than their whole: for any split,
+    estimate(a) + estimate(b) >= estimate(a + b). (With the float product, a part rounding
+    down from just under a whole token let a plan price its history one token under the
+    request it made, #22 item 6.)"""
+    return (chars * fixed_ratio(ratio) >> _FIXED_BITS) + 1
+
+
+def estimate_all(chars: Iterable[int], ratio: float | None) -> list[int]:
+    """`estimate_tokens` of each size in `chars`, the ratio converted once."""
+    fixed = fixed_ratio(ratio)
+    return [(c * fixed >> _FIXED_BITS) + 1 for c in chars]
 
 
 def choose_num_ctx(needed_tokens: int, declared_window: int | None, current: int = 0) -> int:

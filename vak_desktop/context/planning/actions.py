@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vak_desktop.context.planning.lexicon import Lexicons, Text, normalise
+from vak_desktop.context.planning.lexicon import Lexicons
+from vak_desktop.context.planning.reading import Reading, reading_for
 
 ACTION_CHECK = "action-check"
 # each rule of `lexicon.ACTION_RULES` → the tools that perform it, most fitting first
@@ -25,18 +26,28 @@ _TOOLS = {
 }
 
 
-def requested_tools(directive: str, offered: Sequence[str], lexicons: Lexicons) -> tuple[str, ...]:
+def requested_tools(
+    directive: str | Reading, offered: Sequence[str], lexicons: Lexicons
+) -> tuple[str, ...]:
     """The offered tools that perform the action the directive asks for on the user's
-    things, most fitting first; () when it asks for none."""
-    lowered = normalise(directive)
-    for lexicon in lexicons.identify(Text.of(lowered, normalised=True)):
-        rule = lexicon.actions.asked(lowered)
+    things, most fitting first; () when it asks for none. The rule is found once per reading
+    of the directive, whatever tools are offered."""
+    read = reading_for(directive, lexicons)
+    rule = read.derived("action", lambda: _asked(read))
+    return () if rule is None else tuple(t for t in _TOOLS[rule] if t in offered)
+
+
+def _asked(read: Reading) -> str | None:
+    for lexicon in read.read_in:
+        rule = lexicon.actions.asked(read.seen.lowered)
         if rule is not None:
-            return tuple(t for t in _TOOLS[rule] if t in offered)
-    return ()
+            return rule
+    return None
 
 
-def requested_tool(directive: str, offered: Sequence[str], lexicons: Lexicons) -> str | None:
+def requested_tool(
+    directive: str | Reading, offered: Sequence[str], lexicons: Lexicons
+) -> str | None:
     """The tool the directive asks to be used on the user's things, if one is offered."""
     return next(iter(requested_tools(directive, offered, lexicons)), None)
 

@@ -42,6 +42,7 @@ from vak_desktop.context.planning.planner import (
     candidates,
     plan_working_set,
 )
+from vak_desktop.context.planning.reading import Reading
 from vak_desktop.context.planning.turn_cards import (
     NOT_RUN,
     card_block,
@@ -144,8 +145,8 @@ def thread_for(
     plan: Plan, index: TurnIndex, ratio: float, paused: Sequence[str] = ()
 ) -> tuple[list[str], list[str]]:
     """The thread's two lists. Summarised: directives not in the working set verbatim, the
-    latest ones inside the packet, each as its card asks it (verbatim when short, else its first
-    sentence and how much follows), so a few long pastes cannot crowd out the history the thread
+    latest ones inside the packet, each as its card asks it (verbatim when short, else its gist
+    and how much follows), so a few long pastes cannot crowd out the history the thread
     is there to point at. Paused (directive drift, §7): the directives of the subject the user
     left — asked out when packeted, else named by turn (their words are already above: one
     source per fact)."""
@@ -239,12 +240,14 @@ def plan_request(
     tail_context: TailContext,
     lexicons: Lexicons,
     reading_terms: Sequence[str] = (),
+    reading: Reading | None = None,
 ) -> tuple[Plan, str]:
     """Plan the next request and build its tail. The thread depends on the plan and the plan on
     the tail's size, so the two are settled together: the tail is budgeted at the largest size
     tried so far, and the plan is taken once its own thread fits that budget. The budget only
     grows, so this ends (usually in one or two rounds); a fixed number of rounds could return a
-    tail whose thread belongs to another plan (a directive both whole and in the thread)."""
+    tail whose thread belongs to another plan (a directive both whole and in the thread).
+    `reading`: the current directive's one reading, when the caller made it."""
     ratio = tokens_per_char(profile)
     indexed = None
     if index.head is not None and index.turns and current is index.turns[-1]:
@@ -255,7 +258,9 @@ def plan_request(
     prefix_chars = len(system) + sum(t.chars() for t in tools)
     prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
     reserve = current_turn_reserve(history, current, ratio)
-    directive = current.directive.text if current else ""
+    directive: str | Reading = current.directive.text if current else ""
+    if reading is not None and current is not None and reading.text == current.directive.text:
+        directive = reading
     ranked = candidates(history, ratio, directive, lexicons, reading_terms, indexed=indexed)
     plain = is_small(profile)
     tail = render_tail(tail_context, [], plain=plain)

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any, TypeVar, cast
 
-from vak_desktop.context.capacity.profile import estimate_tokens
+from vak_desktop.context.capacity.profile import estimate_all
 from vak_desktop.context.payloads import TurnCard
 from vak_desktop.context.planning.relevance import Corpus, card_terms
 from vak_desktop.context.planning.turn_cards import card_of, card_tokens, full_tokens
@@ -54,7 +53,7 @@ class _Store:
         self.cards.append(card)
         self.corpus.append(card_terms(card))
         self.chars_full.append(card.chars_full)
-        self.chars_card.append(card.chars_card)
+        self.chars_card.append(card.chars_card + 1)  # a card is priced with its newline
         if not (card.chars_full and card.chars_card):
             self.sizeless.append((len(self.cards) - 1, card))
 
@@ -90,8 +89,8 @@ class CardIndex:
         """Each turn's full record and card in tokens at `ratio`: `full_tokens` and
         `card_tokens` over the stored sizes, a column at a time."""
         size, store = self.size, self.store
-        full = list(map(estimate_tokens, store.chars_full[:size], repeat(ratio)))
-        card = list(map(estimate_tokens, store.chars_card[:size], repeat(ratio)))
+        full = estimate_all(store.chars_full[:size], ratio)
+        card = estimate_all(store.chars_card[:size], ratio)
         for position, stored in store.sizeless:
             if position < size:
                 full[position] = full_tokens(stored, ratio)

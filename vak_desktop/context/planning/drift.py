@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from vak_desktop.context.payloads import TurnCard
-from vak_desktop.context.planning.lexicon import CJK_RUN, Lexicons, Text, normalise
-from vak_desktop.context.planning.reading import LIVE, read_directive
+from vak_desktop.context.planning.lexicon import CJK_RUN, Lexicons, StopWords, Text, normalise
+from vak_desktop.context.planning.reading import LIVE, Reading, reading_for
 from vak_desktop.context.planning.turn_cards import leading_sentence, narration_of
 
 FRESHNESS_CHECK = "freshness-check"
@@ -48,7 +48,19 @@ def content_words(text: str, lexicons: Lexicons) -> set[str]:
     values)."""
     lowered = normalise(text)
     seen = Text.of(lowered, normalised=True)
-    stop = lexicons.stop_words(lexicons.identify(seen))
+    return _content_words(lowered, lexicons.stop_words(lexicons.identify(seen)))
+
+
+def directive_words(directive: str | Reading, lexicons: Lexicons) -> set[str]:
+    """`content_words` of a directive, from its one reading (made once per reading)."""
+    read = reading_for(directive, lexicons)
+    return read.derived(
+        "content_words",
+        lambda: _content_words(read.seen.lowered, lexicons.stop_words(read.read_in)),
+    )
+
+
+def _content_words(lowered: str, stop: StopWords) -> set[str]:
     words = {_singular(w) for w in _WORD.findall(CJK_RUN.sub(" ", lowered)) if w not in stop.words}
     for run in CJK_RUN.findall(lowered):
         for stop_word in stop.cjk:
@@ -58,10 +70,13 @@ def content_words(text: str, lexicons: Lexicons) -> set[str]:
     return words
 
 
-def about_conversation(directive: str, lexicons: Lexicons) -> bool:
+def about_conversation(directive: str | Reading, lexicons: Lexicons) -> bool:
     """A directive about the conversation itself ("summarise our chat so far") continues it."""
-    seen = Text.of(directive)
-    return any(lex.about_conversation.hit(seen) for lex in lexicons.identify(seen))
+    read = reading_for(directive, lexicons)
+    return read.derived(
+        "about_conversation",
+        lambda: any(lex.about_conversation.hit(read.seen) for lex in read.read_in),
+    )
 
 
 def _singular(word: str) -> str:
@@ -87,11 +102,11 @@ def values_text(value: Any) -> str:
 # -- live data ----------------------------------------------------------------------------------
 
 
-def seeks_live_data(directive: str, lexicons: Lexicons) -> bool:
+def seeks_live_data(directive: str | Reading, lexicons: Lexicons) -> bool:
     """The directive asks for a value as it stands now: its reading has the live-data domain
     (temporal deixis in a fact-seeking request, nothing local beside it, live data not declined
     — "no live data", "from memory": `context/planning/reading.py`)."""
-    return LIVE in read_directive(directive, lexicons).domains
+    return LIVE in reading_for(directive, lexicons).domains
 
 
 def admits_no_live_value(text: str, lexicons: Lexicons) -> bool:
@@ -124,14 +139,17 @@ def freshness_statement(last: tuple[str, str] | None) -> str:
 
 
 def topic_mismatch(
-    payload: Mapping[str, Any], directive: str, evidence: Iterable[str], lexicons: Lexicons
+    payload: Mapping[str, Any],
+    directive: str | Reading,
+    evidence: Iterable[str],
+    lexicons: Lexicons,
 ) -> bool:
     """The card's values share no content word with the directive and this turn's retrieved
     evidence. A card with no words at all (a bare number) gives nothing to judge: False."""
     card = content_words(values_text(payload), lexicons)
     if not card:
         return False
-    if card & content_words(directive, lexicons):
+    if card & directive_words(directive, lexicons):
         return False
     return all(card.isdisjoint(content_words(text, lexicons)) for text in evidence)
 
@@ -184,16 +202,16 @@ def empty_step_nudge() -> str:
 
 
 def paused_turns(
-    directive: str, asked: Sequence[str], back: bool, lexicons: Lexicons
+    directive: str | Reading, asked: Sequence[str], back: bool, lexicons: Lexicons
 ) -> tuple[int, ...]:
     """Positions in `asked` (the directives of earlier turns, oldest first) that a subject
     change pauses: the run of recent directives about the previous subject. None when the
     directive refers back (`back`), is too short to name a subject, or shares a word with the
     latest directive (the same subject continues)."""
-    new = content_words(directive, lexicons)
+    new = directive_words(directive, lexicons)
     if back or len(new) < MIN_DRIFT_WORDS or not asked or about_conversation(directive, lexicons):
         return ()
-    latest = content_words(asked[-1], lexicons)
+    latest = directive_words(asked[-1], lexicons)  # the last turn's reading, when kept
     if not latest or latest & new:
         return ()
     run, goal = [len(asked) - 1], set(latest)

@@ -15,20 +15,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from vak_desktop.context.planning.lexicon import Cues, Lexicon, Lexicons, Text, normalise, sentences
+from vak_desktop.context.planning.reading import Reading, reading_for
 
 
 def unmet_tool_instruction(
-    directive: str, available: Sequence[str], called: Iterable[str], lexicons: Lexicons
+    directive: str | Reading, available: Sequence[str], called: Iterable[str], lexicons: Lexicons
 ) -> str | None:
     """The tool a directive explicitly told the model to call and the turn never called, or
     None."""
     done = set(called)
-    lowered = normalise(directive)
-    languages = lexicons.identify(Text.of(lowered, normalised=True))
+    read = reading_for(directive, lexicons)
+    lowered = read.seen.lowered
+    # a sentence that calls a tool holds a call verb: languages with none in the text are out
+    languages = [lex for lex in read.read_in if lex.call_verbs.hit(read.seen)]
     for name in available:
-        if name in done or normalise(name) not in lowered:
+        if not languages or name in done or normalise(name) not in lowered:
             continue
-        for sentence in _sentences(lowered):
+        for sentence in _sentences(read, normalise(name)):
             for lexicon in languages:
                 if lexicon.call_verbs.hit(sentence) and _names_tool(sentence, name, lexicon):
                     return name
@@ -46,13 +49,21 @@ def _names_tool(sentence: Text, name: str, lexicon: Lexicon) -> bool:
     )
 
 
-def required_card(directive: str, types: Iterable[str], lexicons: Lexicons) -> str | None:
+def required_card(directive: str | Reading, types: Iterable[str], lexicons: Lexicons) -> str | None:
     """The card type (of `types`, the library's) a directive explicitly asks for ("show it as
     a table card", "zeig es als Tabellen-Karte"), or None."""
     library = list(types)
-    lowered = normalise(directive)
-    languages = lexicons.identify(Text.of(lowered, normalised=True))
-    for sentence in _sentences(lowered):
+    read = reading_for(directive, lexicons)
+    # a sentence asking for a card holds a show verb and the word for "card": languages
+    # without both anywhere in the text are out (a 5 MB paste is not read sentence by sentence)
+    languages = [
+        lex
+        for lex in read.read_in
+        if lex.show_verbs.hit(read.seen) and lex.card_words.hit(read.seen)
+    ]
+    if not languages:
+        return None
+    for sentence in _sentences(read):
         for lexicon in languages:
             if not lexicon.show_verbs.hit(sentence):
                 continue
@@ -81,7 +92,12 @@ def _beside(sentence: Text, i: int, cues: Cues, reach: int = 2) -> bool:
     return any(cues.at(sentence, k) for k in range(low, high) if k != i)
 
 
-def _sentences(lowered: str) -> list[Text]:
-    return [Text.of(s, normalised=True) for s in sentences(lowered)] or [
-        Text.of(lowered, normalised=True)
-    ]
+def _sentences(read: Reading, containing: str = "") -> list[Text]:
+    """The directive's sentences, each ready for cue matching (split once per reading); with
+    `containing`, only those that contain it (made ready only then)."""
+    raw = read.derived("sentences", lambda: sentences(read.seen.lowered))
+    if not raw:
+        return [read.seen]
+    if containing:
+        return [Text.of(s, normalised=True) for s in raw if containing in s]
+    return read.derived("sentence_texts", lambda: [Text.of(s, normalised=True) for s in raw])

@@ -31,11 +31,12 @@ exactly the word boundaries `Text` splits at), so they are kept in one module.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import blake3
 
@@ -44,6 +45,8 @@ _PARTS = re.compile(r"['’-]")
 # Han, Hiragana, Katakana (incl. the prolonged-sound mark), CJK punctuation-free ranges
 _CJK_RANGES = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+KEPT_READINGS = 4  # directives whose reading `Lexicons.remembered` keeps
+R = TypeVar("R")
 _SENTENCE = re.compile(r"[.!?]+(?=\s|$)|[。！？\n]+")  # "research.synthesis" is one sentence
 
 
@@ -92,8 +95,32 @@ class Text:
     def of(cls, text: str, *, normalised: bool = False) -> Text:
         lowered = text if normalised else normalise(text)
         words = tuple(split_words(lowered))
-        parts = tuple(frozenset({w, *(p for p in _PARTS.split(w) if p)}) for w in words)
-        return cls(lowered, words, parts)
+        made: dict[str, frozenset[str]] = {}  # one parts set per distinct word
+        parts = []
+        for w in words:
+            found = made.get(w)
+            if found is None:
+                found = made[w] = frozenset({w, *(p for p in _PARTS.split(w) if p)})
+            parts.append(found)
+        return cls(lowered, words, tuple(parts))
+
+    @functools.cached_property
+    def at_parts(self) -> dict[frozenset[str], list[int]]:
+        """Each distinct word's parts and the positions of the words that have them: a cue set
+        is tested once per distinct word, not once per word (a 5 MB paste repeats its words)."""
+        where: dict[frozenset[str], list[int]] = {}
+        for i, parts in enumerate(self.parts):
+            found = where.get(parts)
+            if found is None:
+                where[parts] = [i]
+            else:
+                found.append(i)
+        return where
+
+    @functools.cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """Every word and word part of the text."""
+        return frozenset().union(*self.at_parts)
 
 
 @dataclass(frozen=True)
@@ -179,8 +206,13 @@ class Cues:
         parts = text.parts[i]
         return not self.words.isdisjoint(parts) or self.any_pattern.matches(parts)
 
+    def matches(self, parts: frozenset[str]) -> bool:
+        """Whether a word with these parts is a one-word cue of this set."""
+        return not self.words.isdisjoint(parts) or self.any_pattern.matches(parts)
+
     def positions(self, text: Text) -> list[int]:
-        return [i for i in range(len(text.words)) if self.at(text, i)]
+        found = [i for parts, at in text.at_parts.items() if self.matches(parts) for i in at]
+        return sorted(found)
 
     def phrase_hit(self, text: Text) -> bool:
         """Whether a multi-word phrase or a CJK cue of this set occurs in `text`."""
@@ -189,8 +221,9 @@ class Cues:
         parts = text.parts
         for phrase in self.phrases:
             first, rest = phrase[0], phrase[1:]
-            for start in range(len(parts) - len(rest)):
-                if first.matches(parts[start]) and all(
+            starts = (i for p, at in text.at_parts.items() if first.matches(p) for i in at)
+            for start in starts:
+                if start + len(rest) < len(parts) and all(
                     e.matches(parts[start + 1 + k]) for k, e in enumerate(rest)
                 ):
                     return True
@@ -198,13 +231,18 @@ class Cues:
 
     def hit(self, text: Text) -> bool:
         """Whether any cue of this set occurs in `text`."""
-        return any(self.at(text, i) for i in range(len(text.words))) or self.phrase_hit(text)
+        if not self.words.isdisjoint(text.vocabulary):
+            return True
+        if self.patterns and any(self.any_pattern.matches(p) for p in text.at_parts):
+            return True
+        return self.phrase_hit(text)
 
     def count(self, text: Text) -> int:
         """How many distinct cues of this set occur in `text` (words, patterns, substrings)."""
-        present = set().union(*text.parts) if text.parts else set()
+        present = text.vocabulary
         found = len(self.words & present)
-        found += sum(1 for p in self.patterns if any(p.matches(parts) for parts in text.parts))
+        distinct = text.at_parts
+        found += sum(1 for p in self.patterns if any(p.matches(parts) for parts in distinct))
         return found + sum(1 for s in self.substrings if s in text.lowered)
 
     def strip(self, lowered: str) -> str:
@@ -407,6 +445,8 @@ class Lexicons:
     _stops: dict[tuple[str, ...], StopWords] = field(
         default_factory=dict, compare=False, repr=False
     )
+    # the readings of the latest few directives (`reading.reading_for`), by their text
+    _readings: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, documents: Sequence[Mapping[str, Any]], digest: str = "") -> Lexicons:
@@ -426,6 +466,17 @@ class Lexicons:
                 joined |= lex.stop_words
             self._stops[key] = joined
         return joined
+
+    def remembered(self, text: str, read: Callable[[], R]) -> R:
+        """The reading `read` makes of `text`, kept for the latest `KEPT_READINGS` texts: a
+        turn's consumers (surface, plan, rules, card) share one reading of its directive."""
+        found = self._readings.pop(text, None)
+        if found is None:
+            found = read()
+        self._readings[text] = found  # the newest last
+        while len(self._readings) > KEPT_READINGS:
+            del self._readings[next(iter(self._readings))]
+        return cast(R, found)
 
     def identify(self, text: Text) -> tuple[Lexicon, ...]:
         """The languages `text` is written in: those whose function words it uses most. A text

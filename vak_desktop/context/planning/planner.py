@@ -41,7 +41,7 @@ from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_cha
 from vak_desktop.context.payloads import Answer, CapacityProfile, Compaction, TurnCard
 from vak_desktop.context.planning.card_index import CardIndex
 from vak_desktop.context.planning.drift import PAUSED_RECENCY, paused_turns
-from vak_desktop.context.planning.lexicon import Lexicons, Text
+from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import (
     FEATURED_HEADER,
     LISTED_HEADER,
@@ -50,6 +50,7 @@ from vak_desktop.context.planning.packets import (
     render_handoff,
     render_packet,
 )
+from vak_desktop.context.planning.reading import Reading, reading_for
 from vak_desktop.context.planning.relevance import relevance
 from vak_desktop.context.planning.turn_cards import (
     CARD_BLOCK_CHARS,
@@ -156,20 +157,24 @@ class Plan:
         }
 
 
-def refers_back(directive: str, lexicons: Lexicons) -> bool:
+def refers_back(directive: str | Reading, lexicons: Lexicons) -> bool:
     """The directive points at the exchange just before it ("do that again", "noch einmal"):
     deictic words, not topical, so they carry no subject of their own (`conversation.anaphora`
     of the lexicons it is written in)."""
-    seen = Text.of(directive)
-    return any(lex.anaphora.hit(seen) for lex in lexicons.identify(seen))
+    read = reading_for(directive, lexicons)
+    return read.derived(
+        "refers_back", lambda: any(lex.anaphora.hit(read.seen) for lex in read.read_in)
+    )
 
 
-def recalls_earlier(directive: str, lexicons: Lexicons) -> bool:
+def recalls_earlier(directive: str | Reading, lexicons: Lexicons) -> bool:
     """The directive points back at an earlier turn without naming it ("the code I gave you
     earlier", "vorhin", "之前"): its best match of the card index then travels at card fidelity
     or better, whatever else the budget packets (`conversation.recall`)."""
-    seen = Text.of(directive)
-    return any(lex.recall.hit(seen) for lex in lexicons.identify(seen))
+    read = reading_for(directive, lexicons)
+    return read.derived(
+        "recalls_earlier", lambda: any(lex.recall.hit(read.seen) for lex in read.read_in)
+    )
 
 
 @dataclass(frozen=True)
@@ -198,7 +203,7 @@ class Candidates:
 def candidates(
     history: Sequence[Turn],
     ratio: float,
-    directive: str,
+    directive: str | Reading,
     lexicons: Lexicons,
     reading_terms: Sequence[str] = (),
     *,
@@ -206,7 +211,10 @@ def candidates(
 ) -> Candidates:
     """Price and value every turn of `history` (the turns before the current one);
     `reading_terms` are the directive's reading's terms (`Reading.terms`, spec §4). `indexed` is
-    the card index of exactly `history`'s live turns, when the caller keeps one."""
+    the card index of exactly `history`'s live turns, when the caller keeps one. `directive`
+    is read once (`reading_for`): every cue test below takes that one reading."""
+    read = reading_for(directive, lexicons)
+    directive = read.text
     if indexed is None:
         live = tuple(t for t in history if not t.behind_reset)
         cards = tuple(card_of(t, ratio) for t in live)
@@ -215,10 +223,10 @@ def candidates(
     else:
         live, cards, listing = indexed.turns, indexed.cards, indexed.listing
         rel = relevance(directive, cards, reading_terms, indexed.corpus)
-    back = refers_back(directive, lexicons)
+    back = refers_back(read, lexicons)
     # directive drift (§7): the turns of the subject the user left are paused — their recency
     # weighs less, so the new subject's turns rank first; nothing is cut
-    paused = paused_turns(directive, _Asked(cards), back, lexicons)
+    paused = paused_turns(read, _Asked(cards), back, lexicons)
     size = len(live)
     recency = [1.0 / (1 + age) for age in range(size - 1, -1, -1)]
     for position in paused:
@@ -249,7 +257,7 @@ def candidates(
         listing=listing,
         paused=tuple(live[p].turn_id for p in paused),
         by_relevance=tuple(matching),
-        pinned=matching[0] if matching and recalls_earlier(directive, lexicons) else None,
+        pinned=matching[0] if matching and recalls_earlier(read, lexicons) else None,
     )
 
 

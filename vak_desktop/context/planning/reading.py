@@ -22,7 +22,9 @@ already shown and loads none; a live request for one quantity reads as a metric 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 from vak_desktop.context.payloads import JsonObject
 from vak_desktop.context.planning.lexicon import FILE_NAME, Lexicon, Lexicons, Text, has_cjk
@@ -40,17 +42,33 @@ _URL = re.compile(r"https?://|www\.")
 _MIN_SUBJECT = 3  # a word shorter than this is no subject to seek a fact about ("ok", "so")
 _MIN_CJK_SUBJECT = 2  # characters of CJK text left once deixis and filler are taken out
 _NOT_LETTER = re.compile(r"[\W_]+")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
 class Reading:
-    """What the surface needs to know about a request: its domains and its card types."""
+    """What the surface needs to know about a request: its domains and its card types; and,
+    for every other consumer of the directive's words (the planner's refer-back and recall
+    cues, drift, asked-for actions, explicit instructions, the card at close), the directive
+    as read once: its normalised text and the lexicons of its languages. What a consumer
+    derives from them is kept here too (`derived`), so no consumer reads the text again."""
 
     domains: frozenset[str]
     cards: frozenset[str] = frozenset()
     orienting: bool = False  # no cue fired: `domains` is the orientation floor
     everything: bool = False  # every domain (a surface that does not slice tools)
     languages: tuple[str, ...] = ()  # the lexicons the directive was read in
+    text: str = field(default="", compare=False, repr=False)  # the directive as written
+    seen: Text = field(default=Text("", (), ()), compare=False, repr=False)
+    read_in: tuple[Lexicon, ...] = field(default=(), compare=False, repr=False)
+    lexicons: Lexicons | None = field(default=None, compare=False, repr=False)
+    _derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def derived(self, key: str, make: Callable[[], R]) -> R:
+        """What `make` derives from this reading, made once per reading."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return cast(R, self._derived[key])
 
     def meets(self, serves: frozenset[str]) -> bool:
         """Whether a tool serving `serves` is wanted by this reading."""
@@ -95,8 +113,20 @@ def terms_of(reading: JsonObject) -> tuple[str, ...]:
     return tuple([f"domain:{d}" for d in domains] + [f"card:{c}" for c in cards])
 
 
+def reading_for(directive: str | Reading, lexicons: Lexicons) -> Reading:
+    """The reading of `directive`: itself when it is one (read with these lexicons), else the
+    one `lexicons` keeps for that text (the latest few), else read now. Every consumer of a
+    directive goes through here, so a turn reads its directive once however many ask."""
+    if isinstance(directive, Reading) and directive.lexicons is lexicons:
+        return directive
+    text = directive.text if isinstance(directive, Reading) else directive
+    return lexicons.remembered(text, lambda: read_directive(text, lexicons))
+
+
 def read_directive(text: str, lexicons: Lexicons) -> Reading:
-    """The reading of a directive's text, by the cues of `lexicons` alone (deterministic)."""
+    """The reading of a directive's text, by the cues of `lexicons` alone (deterministic).
+    Linear in the text's length: it is normalised and split once, its languages identified
+    once, each cue set matched in one pass."""
     seen = Text.of(text)
     languages = lexicons.identify(seen)
     local_file = FILE_NAME.search(seen.lowered) is not None
@@ -113,9 +143,17 @@ def read_directive(text: str, lexicons: Lexicons) -> Reading:
         domains |= found
         cards |= _cards(seen, lexicon, live=LIVE in found)
     codes = tuple(lex.language for lex in languages)
-    if not domains:
-        return Reading(ORIENTATION, frozenset(cards), orienting=True, languages=codes)
-    return Reading(frozenset(domains), frozenset(cards), languages=codes)
+    orienting = not domains
+    return Reading(
+        ORIENTATION if orienting else frozenset(domains),
+        frozenset(cards),
+        orienting=orienting,
+        languages=codes,
+        text=text,
+        seen=seen,
+        read_in=languages,
+        lexicons=lexicons,
+    )
 
 
 def _cards(seen: Text, lexicon: Lexicon, *, live: bool) -> set[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 from vak_desktop.context.capacity.profile import estimate_tokens
@@ -32,6 +32,7 @@ from vak_desktop.context.payloads import (
     TraceLine,
     TurnCard,
 )
+from vak_desktop.context.planning.gist import gist
 from vak_desktop.context.planning.relevance import index_terms
 from vak_desktop.context.planning.turns import Turn
 from vak_desktop.context.presentations.library import narration_text, projected_text
@@ -41,8 +42,7 @@ NOT_RUN = "[not run: the turn stopped before this tool call was executed]"
 SHORT_WORDS = 60  # narration up to this many words is kept verbatim
 SHORT_ASK_TOKENS = 60  # a directive up to this many tokens is kept verbatim
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-_WORD = re.compile(r"\S+")
-LEAD_WORDS = 60  # a card's lead of a long text: its first sentence, cut at this many words ...
+LEAD_WORDS = 40  # a card's gist of a long text: its salient sentences, up to this many words ...
 LONG_WORD = 200  # ... and a word longer than this many characters shown by its size
 _LONG_ARGUMENT = 80  # a string argument longer than this is shown by its size in a trace line
 
@@ -59,39 +59,40 @@ def leading_sentence(text: str) -> str:
     return parts[0]
 
 
-def narration_of(text: str) -> str:
-    """The narration a card keeps: verbatim when short, else its lead (`card_lead`)."""
+def narration_of(text: str, stop_words: Set[str] = frozenset()) -> str:
+    """The narration a card keeps: verbatim when short, else its gist (`card_gist`)."""
     total = len(text.split())
     if total <= SHORT_WORDS:
         return " ".join(text.split())
-    first, words = card_lead(text)
-    return f"{first} … (+{total - words} words)"
+    shown, words = card_gist(text, stop_words)
+    return _sized(shown, total - words)
 
 
-def asked_of(directive: str, tokens_per_char: float) -> str:
-    """The directive as a card shows it: verbatim when short, else its lead + its size."""
+def asked_of(directive: str, tokens_per_char: float, stop_words: Set[str] = frozenset()) -> str:
+    """The directive as a card shows it: verbatim when short, else its gist + its size."""
     flat = " ".join(directive.split())
     if estimate_tokens(len(flat), tokens_per_char) <= SHORT_ASK_TOKENS:
         return flat
-    first, words = card_lead(flat)
-    return f"{first} … (+{len(flat.split()) - words} words)"
+    shown, words = card_gist(flat, stop_words)
+    return _sized(shown, len(flat.split()) - words)
 
 
-def card_lead(text: str) -> tuple[str, int]:
-    """The leading sentence a card keeps of a long text, and how many of its words that is.
+def _sized(shown: str, left: int) -> str:
+    """A gist and how many words of its text it leaves out ("(+0 words)" says nothing)."""
+    return f"{shown} (+{left} words)" if left > 0 else shown
 
-    A card is a few lines whatever it summarises: a text whose first sentence does not end
-    within `LEAD_WORDS` words (a pasted log, a list, a 5 MB paste with no full stop) is cut
-    at a word there, and a word longer than `LONG_WORD` characters (base64, a minified line)
-    is shown by its size. Without both, the whole text was copied into the card: a 5 MB
-    directive or answer was stored twice."""
-    words: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group()
-        words.append(word if len(word) <= LONG_WORD else f"<{len(word):,} chars>")
-        if word[-1] in ".!?" or len(words) == LEAD_WORDS:
-            break
-    return " ".join(words), len(words)
+
+def card_gist(text: str, stop_words: Set[str] = frozenset()) -> tuple[str, int]:
+    """The part a card keeps of a long text, and how many of its words that is: its most
+    salient sentences within `LEAD_WORDS` words, in order (`gist.py`: numbers, dates, names,
+    quoted strings and identifiers over greetings and fillers) — not its first sentence, the
+    least informative part of a chat message. A word longer than `LONG_WORD` characters
+    (base64, a minified line) is shown by its size, so a 5 MB paste is never copied whole."""
+    shown, words = gist(text, LEAD_WORDS, stop_words)
+    kept = shown.split()
+    if any(len(w) > LONG_WORD for w in kept):
+        shown = " ".join(w if len(w) <= LONG_WORD else f"<{len(w):,} chars>" for w in kept)
+    return shown, words
 
 
 def args_digest(arguments: dict[str, Any]) -> str:
@@ -138,9 +139,11 @@ def build_turn_card(
     card_digests: dict[str, str] | None = None,
     *,
     reading: JsonObject | None = None,
+    stop_words: Set[str] = frozenset(),
 ) -> TurnCard:
     """The TurnCard of a closed turn. Deterministic: the same turn gives the same card.
-    `reading` is the directive's reading (`reading.py`), kept whole and indexed by its terms."""
+    `reading` is the directive's reading (`reading.py`), kept whole and indexed by its terms;
+    `stop_words` (the lexicons') score down in the gists of a long directive and answer."""
     results = _results_by_call(turn)
     did = []
     digests: dict[str, str] = {}
@@ -176,9 +179,9 @@ def build_turn_card(
     )
     card = TurnCard(
         turn_id=turn.turn_id,
-        asked=asked_of(turn.directive.text, tokens_per_char),
+        asked=asked_of(turn.directive.text, tokens_per_char, stop_words),
         did=tuple(did),
-        answered=Answer(presentations, narration_of(narration_text(turn.answer))),
+        answered=Answer(presentations, narration_of(narration_text(turn.answer), stop_words)),
         outcome=outcome,
         reading=dict(reading or {}),
     )
@@ -207,8 +210,9 @@ def full_tokens(card: TurnCard, ratio: float) -> int:
 
 
 def card_tokens(card: TurnCard, ratio: float) -> int:
-    """What the turn's card costs at `ratio`, as one line group of a card block."""
-    return estimate_tokens(card.chars_card, ratio) if card.chars_card else card.tokens_card
+    """What the turn's card costs at `ratio`, as one line group of a card block: its text and
+    the newline that separates it from the next (`CARD_BLOCK_CHARS` counts one of those)."""
+    return estimate_tokens(card.chars_card + 1, ratio) if card.chars_card else card.tokens_card
 
 
 def card_of(turn: Turn, ratio: float) -> TurnCard:

@@ -16,7 +16,7 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.runtime.tools.surface import fitted_surface
 from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
-from vak_desktop.runtime.turn.reset import index_ahead
+from vak_desktop.runtime.turn.reset import plan_ahead
 from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT
 
 PENDING_TURN = "pending"  # the id of the not-yet-written turn a preview plans for
@@ -52,7 +52,7 @@ def preview_next(
         surface = fitted_surface(tools, system, directive, profile, own_prompt=own)
         system, tools, reading = surface.system, surface.tools, surface.reading
     # a turn that finds no room for any earlier turn writes a Reset first: shown as it will be
-    index, reset = index_ahead(
+    index, reset, planned = plan_ahead(
         build_turn_index(ledger.chain_to_root(session)),
         profile,
         directive,
@@ -61,7 +61,7 @@ def preview_next(
         turn_id=PENDING_TURN,
     )
     pending = index.turns[-1]
-    projection = plan_turn(
+    projection = planned or plan_turn(  # planned once: the reset check's plan, if it stands
         index, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
     )
     request = assemble(

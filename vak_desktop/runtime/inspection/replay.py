@@ -128,15 +128,19 @@ def _sent_prefix(
 ) -> tuple[str, tuple[ToolSpec, ...]]:
     """The system text and tools a step sent, from the runner's registry: the system text is
     whichever of the forms a turn can send has the receipt's system digest (the stable text with
-    its catalogue; its compact form for a small or crowded model, with the session's own prompt
-    or the short one; the card-fence guide for a model without tools; the bare prompt), and each
-    tool is the receipt's tool by name, in its order, as whichever form (full, or the compact
-    first-sentence description) has the digest it recorded. Anything the registry no longer has
-    shows as a mismatch against the receipt, never as a guess passed off as what was sent."""
+    its catalogue of the tools not loaded at its first step; its compact form for a small or
+    crowded model, with the session's own prompt or the short one; the card-fence guide for a
+    model without tools; the bare prompt), and each tool is the receipt's tool by name, in its
+    order, as whichever form (full, or the compact first-sentence description) has the digest it
+    recorded. Anything the registry no longer has shows as a mismatch against the receipt, never
+    as a guess passed off as what was sent."""
+    names = [d.split("=", 1)[0] for d in receipt.tool_digests]
     own = base if base != DEFAULT_SYSTEM_PROMPT else ""
     floor = tool_surface(registry, base, "")
+    # the catalogue names the tools the turn did not start with: those loaded at its first
+    # step are some leading run of the receipt's tools (find_tools appends the rest)
     forms = (
-        stable_system(base, registry),
+        *(stable_system(base, registry, names[:k]) for k in range(len(names), -1, -1)),
         compact_surface(floor, registry, own_prompt=own).system,
         f"{base.rstrip()}\n\n{fence_guide(card_library())}",
         base,

@@ -10,27 +10,45 @@ from __future__ import annotations
 
 from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.payloads import Activity, AssistantStep, JsonObject, Usage
-from vak_desktop.context.planning.reading import read_directive
+from vak_desktop.context.planning.reading import Reading, reading_for
 from vak_desktop.context.planning.turn_cards import build_turn_card
 from vak_desktop.context.planning.turns import TURN_CLOSED, TURN_INTERRUPTED, Turn, split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.lexicons import lexicons
 
 
-def reading_of(turn: Turn) -> JsonObject:
+def reading_of(turn: Turn, reading: Reading | None = None) -> JsonObject:
     """The reading of the turn's directive, as its TurnCard keeps it (spec §10 `reading`):
     domains, card types, languages, and the digest of the lexicons that read it, so the
-    reading is reproducible from the ledger after a lexicon changes."""
+    reading is reproducible from the ledger after a lexicon changes. `reading`: the one the
+    turn was planned with, when the caller has it (the directive is read once a turn)."""
     read = lexicons()
-    return {**read_directive(turn.directive.text, read).to_json(), "lexicons": read.digest}
+    if reading is None or reading.text != turn.directive.text:
+        reading = reading_for(turn.directive.text, read)
+    return {**reading.to_json(), "lexicons": read.digest}
+
+
+def card_stop_words() -> frozenset[str]:
+    """The words a card's gist scores down: every shipped language's stop words."""
+    read = lexicons()
+    return read.stop_words(read.languages).words
 
 
 def close_turn(
-    ledger: Ledger, session: str, outcome: str, usage: Usage, error: str, ratio: float
+    ledger: Ledger,
+    session: str,
+    outcome: str,
+    usage: Usage,
+    error: str,
+    ratio: float,
+    reading: Reading | None = None,
 ) -> None:
     """Write the session's last turn's TurnCard, then the closing mark."""
     turn = split_turns(ledger.chain_to_root(session))[-1]
-    ledger.append(session, build_turn_card(turn, outcome, ratio, reading=reading_of(turn)))
+    card = build_turn_card(
+        turn, outcome, ratio, reading=reading_of(turn, reading), stop_words=card_stop_words()
+    )
+    ledger.append(session, card)
     ledger.append(session, closed(outcome, usage, error))
 
 
@@ -49,7 +67,13 @@ def close_interrupted(ledger: Ledger, session: str) -> str | None:
         )
         turns = split_turns(ledger.chain_to_root(session))
     last = turns[-1]
-    card = build_turn_card(last, "interrupted", FALLBACK_TOKENS_PER_CHAR, reading=reading_of(last))
+    card = build_turn_card(
+        last,
+        "interrupted",
+        FALLBACK_TOKENS_PER_CHAR,
+        reading=reading_of(last),
+        stop_words=card_stop_words(),
+    )
     ledger.append(session, card)
     ledger.append(
         session,

@@ -22,7 +22,7 @@ from vak_desktop.context.capacity.profile import tokens_per_char
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.planner import Plan
-from vak_desktop.context.planning.reading import read_directive
+from vak_desktop.context.planning.reading import reading_for
 from vak_desktop.context.planning.turns import (
     EMPTY_INDEX,
     EntryLike,
@@ -96,7 +96,7 @@ def plan_turn(
 ) -> Projection:
     """Plan the next request of a session; `pending` when its last turn is the one running."""
     current = index.turns[-1] if pending and index.turns else None
-    terms = read_directive(current.directive.text, lexicons()).terms if current else ()
+    reading = reading_for(current.directive.text, lexicons()) if current else None
     plan, tail = plan_request(
         index,
         profile,
@@ -105,7 +105,8 @@ def plan_turn(
         tools=tools,
         tail_context=tail_context,
         lexicons=lexicons(),
-        reading_terms=terms,
+        reading_terms=reading.terms if reading else (),
+        reading=reading,
     )
     return Projection(profile, plan, tail)
 

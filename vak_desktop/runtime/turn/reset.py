@@ -25,7 +25,7 @@ from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.service import CapacityService
 from vak_desktop.runtime.lexicons import lexicons
-from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
+from vak_desktop.runtime.turn.projection import Projection, plan_turn, tail_context_now
 
 RESET_WRITTEN = "reset_written"  # Activity: why the session was reset with a handoff
 HANDOFF_ASKS = 3  # the newest asks the handoff repeats
@@ -78,14 +78,37 @@ def reset_if_unfit(
 ) -> Reset | None:
     """Write a Reset with its handoff when the turn about to ask `text` has no budget left for
     any earlier turn; None when the plan fits (or there is nothing in front of a reset)."""
+    reset, _ = check_reset(
+        ledger, session, binding, text, system=system, tools=tools, capacity=capacity
+    )
+    return reset
+
+
+def check_reset(
+    ledger: Ledger,
+    session: str,
+    binding: ModelBinding,
+    text: str,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    capacity: CapacityService,
+    images: tuple[str, ...] = (),
+) -> tuple[Reset | None, Projection | None]:
+    """`reset_if_unfit`, and the plan it made of the turn when that plan stands (no Reset was
+    written): the turn's own plan, so the turn does not plan again (#22 item 6: the plan is
+    computed once per request). None for the plan when a Reset was written (the turn plans
+    after it) or nothing was planned."""
     chain = ledger.chain_to_root(session)
     profile = capacity.profile_for(binding, chain, utc_now())
-    reset = planned_reset(build_turn_index(chain), profile, text, system=system, tools=tools)
+    reset, projection = _reset_check(
+        build_turn_index(chain), profile, text, system=system, tools=tools, images=images
+    )
     if reset is None:
-        return None
+        return None, projection
     ledger.append(session, Activity(type=RESET_WRITTEN, message=reset.reason))
     ledger.append(session, reset)
-    return reset
+    return reset, None
 
 
 def planned_reset(
@@ -98,17 +121,32 @@ def planned_reset(
 ) -> Reset | None:
     """The Reset a turn asking `text` would write first (nothing is written here): None when
     its plan leaves budget for the earlier turns, or none lies in front of a reset."""
+    return _reset_check(index, profile, text, system=system, tools=tools)[0]
+
+
+def _reset_check(
+    index: TurnIndex,
+    profile: CapacityProfile,
+    text: str,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    images: tuple[str, ...] = (),
+    turn_id: str = "next",
+) -> tuple[Reset | None, Projection | None]:
+    """The Reset a turn asking `text` would write first, or the plan of that turn when it
+    needs none (None when no earlier turn is live: nothing was planned)."""
     live = [t for t in index.turns if not t.behind_reset]
     if not live:
-        return None
-    upcoming = Turn("next", len(index.turns), Directive(text=text), ())
+        return None, None
+    upcoming = Turn(turn_id, len(index.turns), Directive(text=text, images=images), ())
     ahead = TurnIndex((*index.turns, upcoming), index.packets, index.reset)
     projection = plan_turn(
         ahead, profile, system=system, tools=tools, tail_context=tail_context_now(), pending=True
     )
     budget = projection.plan.budget
     if not needs_reset(projection.plan):
-        return None
+        return None, projection
     spent = budget.prefix_tokens + budget.tail_tokens + budget.current_turn_reserve
     reason = (
         f"the prefix ({budget.prefix_tokens:,} tokens), the tail and the new turn "
@@ -116,7 +154,7 @@ def planned_reset(
         f"({budget.output_reserve:,}) fill the horizon of {budget.horizon:,} tokens: "
         f"{_go_behind(live)} a reset with a handoff, still recallable"
     )
-    return Reset(handoff=handoff_text(live, projection.ratio, text), reason=reason)
+    return Reset(handoff=handoff_text(live, projection.ratio, text), reason=reason), None
 
 
 def _go_behind(turns: list[Turn]) -> str:
@@ -138,7 +176,24 @@ def index_ahead(
     """The index a turn asking `text` will be planned from, before anything is written: the
     Reset it would write first (every earlier turn behind it), then the turn itself as the last
     one (`turn_id` stands for its directive's id). Returns that Reset too, if there is one."""
-    reset = planned_reset(index, profile, text, system=system, tools=tools)
+    index, reset, _ = plan_ahead(index, profile, text, system=system, tools=tools, turn_id=turn_id)
+    return index, reset
+
+
+def plan_ahead(
+    index: TurnIndex,
+    profile: CapacityProfile,
+    text: str,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    turn_id: str,
+) -> tuple[TurnIndex, Reset | None, Projection | None]:
+    """`index_ahead`, and the plan of the turn when the reset check made it (no Reset), so a
+    preview plans once."""
+    reset, projection = _reset_check(
+        index, profile, text, system=system, tools=tools, turn_id=turn_id
+    )
     if reset is not None:
         turns = tuple(dataclasses.replace(t, behind_reset=True) for t in index.turns)
         index = TurnIndex(turns, index.packets, reset, reset_before=len(turns))
@@ -146,7 +201,7 @@ def index_ahead(
     ahead = TurnIndex(
         (*index.turns, pending), index.packets, index.reset, reset_before=index.reset_before
     )
-    return ahead, reset
+    return ahead, reset, projection
 
 
 PLAN_OVER_BUDGET = "plan_over_budget"  # Activity: the plan carries more than its budget

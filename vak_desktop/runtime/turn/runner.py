@@ -52,7 +52,12 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.presentations import acked_card, card_library, shown
 from vak_desktop.runtime.sessions.system_prompts import system_prompt_of
 from vak_desktop.runtime.tools import ToolRegistry, run_tool_calls
-from vak_desktop.runtime.tools.surface import ToolSurface, fitted_surface, tool_surface
+from vak_desktop.runtime.tools.surface import (
+    ToolSurface,
+    fitted_surface,
+    sent_tools,
+    tool_surface,
+)
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.turn.closing import close_interrupted, close_turn
 from vak_desktop.runtime.turn.compaction import (
@@ -75,7 +80,7 @@ from vak_desktop.runtime.turn.recovery import (
     truncated,
     truncation_activity,
 )
-from vak_desktop.runtime.turn.reset import over_budget_activity, reset_if_unfit
+from vak_desktop.runtime.turn.reset import check_reset, over_budget_activity
 from vak_desktop.runtime.turn.rules import TurnRules, system_step
 from vak_desktop.runtime.turn.step import (
     StepOutcome,
@@ -157,7 +162,10 @@ class TurnRunner:
             chain = self.ledger.chain_to_root(session)
             profile = self.capacity.profile_for(binding, chain, utc_now())
             own = prompt if prompt != DEFAULT_SYSTEM_PROMPT else ""
-            surface = fitted_surface(self.tools, prompt, directive, profile, own_prompt=own)
+            earlier = sent_tools(chain)  # the session's tools only grow: the prefix cache holds
+            surface = fitted_surface(
+                self.tools, prompt, directive, profile, own_prompt=own, earlier=earlier
+            )
         else:
             surface = tool_surface(self.tools, prompt, directive)
         if not self._without_tools(binding):
@@ -238,7 +246,7 @@ class TurnRunner:
         prompt = system_prompt_of(before, self.system_prompt)
         state = _TurnState(self._surface(binding, text, session, prompt))
         if parent is None:  # no room even for a packet: the boundary goes in before the turn
-            reset = reset_if_unfit(
+            reset, state.projection = check_reset(
                 ledger,
                 session,
                 binding,
@@ -246,6 +254,7 @@ class TurnRunner:
                 system=state.surface.system,
                 tools=state.surface.prefix,
                 capacity=self.capacity,
+                images=tuple(images),
             )
             if reset is not None:
                 yield Notice(reset.reason)
@@ -270,15 +279,16 @@ class TurnRunner:
         offered = [spec.name for spec in self.tools.specs()]
         rules = TurnRules(ledger, session, self.cards, self.tools.observes_now, offered)
         try:
+            measured = None
             if self.prefix_meter is not None:  # the turn's own prefix, counted once per profile
-                await self.prefix_meter.ensure(
+                measured = await self.prefix_meter.ensure(
                     session,
                     binding,
                     system=state.surface.system,
                     tools=state.surface.tools,
                     keep_alive=self.keep_alive,
                 )
-            self._replan(session, binding, state)
+            self._replan(session, binding, state, again=measured is not None)
             for step in range(MAX_STEPS):
                 try:
                     async for event in self._step(session, binding, step, think, state):
@@ -499,18 +509,22 @@ class TurnRunner:
             yield Notice(contradiction.message)
             self._replan(session, binding, state)
 
-    def _replan(self, session: str, binding: ModelBinding, state: _TurnState) -> None:
-        """Plan the turn against the profile the ledger gives now (again after a contradiction).
+    def _replan(
+        self, session: str, binding: ModelBinding, state: _TurnState, *, again: bool = True
+    ) -> None:
+        """Plan the turn against the profile the ledger gives now (again after a contradiction;
+        at step 0 the reset check's plan stands unless `again`: a measured prefix moved it).
         A plan past its budget is never silent: an Activity says by how much and why."""
-        state.projection = project_turn(
-            self.ledger,
-            session,
-            binding,
-            system=state.surface.system,
-            tools=state.surface.prefix,  # the plan prices the prefix loaded at step 0
-            capacity=self.capacity,
-            indexes=self.indexes,
-        )
+        if again or state.projection is None:
+            state.projection = project_turn(
+                self.ledger,
+                session,
+                binding,
+                system=state.surface.system,
+                tools=state.surface.prefix,  # the plan prices the prefix loaded at step 0
+                capacity=self.capacity,
+                indexes=self.indexes,
+            )
         state.ratio = state.projection.ratio
         over = over_budget_activity(state.projection.plan)
         if over is not None:
