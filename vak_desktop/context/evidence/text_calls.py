@@ -45,6 +45,7 @@ _DECODER = json.JSONDecoder()
 # What may wrap a call: a Markdown fence (```json … ```), inline code, Qwen's <tool_call> tags
 _OPENERS = re.compile(r"(?:```[A-Za-z0-9_-]*|<tool_call>|<function_call>)\s*\Z|`\Z")
 _CLOSERS = re.compile(r"\A\s*(?:```|</tool_call>|</function_call>)|\A`")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 _JS_LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False}
 
 
@@ -60,10 +61,17 @@ class TextCall:
     form: str
 
 
-def find_text_calls(text: str, admitted: Mapping[str, JsonObject]) -> tuple[TextCall, ...]:
+def find_text_calls(
+    text: str, admitted: Mapping[str, JsonObject], *, invented: bool = False
+) -> tuple[TextCall, ...]:
     """Every well-formed call of an admitted tool written in `text`, in the order written.
-    `admitted` maps each tool's name to its JSON-Schema parameters ({} when unknown)."""
-    if not text or not any(name in text for name in admitted):
+    `admitted` maps each tool's name to its JSON-Schema parameters ({} when unknown).
+    `invented`: a JSON call of a tool not admitted counts too when its shape leaves no doubt
+    (`_invented_call`), so the caller can repair its name (`call_repair.py`) or answer it
+    with the real tools' names."""
+    if not text or not (
+        any(name in text for name in admitted) or (invented and ("{" in text or "[" in text))
+    ):
         return ()
     found: list[TextCall] = []
     taken: list[tuple[int, int]] = []
@@ -80,7 +88,7 @@ def find_text_calls(text: str, admitted: Mapping[str, JsonObject]) -> tuple[Text
                 position = start + 1
                 continue
             value, end = completed, len(text)
-        calls = _json_calls(value, admitted)
+        calls = _json_calls(value, admitted, invented)
         if calls is not None:
             start, end = _widen(text, start, end)
             found += [TextCall(n, a, start, end, "json") for n, a in calls]
@@ -122,6 +130,7 @@ def adopt_text_calls(
     *,
     key: str,
     step: int,
+    invented: bool = False,
 ) -> AdoptedCalls | None:
     """The text-form calls of a step that made no native call, or None. `tools` are the
     admitted tools; native calls win: a step that used the tool channel is taken as it is.
@@ -131,7 +140,7 @@ def adopt_text_calls(
     `read_note` calls over and over until its output limit) asks for each thing once."""
     if any(True for _ in native):
         return None
-    written = find_text_calls(text, {t.name: t.parameters for t in tools})
+    written = find_text_calls(text, {t.name: t.parameters for t in tools}, invented=invented)
     if not written:
         return None
     seen: set[str] = set()
@@ -163,6 +172,48 @@ def adopt_text_calls(
         },
     )
     return AdoptedCalls(calls, left, activity)
+
+
+def machine_text(text: str) -> bool:
+    """Whether a step's text is machinery, not an answer: nothing but JSON naming a tool (a
+    call nobody ran, a tool's schema copied back, the tool list printed) or Qwen's call tags,
+    once fences, tags and whitespace are set aside. Measured on Qwen2.5-Coder 0.5B/1.5B: the
+    final text of a turn was often a raw JSON call (issue #22)."""
+    if "<tool_call>" in text or "<function_call>" in text:
+        return True
+    rest, position, named = [], 0, False
+    while True:
+        start = _next_json_start(text, position)
+        if start < 0:
+            rest.append(text[position:])
+            break
+        rest.append(text[position:start])
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except ValueError:
+            value, end = _unclosed_tail(text, start), len(text)
+            if value is None:
+                rest.append(text[start:])
+                break
+        named = named or _names_a_tool(value)
+        position = end
+    left = re.sub(r"```[A-Za-z0-9_-]*|`", "", "".join(rest)).strip()
+    return named and len(left) <= 40  # a few words around it ("Here:") are not an answer
+
+
+def _names_a_tool(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_names_a_tool(v) for v in value)
+    if not isinstance(value, dict):
+        return False
+    inner = value.get("function")
+    if isinstance(inner, dict) and _names_a_tool(inner):
+        return True
+    if any(isinstance(value.get(k), list) and _names_a_tool(value[k]) for k in _LIST_KEYS):
+        return True
+    return any(isinstance(value.get(k), str) for k in _NAME_KEYS) and bool(
+        set(value) & {*_ARGUMENT_KEYS, "description", "function"}
+    )
 
 
 # -- JSON form --------------------------------------------------------------------------------
@@ -202,7 +253,7 @@ def _unclosed_tail(text: str, start: int) -> Any | None:
 
 
 def _json_calls(
-    value: Any, admitted: Mapping[str, JsonObject]
+    value: Any, admitted: Mapping[str, JsonObject], invented: bool = False
 ) -> list[tuple[str, JsonObject]] | None:
     """The calls a decoded JSON value makes, or None when it is not (only) calls."""
     if isinstance(value, list):
@@ -210,7 +261,7 @@ def _json_calls(
             return None
         calls: list[tuple[str, JsonObject]] = []
         for item in value:
-            inner = _json_calls(item, admitted)
+            inner = _json_calls(item, admitted, invented)
             if inner is None:
                 return None
             calls += inner
@@ -219,8 +270,10 @@ def _json_calls(
         return None
     for key in _LIST_KEYS:
         if isinstance(value.get(key), list):
-            return _json_calls(value[key], admitted)
+            return _json_calls(value[key], admitted, invented)
     call = _one_call(value, admitted)
+    if call is None and invented:
+        call = _invented_call(value)
     return [call] if call is not None else None
 
 
@@ -248,6 +301,28 @@ def _one_call(
             return None
     if arguments is None:
         arguments = {}
+    return (name, arguments) if isinstance(arguments, dict) else None
+
+
+def _invented_call(value: dict[str, Any]) -> tuple[str, JsonObject] | None:
+    """A call of a tool that is not admitted, written in a shape that can only be a call:
+    an identifier under `name` (or its synonyms), an object under `arguments` (or its
+    synonyms), and nothing else but an OpenAI `type`. `{"name": "Bob", "age": 3}` is data."""
+    function = value.get("function")
+    if isinstance(function, dict) and set(value) <= {"function", "type", "id"}:
+        value = function
+    names = [k for k in _NAME_KEYS if k in value]
+    present = [k for k in _ARGUMENT_KEYS if k in value]
+    if len(names) != 1 or len(present) != 1 or set(value) - {names[0], present[0], "type"}:
+        return None
+    name, arguments = value[names[0]], value[present[0]]
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+        return None
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return None
     return (name, arguments) if isinstance(arguments, dict) else None
 
 

@@ -98,6 +98,16 @@ def traits_of(tool: Tool) -> ToolTraits:
     )
 
 
+def unknown_tool(name: str, tools: Sequence[str]) -> str:
+    """The result of a call of a tool nobody has: the real tools, by their exact names (a
+    small model invents `write_file` or `search_files`; `call_repair.py` runs what it can)."""
+    known = ", ".join(f"`{t}`" for t in tools) or "none"
+    return (
+        f"error: there is no tool named {name!r}. The tools you can call are {known}: call "
+        "one of them by its exact name with its own arguments, or answer in plain words."
+    )
+
+
 class ToolRegistry:
     """The tools admitted for a runtime, in a fixed order (the order of their schemas)."""
 
@@ -143,8 +153,7 @@ class ToolRegistry:
     async def run_one(self, call: ToolCall, context: ToolContext) -> ToolOutput:
         tool = self._tools.get(call.name)
         if tool is None:
-            known = ", ".join(sorted(self._tools)) or "none"
-            return ToolOutput(f"error: no tool named {call.name!r} (tools: {known})", True)
+            return ToolOutput(unknown_tool(call.name, list(self._tools)), True)
         context = dataclasses.replace(context, catalogue=self.catalogue())
         limit = getattr(tool, "time_limit_s", TOOL_TIME_LIMIT_S)
         deadline = asyncio.timeout(limit)

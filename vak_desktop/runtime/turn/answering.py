@@ -1,0 +1,91 @@
+"""A turn that ends in an answer: the step budget, the "answer with it" and "answer now" steps.
+
+Why it exists: measured on Qwen2.5-Coder 0.5B and 1.5B (issue #22), the value the user asked
+for reached the model every time, yet no turn ended with an answer naming the file (0/6, 0/4):
+turns ran 4 to 15 steps of tool calls, and the last text was often a raw JSON call. Three rules
+close that gap, each written to the ledger as a `Nudge` so what steered the turn reads back:
+
+- `[answer-check]`: the spec's explicit-instruction check, the other way round. A directive
+  that asks for an action on the user's things (`context/planning/actions.py`) and a result of
+  that action that found something: the next step is told to answer with that result (once a
+  turn). The claimed-but-unperformed side is `rules.TurnRules._unperformed`.
+- `[answer-now]`: each profile has a step budget (`step_budget`: small models fewer); its last
+  step is sent with this nudge and, on a local model, without tools, so it can only answer.
+- `[plain-answer]`: a step whose text is machinery (a JSON call nobody could run, a schema or
+  the tool list printed: `text_calls.machine_text`) is never taken as the answer. It is asked
+  once more without tools; a second such text closes the turn with a statement that names the
+  call the model wrote, instead of showing the JSON as the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from vak_desktop.context.capacity.profile import is_small
+from vak_desktop.context.evidence.text_calls import find_text_calls
+from vak_desktop.context.payloads import CapacityProfile, ToolResult
+
+ANSWER_CHECK = "answer-check"
+ANSWER_NOW = "answer-now"
+PLAIN_ANSWER = "plain-answer"
+SMALL_STEPS = 6  # a small model's turn: measured, the 0.5B needs 2 (search, answer), 4 with repairs
+STEPS = 24  # any other model: a runaway guard more than a budget
+# a result's first line that says the tool found nothing (the file tools, recall, search)
+_NOTHING = re.compile(r"\s*(?:no |nothing |none |0 |\(\S.* is empty\))", re.I)
+
+
+def step_budget(profile: CapacityProfile) -> int:
+    """How many model calls a turn of this profile gets; the last one is `[answer-now]`."""
+    return SMALL_STEPS if is_small(profile) else STEPS
+
+
+def found(result: ToolResult) -> bool:
+    """Whether a tool result holds something: not an error, not the tool saying "no …"."""
+    first = result.content.lstrip().split("\n", 1)[0]
+    return not result.is_error and bool(first.strip()) and not _NOTHING.match(first)
+
+
+def _quoted(directive: str) -> str:
+    short = " ".join(directive.split())
+    return short if len(short) <= 120 else short[:119] + "…"
+
+
+def answer_check_nudge(tool: str, directive: str) -> str:
+    return (
+        f"[{ANSWER_CHECK}] The `{tool}` result above holds what the request (“"
+        f"{_quoted(directive)}”) asks for. Answer the request now from that result: say what "
+        "it found and where (the file's name and the line). Call another tool only if that "
+        "result does not answer it."
+    )
+
+
+def answer_now_nudge(directive: str) -> str:
+    return (
+        f"[{ANSWER_NOW}] This turn has used its steps. Answer the request (“"
+        f"{_quoted(directive)}”) now, in plain words, from what the tool results above show; "
+        "say plainly what was not found. No more tool calls."
+    )
+
+
+def plain_answer_nudge(directive: str) -> str:
+    return (
+        f"[{PLAIN_ANSWER}] Your last message was a tool call or tool list written as text; it "
+        f"did not run. Answer the request (“{_quoted(directive)}”) in plain words from what "
+        "the tool results above show."
+    )
+
+
+def failed_call_statement(text: str) -> str:
+    """What the user is shown instead of a JSON call the model left as its answer."""
+    written = find_text_calls(text, {}, invented=True)
+    if written:
+        call = written[0]
+        arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)[:160]
+        what = f"a call of `{call.name}` {arguments} written as text"
+    else:
+        what = "tool machinery (JSON) instead of words"
+    return (
+        f"The model answered with {what}; it was not run and is not an answer. Ask again, "
+        "or try another model."
+    )
