@@ -121,7 +121,7 @@ def turn_receipts(chain: Sequence[Entry], turn_id: str) -> list[tuple[int, Recei
 
 
 def _sent_prefix(
-    base: str, registry: ToolRegistry, receipt: Receipt
+    base: str, registry: ToolRegistry, receipt: Receipt, notes: Sequence[str] = ()
 ) -> tuple[str, tuple[ToolSpec, ...]]:
     """The system text and tools a step sent, from the runner's registry: the system text is
     whichever of the forms a turn can send has the receipt's system digest (the stable text with
@@ -133,6 +133,8 @@ def _sent_prefix(
         f"{base.rstrip()}\n\n{fence_guide(card_library())}",
         base,
     )
+    if notes:  # the tools' notes about the session (its workspace folders) end the stable text
+        forms = ("\n\n".join((forms[0], *notes)), *forms)
     system = next((f for f in forms if system_digest(f) == receipt.system_digest), forms[0])
     specs = {spec.name: spec for spec in registry.specs()}
     names = [d.split("=", 1)[0] for d in receipt.tool_digests]
@@ -172,7 +174,8 @@ def sent_request(
     directive = current.directive
     system_prompt = directive.system or system
     if isinstance(tools, ToolRegistry):
-        system_prompt, tools = _sent_prefix(system_prompt, tools, receipt)
+        notes = tools.session_notes(ledger, session)
+        system_prompt, tools = _sent_prefix(system_prompt, tools, receipt, notes)
     plan = plan_from_json(plan_receipt.plan, index)
     request = assemble(
         index,

@@ -11,6 +11,9 @@ defaults of `ToolTraits`:
     observes_now: bool         it reads the world as it is now (a file, a listing, a search),
                                so a success counts as a fresh observation
     prompt_section: str        a fixed note for the stable prefix (the skill list, say)
+    session_note(ledger, session) -> str
+                               a note about one session for its system text (the workspace
+                               folders), byte-stable while the session's settings hold
 
 Whatever a tool does, the model gets a result: an unknown tool, bad arguments or an exception
 become an error result it can read and repair, never a crashed turn.
@@ -145,6 +148,18 @@ class ToolRegistry:
         return tuple(
             t.spec for name, t in self._tools.items() if not self._traits[name].always_loaded
         )
+
+    def session_notes(self, ledger: Ledger, session: str) -> tuple[str, ...]:
+        """What tools say about one session in its system text (the file tools: the
+        workspace folders), each note once, in the tools' order. A tool declares it as a
+        method `session_note(ledger, session) -> str`."""
+        notes: list[str] = []
+        for tool in self._tools.values():
+            note = getattr(tool, "session_note", None)
+            text = str(note(ledger, session) or "") if callable(note) else ""
+            if text and text not in notes:
+                notes.append(text)
+        return tuple(notes)
 
     def prompt_sections(self) -> tuple[str, ...]:
         """The tools' notes for the stable prefix, in the tools' order."""

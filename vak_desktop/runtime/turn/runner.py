@@ -102,6 +102,10 @@ class TurnRunner:
             profile = self.capacity.profile_for(binding, chain, utc_now())
             own = prompt if prompt != DEFAULT_SYSTEM_PROMPT else ""
             surface = fitted_surface(self.tools, prompt, directive, profile, own_prompt=own)
+            notes = self.tools.session_notes(self.ledger, session)  # where the user's files are
+            if notes:
+                system = "\n\n".join((surface.system, *notes))
+                surface = dataclasses.replace(surface, system=system)
         else:
             surface = tool_surface(self.tools, prompt, directive)
         if not self.without_tools(binding):
