@@ -128,7 +128,7 @@ def _sent_prefix(
     its catalogue; the card-fence guide for a model without tools; the bare prompt), the tools
     are the receipt's tool names, in its order. Anything the registry no longer has shows as a
     mismatch against the receipt, never as a guess passed off as what was sent."""
-    forms = (
+    forms: tuple[str, ...] = (
         stable_system(base, registry),
         f"{base.rstrip()}\n\n{fence_guide(card_library())}",
         base,
