@@ -32,6 +32,7 @@ PLAIN_ANSWER = "plain-answer"
 SMALL_STEPS = 6  # a small model's turn: measured, the 0.5B needs 2 (search, answer), 4 with repairs
 STEPS = 24  # any other model: a runaway guard more than a budget
 # a result's first line that says the tool found nothing (the file tools, recall, search)
+_NAMED = re.compile(r'"(?:name|tool|tool_name)"\s*:\s*"([\w.\-]{1,64})"')
 _NOTHING = re.compile(r"\s*(?:no |nothing |none |0 |\(\S.* is empty\))", re.I)
 
 
@@ -79,10 +80,13 @@ def plain_answer_nudge(directive: str) -> str:
 def failed_call_statement(text: str) -> str:
     """What the user is shown instead of a JSON call the model left as its answer."""
     written = find_text_calls(text, {}, invented=True)
+    named = _NAMED.search(text)
     if written:
         call = written[0]
         arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)[:160]
         what = f"a call of `{call.name}` {arguments} written as text"
+    elif named is not None:
+        what = f"a call of `{named.group(1)}` written as text"
     else:
         what = "tool machinery (JSON) instead of words"
     return (
