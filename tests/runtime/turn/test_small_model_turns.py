@@ -118,6 +118,7 @@ async def test_an_invented_tool_and_argument_run_as_the_real_ones_and_the_find_i
     # the step after the find is told to answer with it, as the request's last message
     second = double.chat_bodies()[1]["messages"]
     assert second[-1]["role"] == "user" and second[-1]["content"].startswith(f"[{ANSWER_CHECK}]")
+    assert f"“shipping/manifest.txt:1: Shipment {CODE}: 40 crates.”" in second[-1]["content"]
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK]
 
 

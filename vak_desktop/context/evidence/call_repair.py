@@ -20,8 +20,9 @@ How a name maps, first rule that gives exactly one offered tool wins:
 
 An argument maps when the tool's schema lacks its key and either the key normalised, or its
 alias in `ARGUMENT_ALIASES` (`q`, `query` → `pattern`; `file_path`, `directory` → `path`), is
-a property the call did not already give; then a lone required property still missing takes a
-lone string argument nothing claimed (`{"name": "notes.md"}` for `read` → `path`).
+a property the call did not already give; then a tool's only required property, if still
+missing, takes a lone string argument nothing claimed (`{"name": "notes.md"}` for `read` →
+`path`; a card with two required fields is left to its own validation).
 """
 
 from __future__ import annotations
@@ -191,10 +192,10 @@ def repaired_arguments(arguments: JsonObject, schema: JsonObject) -> JsonObject:
             )
         if target is not None and target not in out:
             out[target] = out.pop(key)
-    required = [r for r in schema.get("required", ()) if isinstance(r, str) and r not in out]
+    required = [r for r in schema.get("required", ()) if isinstance(r, str)]
     unknown = [k for k in out if k not in properties and isinstance(out[k], str)]
-    if len(required) == 1 and len(unknown) == 1:
-        out[required[0]] = out.pop(unknown[0])
+    if len(required) == 1 and required[0] not in out and len(unknown) == 1:
+        out[required[0]] = out.pop(unknown[0])  # the tool's one required property
     return out
 
 

@@ -5,6 +5,9 @@ for reached the model every time, yet no turn ended with an answer naming the fi
 turns ran 4 to 15 steps of tool calls, and the last text was often a raw JSON call. Three rules
 close that gap, each written to the ledger as a `Nudge` so what steered the turn reads back:
 
+None of them quotes the directive: measured on the loopback double and plausible on a small
+model, a nudge that repeats "Search my files for …" is read as the ask again, and searched.
+
 - `[answer-check]`: the spec's explicit-instruction check, the other way round. A directive
   that asks for an action on the user's things (`context/planning/actions.py`) and a result of
   that action that found something: the next step is told to answer with that result (once a
@@ -47,33 +50,35 @@ def found(result: ToolResult) -> bool:
     return not result.is_error and bool(first.strip()) and not _NOTHING.match(first)
 
 
-def _quoted(directive: str) -> str:
-    short = " ".join(directive.split())
-    return short if len(short) <= 120 else short[:119] + "…"
+def first_find(result: ToolResult) -> str:
+    """The result's first line that is a find, not a header ("3 matching lines in …:")."""
+    lines = [line.strip() for line in result.content.splitlines() if line.strip()]
+    body = [line for line in lines if not line.endswith(":")] or lines
+    line = body[0] if body else ""
+    return line if len(line) <= 200 else line[:199] + "…"
 
 
-def answer_check_nudge(tool: str, directive: str) -> str:
+def answer_check_nudge(tool: str, result: ToolResult) -> str:
     return (
-        f"[{ANSWER_CHECK}] The `{tool}` result above holds what the request (“"
-        f"{_quoted(directive)}”) asks for. Answer the request now from that result: say what "
-        "it found and where (the file's name and the line). Call another tool only if that "
-        "result does not answer it."
+        f"[{ANSWER_CHECK}] The `{tool}` result above holds what was asked for: "
+        f"“{first_find(result)}”. Answer the user now from that result: say what it found and "
+        "where (the file's name and the line). Call another tool only if that result does "
+        "not answer the request."
     )
 
 
-def answer_now_nudge(directive: str) -> str:
+def answer_now_nudge() -> str:
     return (
-        f"[{ANSWER_NOW}] This turn has used its steps. Answer the request (“"
-        f"{_quoted(directive)}”) now, in plain words, from what the tool results above show; "
-        "say plainly what was not found. No more tool calls."
+        f"[{ANSWER_NOW}] This turn has used its steps. Answer the user now, in plain words, "
+        "from what the tool results above show, and say plainly what was not found. No more "
+        "tool calls."
     )
 
 
-def plain_answer_nudge(directive: str) -> str:
+def plain_answer_nudge() -> str:
     return (
         f"[{PLAIN_ANSWER}] Your last message was a tool call or tool list written as text; it "
-        f"did not run. Answer the request (“{_quoted(directive)}”) in plain words from what "
-        "the tool results above show."
+        "did not run. Answer the user in plain words from what the tool results above show."
     )
 
 

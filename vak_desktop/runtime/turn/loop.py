@@ -130,7 +130,7 @@ class TurnLoop:
         for step in range(budget):
             last = step == budget - 1 and step > 0
             if last:  # the budget's end: one step that can only answer
-                nudge = Nudge(ANSWER_NOW, answer_now_nudge(self.text))
+                nudge = Nudge(ANSWER_NOW, answer_now_nudge())
                 self.ledger.append(self.session, nudge)
                 yield Notice(nudge.text)
                 bare = True

@@ -195,7 +195,7 @@ class TurnRules:
         directive = turn.directive.text
         if machine_text(text):  # a JSON call or tool list is never the answer
             if strikes(turn, PLAIN_ANSWER) == 0:
-                return Next(nudge=Nudge(PLAIN_ANSWER, plain_answer_nudge(directive)), bare=True)
+                return Next(nudge=Nudge(PLAIN_ANSWER, plain_answer_nudge()), bare=True)
             return Next(
                 close=True,
                 outcome="degraded",
@@ -249,16 +249,12 @@ class TurnRules:
             return CONTINUE
         acting = {*asked, "grep", "glob", "read"}
         hit = next(
-            (
-                c.name
-                for c in calls
-                if c.name in acting and c.id in results and found(results[c.id])
-            ),
+            (c for c in calls if c.name in acting and c.id in results and found(results[c.id])),
             None,
         )
         if hit is None:
             return CONTINUE
-        return Next(nudge=Nudge(ANSWER_CHECK, answer_check_nudge(hit, turn.directive.text)))
+        return Next(nudge=Nudge(ANSWER_CHECK, answer_check_nudge(hit.name, results[hit.id])))
 
     def _unperformed(self, chain: list[Entry], turn: Turn, directive: str) -> Next | None:
         """An asked-for action (`context/planning/actions.py`) the turn never performed: one
