@@ -239,3 +239,23 @@ async def test_an_answer_step_that_calls_again_closes_with_a_statement(
     last = _payloads(ledger, session, AssistantStep)[-1]
     assert last.model == "vak" and "`glob`" in last.text
     assert len(_payloads(ledger, session, ToolResult)) == SMALL_STEPS - 1  # the last not run
+
+
+async def test_the_tool_list_printed_in_prose_is_not_the_answer(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    folder = _files(tmp_path)
+    specs = default_tools(Settings(workspace=(str(folder),))).specs()
+    listed = "I can use these tools:\n" + "\n".join(f"- {s.name}: {s.description}" for s in specs)
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("grep", {"pattern": CODE})]),
+        Reply(text=listed),
+        Reply(text="shipping/manifest.txt has it."),
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, PLAIN_ANSWER]
+    assert not double.chat_bodies()[2].get("tools")

@@ -15,7 +15,7 @@ model, a nudge that repeats "Search my files for …" is read as the ask again, 
 - `[answer-now]`: each profile has a step budget (`step_budget`: small models fewer); its last
   step is sent with this nudge and, on a local model, without tools, so it can only answer.
 - `[plain-answer]`: a step whose text is machinery (a JSON call nobody could run, a schema or
-  the tool list printed: `text_calls.machine_text`) is never taken as the answer. It is asked
+  the tool list printed: `text_calls.machine_text`, `lists_tools`) is never taken as the answer. It is asked
   once more without tools; a second such text closes the turn with a statement that names the
   call the model wrote, instead of showing the JSON as the answer.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 from vak_desktop.context.capacity.profile import is_small
 from vak_desktop.context.evidence.text_calls import find_text_calls
@@ -48,6 +49,14 @@ def found(result: ToolResult) -> bool:
     """Whether a tool result holds something: not an error, not the tool saying "no …"."""
     first = result.content.lstrip().split("\n", 1)[0]
     return not result.is_error and bool(first.strip()) and not _NOTHING.match(first)
+
+
+def lists_tools(text: str, descriptions: Sequence[str]) -> bool:
+    """Whether `text` is the tool list printed back: the opening sentences of two or more of
+    the offered tools' descriptions in it (measured: a 1.5B "answer" was the tool list)."""
+    flat = " ".join(text.split()).lower()
+    leads = {" ".join(d.split()).lower()[:40] for d in descriptions}
+    return sum(1 for lead in leads if len(lead) >= 20 and lead in flat) >= 2
 
 
 def first_find(result: ToolResult) -> str:

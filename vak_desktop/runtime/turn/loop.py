@@ -102,10 +102,10 @@ class TurnLoop:
         self.largest_prompt = 0
         self.call_prompt = 0  # the request in which the model first called a tool
         self.watch = CacheWatch(previous_turn_receipt(self.ledger.chain_to_root(session)))
-        offered = [spec.name for spec in runner.tools.specs()]
-        self.rules = TurnRules(
-            self.ledger, session, runner.cards, runner.tools.observes_now, offered
-        )
+        specs = runner.tools.specs()
+        offered, described = [s.name for s in specs], [s.description for s in specs]
+        observes = runner.tools.observes_now
+        self.rules = TurnRules(self.ledger, session, runner.cards, observes, offered, described)
 
     @property
     def ratio(self) -> float:

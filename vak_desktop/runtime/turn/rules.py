@@ -77,6 +77,7 @@ from vak_desktop.runtime.turn.answering import (
     answer_check_nudge,
     failed_call_statement,
     found,
+    lists_tools,
     plain_answer_nudge,
 )
 
@@ -128,8 +129,10 @@ class TurnRules:
         library: CardLibrary,
         observes: Observes,
         offered: Sequence[str] = (),
+        described: Sequence[str] = (),
     ):
         self.offered = tuple(offered)  # the tools the turn can call (asked-for actions)
+        self.described = tuple(described)  # their descriptions (a tool list printed back)
         self.ledger = ledger
         self.session = session
         self.library = library
@@ -193,7 +196,7 @@ class TurnRules:
                 return Next(nudge=Nudge(EMPTY_STEP, empty_step_nudge()))
             return Next(close=True, outcome="degraded", error="the model returned no answer")
         directive = turn.directive.text
-        if machine_text(text):  # a JSON call or tool list is never the answer
+        if machine_text(text) or lists_tools(text, self.described):  # never the answer
             if strikes(turn, PLAIN_ANSWER) == 0:
                 return Next(nudge=Nudge(PLAIN_ANSWER, plain_answer_nudge()), bare=True)
             return Next(
