@@ -214,9 +214,10 @@ async def test_a_small_models_endless_calls_end_in_one_answer_step_without_tools
     double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
 ) -> None:
     folder = _files(tmp_path)
+    listing = Reply(tool_calls=[("glob", {"pattern": "*.txt"})])  # a listing is no answer
     lost = [Reply(tool_calls=[("glob", {"pattern": f"invoices{n}/*"})]) for n in range(10)]
     session, events = await _ollama_turn(
-        double, http, ledger, folder, *lost[: SMALL_STEPS - 1], Reply(text="I found no code.")
+        double, http, ledger, folder, listing, *lost[: SMALL_STEPS - 2], Reply(text="No code.")
     )
     finished = events[-1]
     assert isinstance(finished, TurnFinished) and finished.outcome == "completed"
@@ -224,7 +225,8 @@ async def test_a_small_models_endless_calls_end_in_one_answer_step_without_tools
     assert len(bodies) == SMALL_STEPS
     assert all(b.get("tools") for b in bodies[:-1]) and not bodies[-1].get("tools")
     assert bodies[-1]["messages"][-1]["content"].startswith(f"[{ANSWER_NOW}]")
-    assert _payloads(ledger, session, AssistantStep)[-1].text == "I found no code."
+    assert _payloads(ledger, session, AssistantStep)[-1].text == "No code."
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_NOW]
 
 
 async def test_an_answer_step_that_calls_again_closes_with_a_statement(

@@ -250,7 +250,8 @@ class TurnRules:
         asked = requested_tools(turn.directive.text, self.offered, lexicons())
         if not asked or strikes(turn, ANSWER_CHECK):
             return CONTINUE
-        acting = {*asked, "grep", "glob", "read"}
+        acting = {asked[0], "read"}  # the most fitting tool, or the file read: a glob
+        # listing is no answer to "search my files for …", though glob performs the search
         hit = next(
             (c for c in calls if c.name in acting and c.id in results and found(results[c.id])),
             None,
