@@ -16,7 +16,7 @@ One recogniser serves both. It is deliberately narrow:
   `{"tool_calls": [...]}` hold several;
 - `name(...)` must parse as a call whose arguments are literals: keywords, one JSON-object
   argument, or a single positional value when the tool's schema names exactly one parameter
-  the value can be (its only required one, else its only one);
+  the value can be (its only required one, else its only one) — `function_calls.py`;
 - a bare mention of a tool's name is never a call.
 
 A JSON value that decodes but is not a call is skipped whole, so an example object the model
@@ -25,7 +25,6 @@ shows as data does not turn its inner objects into calls.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
@@ -33,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vak_desktop.context.evidence.function_calls import function_calls
 from vak_desktop.context.payloads import Activity, JsonObject, ToolCall
 from vak_desktop.context.request import ToolSpec
 
@@ -46,7 +46,6 @@ _DECODER = json.JSONDecoder()
 _OPENERS = re.compile(r"(?:```[A-Za-z0-9_-]*|<tool_call>|<function_call>)\s*\Z|`\Z")
 _CLOSERS = re.compile(r"\A\s*(?:```|</tool_call>|</function_call>)|\A`")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
-_JS_LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False}
 
 
 @dataclass(frozen=True)
@@ -94,9 +93,9 @@ def find_text_calls(
             found += [TextCall(n, a, start, end, "json") for n, a in calls]
         taken.append((start, end))  # a call, or data whose insides are not calls either
         position = end
-    for call in _function_calls(text, admitted):
-        if not any(s <= call.start < e for s, e in taken):
-            found.append(call)
+    for name, arguments, start, end in function_calls(text, admitted):
+        if not any(s <= start < e for s, e in taken):
+            found.append(TextCall(name, arguments, *_widen(text, start, end), "function"))
     return tuple(sorted(found, key=lambda c: c.start))
 
 
@@ -333,101 +332,3 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     if before is not None and after is not None:
         return before.start(), end + after.end()
     return start, end
-
-
-# -- function form ----------------------------------------------------------------------------
-
-
-def _function_calls(text: str, admitted: Mapping[str, JsonObject]) -> list[TextCall]:
-    found: list[TextCall] = []
-    for name, schema in admitted.items():
-        for match in re.finditer(rf"(?<![\w.]){re.escape(name)}\s*\(", text):
-            end = _closing_paren(text, match.end())
-            if end < 0:
-                continue
-            arguments = _call_arguments(text[match.start() : end], schema)
-            if arguments is not None:
-                start, stop = _widen(text, match.start(), end)
-                found.append(TextCall(name, arguments, start, stop, "function"))
-    return found
-
-
-def _closing_paren(text: str, position: int) -> int:
-    """The index just past the parenthesis closing the one opened before `position`, skipping
-    brackets inside string literals; -1 if it never closes."""
-    depth, quote, escaped = 1, "", False
-    for i in range(position, len(text)):
-        c = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return -1
-
-
-def _call_arguments(source: str, schema: JsonObject) -> JsonObject | None:
-    try:
-        tree = ast.parse(source.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    call = tree.body
-    if not isinstance(call, ast.Call) or any(k.arg is None for k in call.keywords):
-        return None
-    try:
-        keywords = {str(k.arg): _literal(k.value) for k in call.keywords}
-        positional = [_literal(a) for a in call.args]
-    except ValueError:
-        return None
-    if not positional:
-        return keywords
-    if len(positional) > 1:
-        return None
-    only = positional[0]
-    if isinstance(only, dict) and not keywords:
-        return only if all(isinstance(k, str) for k in only) else None
-    parameter = _sole_parameter(schema)
-    if parameter is None or parameter in keywords:
-        return None
-    return {parameter: only, **keywords}
-
-
-def _sole_parameter(schema: JsonObject) -> str | None:
-    required = schema.get("required")
-    if isinstance(required, list) and len(required) == 1 and isinstance(required[0], str):
-        return required[0]
-    properties = schema.get("properties")
-    if isinstance(properties, dict) and len(properties) == 1:
-        return str(next(iter(properties)))
-    return None
-
-
-def _literal(node: ast.expr) -> Any:
-    """A literal argument as JSON would have it (JSON's true/false/null accepted too)."""
-    if isinstance(node, ast.Name) and node.id in _JS_LITERALS:
-        return _JS_LITERALS[node.id]
-    if isinstance(node, ast.Dict):
-        keys = [_literal(k) if k is not None else None for k in node.keys]
-        if not all(isinstance(k, str) for k in keys):
-            raise ValueError("a dict argument needs string keys")
-        return {k: _literal(v) for k, v in zip(keys, node.values, strict=True)}
-    if isinstance(node, ast.List | ast.Tuple):
-        return [_literal(e) for e in node.elts]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _literal(node.operand)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return -value
-        raise ValueError("only a number can be negated")
-    if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float | bool | None):
-        return node.value
-    raise ValueError(f"not a literal: {ast.dump(node)[:40]}")
