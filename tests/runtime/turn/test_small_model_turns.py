@@ -38,6 +38,7 @@ from vak_desktop.runtime.events import TurnEvent, TurnFinished
 from vak_desktop.runtime.settings import Settings
 from vak_desktop.runtime.turn.answering import (
     ANSWER_CHECK,
+    ANSWER_GROUNDING,
     ANSWER_NOW,
     PLAIN_ANSWER,
     SMALL_STEPS,
@@ -261,3 +262,24 @@ async def test_the_tool_list_printed_in_prose_is_not_the_answer(
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, PLAIN_ANSWER]
     assert not double.chat_bodies()[2].get("tools")
+
+
+async def test_an_answer_that_says_nothing_of_the_find_is_asked_again(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """The 1.5B echoed an earlier turn's "Got it, …" after its search had found the file."""
+    folder = _files(tmp_path)
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("grep", {"pattern": CODE})]),
+        Reply(text="Got it, I will keep the shipment code in mind."),
+        Reply(text="The code is in shipping/manifest.txt."),
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, ANSWER_GROUNDING]
+    third = double.chat_bodies()[2]["messages"][-1]["content"]
+    assert third.startswith(f"[{ANSWER_GROUNDING}]") and "shipping/manifest.txt:1:" in third
+    assert _payloads(ledger, session, AssistantStep)[-1].text.endswith("shipping/manifest.txt.")

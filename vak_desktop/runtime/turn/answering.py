@@ -12,6 +12,8 @@ model, a nudge that repeats "Search my files for …" is read as the ask again, 
   that asks for an action on the user's things (`context/planning/actions.py`) and a result of
   that action that found something: the next step is told to answer with that result (once a
   turn). The claimed-but-unperformed side is `rules.TurnRules._unperformed`.
+  An answer after it that says nothing of the find (`grounded`) gets one `[answer-grounding]`
+  redo quoting the find again.
 - `[answer-now]`: each profile has a step budget (`step_budget`: small models fewer); its last
   step is sent with this nudge and, on a local model, without tools, so it can only answer.
 - `[plain-answer]`: a step whose text is machinery (a JSON call nobody could run, a schema or
@@ -32,10 +34,12 @@ from vak_desktop.context.payloads import CapacityProfile, ToolResult
 
 ANSWER_CHECK = "answer-check"
 ANSWER_NOW = "answer-now"
+ANSWER_GROUNDING = "answer-grounding"
 PLAIN_ANSWER = "plain-answer"
 SMALL_STEPS = 6  # a small model's turn: measured, the 0.5B needs 2 (search, answer), 4 with repairs
 STEPS = 24  # any other model: a runaway guard more than a budget
 # a result's first line that says the tool found nothing (the file tools, recall, search)
+_TOKEN = re.compile(r"[\w][\w./-]*\w")
 _NAMED = re.compile(r'"(?:name|tool|tool_name)"\s*:\s*"([\w.\-]{1,64})"')
 _NOTHING = re.compile(r"\s*(?:no |nothing |none |0 |\(\S.* is empty\))", re.I)
 
@@ -73,6 +77,27 @@ def answer_check_nudge(tool: str, result: ToolResult) -> str:
         f"“{first_find(result)}”. Answer the user now from that result: say what it found and "
         "where (the file's name and the line). Call another tool only if that result does "
         "not answer the request."
+    )
+
+
+def _tokens(text: str) -> set[str]:
+    found = {t.lower() for t in _TOKEN.findall(text) if len(t) >= 4}
+    return found | {part for t in found for part in re.split(r"[./-]", t) if len(part) >= 4}
+
+
+def grounded(answer: str, find: str, directive: str) -> bool:
+    """Whether an answer says something of what the find found: a word of four letters or
+    more of the find's line (a file name, a value) that the directive did not already say.
+    Measured on Qwen2.5-Coder 1.5B (issue #22): an answer echoed an earlier turn's "Got it, …"
+    after the search had found the file."""
+    new = _tokens(find) - _tokens(directive)
+    return not new or bool(new & _tokens(answer))
+
+
+def grounding_nudge(result: ToolResult) -> str:
+    return (
+        f"[{ANSWER_GROUNDING}] That answer does not say what the result above found: "
+        f"“{first_find(result)}”. Answer the user with it: what it found and where."
     )
 
 

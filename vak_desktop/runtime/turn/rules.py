@@ -73,10 +73,14 @@ from vak_desktop.runtime.presentations import (
 )
 from vak_desktop.runtime.turn.answering import (
     ANSWER_CHECK,
+    ANSWER_GROUNDING,
     PLAIN_ANSWER,
     answer_check_nudge,
     failed_call_statement,
+    first_find,
     found,
+    grounded,
+    grounding_nudge,
     lists_tools,
     plain_answer_nudge,
 )
@@ -205,6 +209,9 @@ class TurnRules:
                 error="the model answered with a tool call written as text, twice",
                 statement=failed_call_statement(text),
             )
+        ungrounded = self._ungrounded(turn, text)
+        if ungrounded is not None:
+            return ungrounded
         acted = self._unperformed(chain, turn, directive)
         if acted is not None:
             return acted
@@ -247,18 +254,51 @@ class TurnRules:
     ) -> Next:
         """The asked-for action was performed and found something: the next step is told to
         answer with it (`[answer-check]`, once a turn; `answering.py`)."""
-        asked = requested_tools(turn.directive.text, self.offered, lexicons())
-        if not asked or strikes(turn, ANSWER_CHECK):
+        if strikes(turn, ANSWER_CHECK):
             return CONTINUE
-        acting = {asked[0], "read"}  # the most fitting tool, or the file read: a glob
-        # listing is no answer to "search my files for …", though glob performs the search
-        hit = next(
-            (c for c in calls if c.name in acting and c.id in results and found(results[c.id])),
-            None,
-        )
+        hit = self._find(turn.directive.text, calls, results)
         if hit is None:
             return CONTINUE
-        return Next(nudge=Nudge(ANSWER_CHECK, answer_check_nudge(hit.name, results[hit.id])))
+        return Next(nudge=Nudge(ANSWER_CHECK, answer_check_nudge(hit[0].name, hit[1])))
+
+    def _find(
+        self, directive: str, calls: Sequence[ToolCall], results: dict[str, ToolResult]
+    ) -> tuple[ToolCall, ToolResult] | None:
+        """The first result of `calls` that performed the asked-for action and found
+        something: the action's most fitting tool, or a file read (a glob listing is no
+        answer to "search my files for …", though glob performs the search)."""
+        asked = requested_tools(directive, self.offered, lexicons())
+        if not asked:
+            return None
+        acting = {asked[0], "read"}
+        return next(
+            (
+                (c, results[c.id])
+                for c in calls
+                if c.name in acting and c.id in results and found(results[c.id])
+            ),
+            None,
+        )
+
+    def _ungrounded(self, turn: Turn, text: str) -> Next | None:
+        """After `[answer-check]`, an answer that says nothing of the find: one redo."""
+        if strikes(turn, ANSWER_CHECK) == 0 or strikes(turn, ANSWER_GROUNDING):
+            return None
+        steps = [e.payload for e in turn.entries if isinstance(e.payload, AssistantStep)]
+        calls = [c for step in steps for c in step.tool_calls]
+        results = {
+            e.payload.tool_call_id: e.payload
+            for e in turn.entries
+            if isinstance(e.payload, ToolResult)
+        }
+        hit = self._find(turn.directive.text, calls, results)
+        if hit is None:
+            return None
+        call, result = hit
+        asked_of = " ".join(str(v) for v in call.arguments.values())  # a read's path, say
+        if grounded(text, f"{first_find(result)} {asked_of}", turn.directive.text):
+            return None
+        return Next(nudge=Nudge(ANSWER_GROUNDING, grounding_nudge(result)))
 
     def _unperformed(self, chain: list[Entry], turn: Turn, directive: str) -> Next | None:
         """An asked-for action (`context/planning/actions.py`) the turn never performed: one
