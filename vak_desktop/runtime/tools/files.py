@@ -253,17 +253,11 @@ class ReadTool(_FileTool):
     def work(self, arguments: dict[str, Any], workspace: Workspace) -> ToolOutput:
         raw = self.text_argument(arguments, "path")
         if workspace.missing(raw):  # nothing there, in the workspace or out: where it may be
-            raise ToolFailure(
-                f"no such file: {raw!r} (workspace folders: {workspace.describe()})"
-                + _same_name(workspace, raw)
-            )
+            raise _no_such_file(workspace, raw)
         path = workspace.resolve(raw, "read")
         shown = workspace.shown(path)
         if not path.exists():
-            raise ToolFailure(
-                f"no such file: {raw!r} (workspace folders: {workspace.describe()})"
-                + _same_name(workspace, raw)
-            )
+            raise _no_such_file(workspace, raw)
         if path.is_dir():
             raise ToolFailure(f"{shown} is a folder: glob lists the files in it")
         refuse_special(path, shown)
@@ -424,16 +418,18 @@ class GrepTool(_FileTool):
         return shown, total, files_with, passed
 
 
-def _same_name(workspace: Workspace, raw: str) -> str:
-    """Where files named like the missing `raw` are in the workspace (a small model guesses
-    the folder: "invoices/manifest.txt", "C:\\Users\\me\\manifest.txt")."""
+def _no_such_file(workspace: Workspace, raw: str) -> ToolFailure:
+    """The error for a missing `raw`, saying where files of its name are in the workspace (a
+    small model guesses the folder: "invoices/manifest.txt", "C:\\Users\\me\\manifest.txt")."""
+    said = f"no such file: {raw!r} (workspace folders: {workspace.describe()})"
     name = Path(raw.strip().replace("\\", "/")).name
     if not name:
-        return ""
+        return ToolFailure(said)
     found = walk(workspace, list(workspace.folders), glob_regex(glob_escape(name))).files[:5]
     if not found:
-        return f"; no file named {name!r} anywhere in the workspace"
-    return f"; files named {name!r} in the workspace: " + ", ".join(map(workspace.shown, found))
+        return ToolFailure(f"{said}; no file named {name!r} anywhere in the workspace")
+    where = ", ".join(map(workspace.shown, found))
+    return ToolFailure(f"{said}; files named {name!r} in the workspace: {where}")
 
 
 def glob_escape(name: str) -> str:
