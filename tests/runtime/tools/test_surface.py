@@ -203,8 +203,10 @@ async def test_across_turns_the_tools_only_grow_and_each_is_named_once(
         names = set(_names(request))
         assert not names & catalogued_tools(request.messages[0].content)
         assert tool_name_findings(request.messages[0].content, request.tools) == []
-    expected = f"{DEFAULT_SYSTEM_PROMPT}\n\n{catalogue_text(runner.tools, set(loaded[0]))}"
-    assert requests[0].messages[0].content == expected
+    folders = runner.tools.session_notes(ledger, session)  # where the user's files are
+    catalogue = catalogue_text(runner.tools, set(loaded[0]))
+    expected = "\n\n".join((DEFAULT_SYSTEM_PROMPT, catalogue, *folders))
+    assert requests[0].messages[0].content == expected and tmp_path.name in expected
 
 
 async def test_a_catalogue_tool_called_without_find_tools_runs_and_is_a_misread(

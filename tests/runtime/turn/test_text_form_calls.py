@@ -88,12 +88,9 @@ async def test_a_json_call_in_qwen_tags_runs_and_the_next_request_carries_it_nat
     assert tool.role == "tool" and tool.tool_call_id == step.tool_calls[0].id
 
 
-async def test_unknown_tools_and_malformed_json_in_text_are_just_text(ledger: Ledger) -> None:
+async def test_malformed_json_in_text_is_just_text(ledger: Ledger) -> None:
     notes = NotesTool()
-    text = (
-        'Try {"name": "delete_all", "arguments": {}} or '
-        '{"name": "read_note", "arguments": {"name": "x"} maybe?'  # never closed
-    )
+    text = 'Try {"name": "read_note", "arguments": {"name": "x"} maybe?'  # never closed
     provider = ScriptedProvider(Scripted(text=text))
     runner = TurnRunner(ledger, provider, ToolRegistry([notes]))
     session = ledger.create_session().id
@@ -106,6 +103,24 @@ async def test_unknown_tools_and_malformed_json_in_text_are_just_text(ledger: Le
         e.payload for e in ledger.chain_to_root(session) if isinstance(e.payload, AssistantStep)
     )
     assert step.text == text and step.tool_calls == ()
+
+
+async def test_a_call_of_a_tool_nobody_has_gets_the_real_tools_names(ledger: Ledger) -> None:
+    """Issue #22: `{"name": "delete_all", "arguments": {}}` is a call in shape; it runs
+    nothing, and the model reads which tools there are instead of its JSON being the answer."""
+    notes = NotesTool()
+    text = 'Try {"name": "delete_all", "arguments": {}}'
+    provider = ScriptedProvider(Scripted(text=text), Scripted(text="I cannot delete notes."))
+    runner = TurnRunner(ledger, provider, ToolRegistry([notes]))
+    session = ledger.create_session().id
+    binding = ModelBinding(provider="scripted", model="m", details=None)
+    events = [e async for e in runner.run(session, "hm", binding)]
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert notes.asked == [] and len(provider.requests) == 2
+    (result,) = [
+        e.payload for e in ledger.chain_to_root(session) if isinstance(e.payload, ToolResult)
+    ]
+    assert result.is_error and "'delete_all'" in result.content and "`read_note`" in result.content
 
 
 async def test_native_calls_are_not_doubled_by_a_call_also_written_in_the_text(

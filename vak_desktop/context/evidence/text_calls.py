@@ -16,7 +16,7 @@ One recogniser serves both. It is deliberately narrow:
   `{"tool_calls": [...]}` hold several;
 - `name(...)` must parse as a call whose arguments are literals: keywords, one JSON-object
   argument, or a single positional value when the tool's schema names exactly one parameter
-  the value can be (its only required one, else its only one);
+  the value can be (its only required one, else its only one) — `function_calls.py`;
 - a bare mention of a tool's name is never a call.
 
 A JSON value that decodes but is not a call is skipped whole, so an example object the model
@@ -25,7 +25,6 @@ shows as data does not turn its inner objects into calls.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
@@ -33,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vak_desktop.context.evidence.function_calls import function_calls
 from vak_desktop.context.payloads import Activity, JsonObject, ToolCall
 from vak_desktop.context.request import ToolSpec
 
@@ -45,7 +45,7 @@ _DECODER = json.JSONDecoder()
 # What may wrap a call: a Markdown fence (```json … ```), inline code, Qwen's <tool_call> tags
 _OPENERS = re.compile(r"(?:```[A-Za-z0-9_-]*|<tool_call>|<function_call>)\s*\Z|`\Z")
 _CLOSERS = re.compile(r"\A\s*(?:```|</tool_call>|</function_call>)|\A`")
-_JS_LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False}
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,17 @@ class TextCall:
     form: str
 
 
-def find_text_calls(text: str, admitted: Mapping[str, JsonObject]) -> tuple[TextCall, ...]:
+def find_text_calls(
+    text: str, admitted: Mapping[str, JsonObject], *, invented: bool = False
+) -> tuple[TextCall, ...]:
     """Every well-formed call of an admitted tool written in `text`, in the order written.
-    `admitted` maps each tool's name to its JSON-Schema parameters ({} when unknown)."""
-    if not text or not any(name in text for name in admitted):
+    `admitted` maps each tool's name to its JSON-Schema parameters ({} when unknown).
+    `invented`: a JSON call of a tool not admitted counts too when its shape leaves no doubt
+    (`_invented_call`), so the caller can repair its name (`call_repair.py`) or answer it
+    with the real tools' names."""
+    if not text or not (
+        any(name in text for name in admitted) or (invented and ("{" in text or "[" in text))
+    ):
         return ()
     found: list[TextCall] = []
     taken: list[tuple[int, int]] = []
@@ -80,15 +87,15 @@ def find_text_calls(text: str, admitted: Mapping[str, JsonObject]) -> tuple[Text
                 position = start + 1
                 continue
             value, end = completed, len(text)
-        calls = _json_calls(value, admitted)
+        calls = _json_calls(value, admitted, invented)
         if calls is not None:
             start, end = _widen(text, start, end)
             found += [TextCall(n, a, start, end, "json") for n, a in calls]
         taken.append((start, end))  # a call, or data whose insides are not calls either
         position = end
-    for call in _function_calls(text, admitted):
-        if not any(s <= call.start < e for s, e in taken):
-            found.append(call)
+    for name, arguments, start, end in function_calls(text, admitted):
+        if not any(s <= start < e for s, e in taken):
+            found.append(TextCall(name, arguments, *_widen(text, start, end), "function"))
     return tuple(sorted(found, key=lambda c: c.start))
 
 
@@ -122,6 +129,7 @@ def adopt_text_calls(
     *,
     key: str,
     step: int,
+    invented: bool = False,
 ) -> AdoptedCalls | None:
     """The text-form calls of a step that made no native call, or None. `tools` are the
     admitted tools; native calls win: a step that used the tool channel is taken as it is.
@@ -131,7 +139,7 @@ def adopt_text_calls(
     `read_note` calls over and over until its output limit) asks for each thing once."""
     if any(True for _ in native):
         return None
-    written = find_text_calls(text, {t.name: t.parameters for t in tools})
+    written = find_text_calls(text, {t.name: t.parameters for t in tools}, invented=invented)
     if not written:
         return None
     seen: set[str] = set()
@@ -163,6 +171,48 @@ def adopt_text_calls(
         },
     )
     return AdoptedCalls(calls, left, activity)
+
+
+def machine_text(text: str) -> bool:
+    """Whether a step's text is machinery, not an answer: nothing but JSON naming a tool (a
+    call nobody ran, a tool's schema copied back, the tool list printed) or Qwen's call tags,
+    once fences, tags and whitespace are set aside. Measured on Qwen2.5-Coder 0.5B/1.5B: the
+    final text of a turn was often a raw JSON call (issue #22)."""
+    if "<tool_call>" in text or "<function_call>" in text:
+        return True
+    rest, position, named = [], 0, False
+    while True:
+        start = _next_json_start(text, position)
+        if start < 0:
+            rest.append(text[position:])
+            break
+        rest.append(text[position:start])
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except ValueError:
+            value, end = _unclosed_tail(text, start), len(text)
+            if value is None:
+                rest.append(text[start:])
+                break
+        named = named or _names_a_tool(value)
+        position = end
+    left = re.sub(r"```[A-Za-z0-9_-]*|`", "", "".join(rest)).strip()
+    return named and len(left) <= 40  # a few words around it ("Here:") are not an answer
+
+
+def _names_a_tool(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_names_a_tool(v) for v in value)
+    if not isinstance(value, dict):
+        return False
+    inner = value.get("function")
+    if isinstance(inner, dict) and _names_a_tool(inner):
+        return True
+    if any(isinstance(value.get(k), list) and _names_a_tool(value[k]) for k in _LIST_KEYS):
+        return True
+    return any(isinstance(value.get(k), str) for k in _NAME_KEYS) and bool(
+        set(value) & {*_ARGUMENT_KEYS, "description", "function"}
+    )
 
 
 # -- JSON form --------------------------------------------------------------------------------
@@ -202,7 +252,7 @@ def _unclosed_tail(text: str, start: int) -> Any | None:
 
 
 def _json_calls(
-    value: Any, admitted: Mapping[str, JsonObject]
+    value: Any, admitted: Mapping[str, JsonObject], invented: bool = False
 ) -> list[tuple[str, JsonObject]] | None:
     """The calls a decoded JSON value makes, or None when it is not (only) calls."""
     if isinstance(value, list):
@@ -210,7 +260,7 @@ def _json_calls(
             return None
         calls: list[tuple[str, JsonObject]] = []
         for item in value:
-            inner = _json_calls(item, admitted)
+            inner = _json_calls(item, admitted, invented)
             if inner is None:
                 return None
             calls += inner
@@ -219,8 +269,10 @@ def _json_calls(
         return None
     for key in _LIST_KEYS:
         if isinstance(value.get(key), list):
-            return _json_calls(value[key], admitted)
+            return _json_calls(value[key], admitted, invented)
     call = _one_call(value, admitted)
+    if call is None and invented:
+        call = _invented_call(value)
     return [call] if call is not None else None
 
 
@@ -251,6 +303,28 @@ def _one_call(
     return (name, arguments) if isinstance(arguments, dict) else None
 
 
+def _invented_call(value: dict[str, Any]) -> tuple[str, JsonObject] | None:
+    """A call of a tool that is not admitted, written in a shape that can only be a call:
+    an identifier under `name` (or its synonyms), an object under `arguments` (or its
+    synonyms), and nothing else but an OpenAI `type`. `{"name": "Bob", "age": 3}` is data."""
+    function = value.get("function")
+    if isinstance(function, dict) and set(value) <= {"function", "type", "id"}:
+        value = function
+    names = [k for k in _NAME_KEYS if k in value]
+    present = [k for k in _ARGUMENT_KEYS if k in value]
+    if len(names) != 1 or len(present) != 1 or set(value) - {names[0], present[0], "type"}:
+        return None
+    name, arguments = value[names[0]], value[present[0]]
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+        return None
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return None
+    return (name, arguments) if isinstance(arguments, dict) else None
+
+
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     """The span of a call with the fence or tags written around it."""
     before = _OPENERS.search(text, 0, start)
@@ -258,101 +332,3 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     if before is not None and after is not None:
         return before.start(), end + after.end()
     return start, end
-
-
-# -- function form ----------------------------------------------------------------------------
-
-
-def _function_calls(text: str, admitted: Mapping[str, JsonObject]) -> list[TextCall]:
-    found: list[TextCall] = []
-    for name, schema in admitted.items():
-        for match in re.finditer(rf"(?<![\w.]){re.escape(name)}\s*\(", text):
-            end = _closing_paren(text, match.end())
-            if end < 0:
-                continue
-            arguments = _call_arguments(text[match.start() : end], schema)
-            if arguments is not None:
-                start, stop = _widen(text, match.start(), end)
-                found.append(TextCall(name, arguments, start, stop, "function"))
-    return found
-
-
-def _closing_paren(text: str, position: int) -> int:
-    """The index just past the parenthesis closing the one opened before `position`, skipping
-    brackets inside string literals; -1 if it never closes."""
-    depth, quote, escaped = 1, "", False
-    for i in range(position, len(text)):
-        c = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return -1
-
-
-def _call_arguments(source: str, schema: JsonObject) -> JsonObject | None:
-    try:
-        tree = ast.parse(source.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    call = tree.body
-    if not isinstance(call, ast.Call) or any(k.arg is None for k in call.keywords):
-        return None
-    try:
-        keywords = {str(k.arg): _literal(k.value) for k in call.keywords}
-        positional = [_literal(a) for a in call.args]
-    except ValueError:
-        return None
-    if not positional:
-        return keywords
-    if len(positional) > 1:
-        return None
-    only = positional[0]
-    if isinstance(only, dict) and not keywords:
-        return only if all(isinstance(k, str) for k in only) else None
-    parameter = _sole_parameter(schema)
-    if parameter is None or parameter in keywords:
-        return None
-    return {parameter: only, **keywords}
-
-
-def _sole_parameter(schema: JsonObject) -> str | None:
-    required = schema.get("required")
-    if isinstance(required, list) and len(required) == 1 and isinstance(required[0], str):
-        return required[0]
-    properties = schema.get("properties")
-    if isinstance(properties, dict) and len(properties) == 1:
-        return str(next(iter(properties)))
-    return None
-
-
-def _literal(node: ast.expr) -> Any:
-    """A literal argument as JSON would have it (JSON's true/false/null accepted too)."""
-    if isinstance(node, ast.Name) and node.id in _JS_LITERALS:
-        return _JS_LITERALS[node.id]
-    if isinstance(node, ast.Dict):
-        keys = [_literal(k) if k is not None else None for k in node.keys]
-        if not all(isinstance(k, str) for k in keys):
-            raise ValueError("a dict argument needs string keys")
-        return {k: _literal(v) for k, v in zip(keys, node.values, strict=True)}
-    if isinstance(node, ast.List | ast.Tuple):
-        return [_literal(e) for e in node.elts]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _literal(node.operand)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return -value
-        raise ValueError("only a number can be negated")
-    if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float | bool | None):
-        return node.value
-    raise ValueError(f"not a literal: {ast.dump(node)[:40]}")

@@ -50,7 +50,9 @@ def preview_next(
     if isinstance(tools, ToolRegistry):
         own = system if system != DEFAULT_SYSTEM_PROMPT else ""  # as the runner decides
         surface = fitted_surface(tools, system, directive, profile, own_prompt=own)
-        system, tools, reading = surface.system, surface.tools, surface.reading
+        notes = tools.session_notes(ledger, session)  # the workspace folders, as a turn has
+        system = "\n\n".join((surface.system, *notes))
+        tools, reading = surface.tools, surface.reading
     # a turn that finds no room for any earlier turn writes a Reset first: shown as it will be
     index, reset, planned = plan_ahead(
         build_turn_index(ledger.chain_to_root(session)),

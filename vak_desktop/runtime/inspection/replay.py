@@ -124,24 +124,29 @@ def turn_receipts(chain: Sequence[Entry], turn_id: str) -> list[tuple[int, Recei
 
 
 def _sent_prefix(
-    base: str, registry: ToolRegistry, receipt: Receipt
+    base: str, registry: ToolRegistry, receipt: Receipt, notes: Sequence[str] = ()
 ) -> tuple[str, tuple[ToolSpec, ...]]:
     """The system text and tools a step sent, from the runner's registry: the system text is
     whichever of the forms a turn can send has the receipt's system digest (the stable text with
     its catalogue of the tools not loaded at its first step; its compact form for a small or
-    crowded model, with the session's own prompt or the short one; the card-fence guide for a
-    model without tools; the bare prompt), and each tool is the receipt's tool by name, in its
-    order, as whichever form (full, or the compact first-sentence description) has the digest it
-    recorded. Anything the registry no longer has shows as a mismatch against the receipt, never
-    as a guess passed off as what was sent."""
+    crowded model, with the session's own prompt or the short one; either followed by the tools'
+    notes about the session (its workspace folders); the card-fence guide for a model without
+    tools; the bare prompt), and each tool is the receipt's tool by name, in its order, as
+    whichever form (full, or the compact first-sentence description) has the digest it recorded.
+    Anything the registry no longer has shows as a mismatch against the receipt, never as a
+    guess passed off as what was sent."""
     names = [d.split("=", 1)[0] for d in receipt.tool_digests]
     own = base if base != DEFAULT_SYSTEM_PROMPT else ""
     floor = tool_surface(registry, base, "")
     # the catalogue names the tools the turn did not start with: those loaded at its first
     # step are some leading run of the receipt's tools (find_tools appends the rest)
-    forms = (
+    stable = (
         *(stable_system(base, registry, names[:k]) for k in range(len(names), -1, -1)),
         compact_surface(floor, registry, own_prompt=own).system,
+    )
+    forms: tuple[str, ...] = (
+        *(("\n\n".join((form, *notes)) for form in stable) if notes else ()),
+        *stable,
         f"{base.rstrip()}\n\n{fence_guide(card_library())}",
         base,
     )
@@ -190,7 +195,8 @@ def sent_request(
     directive = current.directive
     system_prompt = directive.system or system
     if isinstance(tools, ToolRegistry):
-        system_prompt, tools = _sent_prefix(system_prompt, tools, receipt)
+        notes = tools.session_notes(ledger, session)
+        system_prompt, tools = _sent_prefix(system_prompt, tools, receipt, notes)
     plan = plan_from_json(plan_receipt.plan, index)
     request = assemble(
         index,

@@ -27,6 +27,7 @@ from typing import Any
 
 from vak_desktop.context.planning.reading import FILES
 from vak_desktop.context.request import ToolSpec
+from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.tools.file_safety import (
     CURRENT_STOP,
     Searcher,
@@ -200,9 +201,22 @@ class _FileTool:
             raise ToolFailure(f"{self.spec.name} needs `{name}` (a string), got {value!r}")
         return value
 
+    def session_note(self, ledger: Ledger, session: str) -> str:
+        """What the system text says about the session's workspace folders."""
+        return Workspace.of(self.folders, ledger, session).note()
+
+    def fallback(self, arguments: dict[str, Any], workspace: Workspace) -> list[str]:
+        """The note of a call whose `path` names nothing anywhere: the whole workspace was
+        searched instead (a small model invents folders: issue #22)."""
+        raw = arguments.get("path")
+        if not isinstance(raw, str) or not raw.strip() or not workspace.missing(raw):
+            return []
+        return [f"there is no folder {raw!r}: searched every workspace folder instead"]
+
     def folder(self, arguments: dict[str, Any], workspace: Workspace) -> list[Path]:
-        """The folder the call narrows to with `path`, else every workspace folder."""
-        if arguments.get("path") in (None, ""):
+        """The folder the call narrows to with `path`, else every workspace folder (also when
+        `path` names nothing anywhere: `fallback` says so)."""
+        if arguments.get("path") in (None, "") or self.fallback(arguments, workspace):
             if not workspace.folders:
                 raise ToolFailure(NO_FOLDERS)
             return list(workspace.folders)
@@ -238,10 +252,12 @@ class ReadTool(_FileTool):
 
     def work(self, arguments: dict[str, Any], workspace: Workspace) -> ToolOutput:
         raw = self.text_argument(arguments, "path")
+        if workspace.missing(raw):  # nothing there, in the workspace or out: where it may be
+            raise _no_such_file(workspace, raw)
         path = workspace.resolve(raw, "read")
         shown = workspace.shown(path)
         if not path.exists():
-            raise ToolFailure(f"no such file: {raw!r} (workspace folders: {workspace.describe()})")
+            raise _no_such_file(workspace, raw)
         if path.is_dir():
             raise ToolFailure(f"{shown} is a folder: glob lists the files in it")
         refuse_special(path, shown)
@@ -322,7 +338,7 @@ class GlobTool(_FileTool):
                 lines.append(
                     f"[… and {least}{more:,} more files: narrow the pattern or give `path`]"
                 )
-        lines += [f"[{note}]" for note in found.notes()]
+        lines += [f"[{note}]" for note in [*found.notes(), *self.fallback(arguments, workspace)]]
         return ToolOutput("\n".join(lines))
 
 
@@ -371,6 +387,7 @@ class GrepTool(_FileTool):
             if passed
             else []
         )
+        notes += self.fallback(arguments, workspace)
         lines += [f"[{note}]" for note in notes]
         return ToolOutput("\n".join(lines))
 
@@ -399,6 +416,25 @@ class GrepTool(_FileTool):
             total += hits
             files_with += hits > 0
         return shown, total, files_with, passed
+
+
+def _no_such_file(workspace: Workspace, raw: str) -> ToolFailure:
+    """The error for a missing `raw`, saying where files of its name are in the workspace (a
+    small model guesses the folder: "invoices/manifest.txt", "C:\\Users\\me\\manifest.txt")."""
+    said = f"no such file: {raw!r} (workspace folders: {workspace.describe()})"
+    name = Path(raw.strip().replace("\\", "/")).name
+    if not name:
+        return ToolFailure(said)
+    found = walk(workspace, list(workspace.folders), glob_regex(glob_escape(name))).files[:5]
+    if not found:
+        return ToolFailure(f"{said}; no file named {name!r} anywhere in the workspace")
+    where = ", ".join(map(workspace.shown, found))
+    return ToolFailure(f"{said}; files named {name!r} in the workspace: {where}")
+
+
+def glob_escape(name: str) -> str:
+    """`name` as a glob that matches only itself."""
+    return re.sub(r"([*?\[])", r"[\1]", name)
 
 
 def _lines(data: bytes) -> Iterator[tuple[int, str]]:

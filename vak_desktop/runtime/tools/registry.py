@@ -11,6 +11,9 @@ defaults of `ToolTraits`:
     observes_now: bool         it reads the world as it is now (a file, a listing, a search),
                                so a success counts as a fresh observation
     prompt_section: str        a fixed note for the stable prefix (the skill list, say)
+    session_note(ledger, session) -> str
+                               a note about one session for its system text (the workspace
+                               folders), byte-stable while the session's settings hold
 
 Whatever a tool does, the model gets a result: an unknown tool, bad arguments or an exception
 become an error result it can read and repair, never a crashed turn.
@@ -98,6 +101,16 @@ def traits_of(tool: Tool) -> ToolTraits:
     )
 
 
+def unknown_tool(name: str, tools: Sequence[str]) -> str:
+    """The result of a call of a tool nobody has: the real tools, by their exact names (a
+    small model invents `write_file` or `search_files`; `call_repair.py` runs what it can)."""
+    known = ", ".join(f"`{t}`" for t in tools) or "none"
+    return (
+        f"error: there is no tool named {name!r}. The tools you can call are {known}: call "
+        "one of them by its exact name with its own arguments, or answer in plain words."
+    )
+
+
 class ToolRegistry:
     """The tools admitted for a runtime, in a fixed order (the order of their schemas)."""
 
@@ -136,6 +149,18 @@ class ToolRegistry:
             t.spec for name, t in self._tools.items() if not self._traits[name].always_loaded
         )
 
+    def session_notes(self, ledger: Ledger, session: str) -> tuple[str, ...]:
+        """What tools say about one session in its system text (the file tools: the
+        workspace folders), each note once, in the tools' order. A tool declares it as a
+        method `session_note(ledger, session) -> str`."""
+        notes: list[str] = []
+        for tool in self._tools.values():
+            note = getattr(tool, "session_note", None)
+            text = str(note(ledger, session) or "") if callable(note) else ""
+            if text and text not in notes:
+                notes.append(text)
+        return tuple(notes)
+
     def prompt_sections(self) -> tuple[str, ...]:
         """The tools' notes for the stable prefix, in the tools' order."""
         return tuple(t.prompt_section for t in self._traits.values() if t.prompt_section)
@@ -143,8 +168,7 @@ class ToolRegistry:
     async def run_one(self, call: ToolCall, context: ToolContext) -> ToolOutput:
         tool = self._tools.get(call.name)
         if tool is None:
-            known = ", ".join(sorted(self._tools)) or "none"
-            return ToolOutput(f"error: no tool named {call.name!r} (tools: {known})", True)
+            return ToolOutput(unknown_tool(call.name, list(self._tools)), True)
         context = dataclasses.replace(context, catalogue=self.catalogue())
         limit = getattr(tool, "time_limit_s", TOOL_TIME_LIMIT_S)
         deadline = asyncio.timeout(limit)

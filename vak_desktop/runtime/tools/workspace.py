@@ -83,6 +83,25 @@ class Workspace:
     def describe(self) -> str:
         return ", ".join(str(f) for f in self.folders) or "(none)"
 
+    def note(self) -> str:
+        """The line the system text carries about these folders ("" without any): a model
+        that is not told where the files are invents folders ("invoices", "my files",
+        "path/to/your/files" — measured on Qwen2.5-Coder 0.5B and 1.5B, issue #22)."""
+        if not self.folders:
+            return ""
+        return (
+            f"The user's files are in the workspace folder{'s' if len(self.folders) > 1 else ''} "
+            f"{self.describe()}: read, glob and grep reach only these. Give a path relative to "
+            "a workspace folder, or leave `path` out to search all of them."
+        )
+
+    def missing(self, raw: str) -> bool:
+        """Whether `raw` names nothing at all, inside the workspace or out (nothing there to
+        refuse or protect: the file tools then search the whole workspace and say so)."""
+        given = Path(raw.strip()).expanduser()
+        candidates = [given] if given.is_absolute() else [f / given for f in self.folders]
+        return bool(self.folders) and not any(os.path.lexists(c) for c in candidates)
+
     def root_of(self, real: Path) -> Path | None:
         """The workspace folder `real` (already resolved) lies in, if any."""
         return next((f for f in self.folders if real == f or real.is_relative_to(f)), None)

@@ -6,7 +6,11 @@
   tool calling), through the same gate a card call passes;
 - after tool calls: three consecutive batches of nothing but repeated cards close the turn on
   that card; a second `[freshness-check]` or `[topic-mismatch]` strike fails closed;
-- after a step with no tool call: an empty step gets one `[empty-step]` redo unless a card was
+- after tool calls that performed the asked-for action and found something: one
+  `[answer-check]` nudge telling the next step to answer with it (`answering.py`);
+- after a step with no tool call: a text that is machinery (a JSON call, the tool list) gets
+  one `[plain-answer]` redo without tools, then closes with a statement naming the call;
+  an empty step gets one `[empty-step]` redo unless a card was
   already written (a card-only turn is a complete answer); a live-data answer with nothing
   observed gets one `[freshness-check]` redo; a verbatim repeat of an earlier answer gets a
   `[steering-drift]` nudge, and the third in a row ends the turn degraded.
@@ -22,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
+from vak_desktop.context.evidence.text_calls import machine_text
 from vak_desktop.context.evidence.windows import carry
 from vak_desktop.context.payloads import (
     Activity,
@@ -37,6 +42,7 @@ from vak_desktop.context.planning.actions import (
     action_nudge,
     action_statement,
     requested_tool,
+    requested_tools,
 )
 from vak_desktop.context.planning.drift import (
     EMPTY_STEP,
@@ -65,6 +71,19 @@ from vak_desktop.runtime.presentations import (
     observed,
     parse_ack,
 )
+from vak_desktop.runtime.turn.answering import (
+    ANSWER_CHECK,
+    ANSWER_GROUNDING,
+    PLAIN_ANSWER,
+    answer_check_nudge,
+    failed_call_statement,
+    first_find,
+    found,
+    grounded,
+    grounding_nudge,
+    lists_tools,
+    plain_answer_nudge,
+)
 
 SYSTEM_AUTHOR = "vak"  # the `model` of a step the runtime wrote itself
 REPEAT_BATCHES = 3  # consecutive all-repeat card batches that close the turn on that card
@@ -85,6 +104,7 @@ class Next:
     nudge: Nudge | None = None
     drift: bool = False  # a model-drift event (the instruction-failure hook is told)
     failed_instruction: str = ""  # an explicit instruction not followed (horizon feedback)
+    bare: bool = False  # the next step is sent without tools: it can only answer
 
 
 CONTINUE = Next()
@@ -113,8 +133,10 @@ class TurnRules:
         library: CardLibrary,
         observes: Observes,
         offered: Sequence[str] = (),
+        described: Sequence[str] = (),
     ):
         self.offered = tuple(offered)  # the tools the turn can call (asked-for actions)
+        self.described = tuple(described)  # their descriptions (a tool list printed back)
         self.ledger = ledger
         self.session = session
         self.library = library
@@ -152,7 +174,7 @@ class TurnRules:
         ]
         self.repeat_batches = self.repeat_batches + 1 if calls and all(repeats) else 0
         if self.repeat_batches < REPEAT_BATCHES:
-            return CONTINUE
+            return self._answer_due(turn, calls, results)
         self.ledger.append(
             self.session,
             Activity(
@@ -178,6 +200,18 @@ class TurnRules:
                 return Next(nudge=Nudge(EMPTY_STEP, empty_step_nudge()))
             return Next(close=True, outcome="degraded", error="the model returned no answer")
         directive = turn.directive.text
+        if machine_text(text) or lists_tools(text, self.described):  # never the answer
+            if strikes(turn, PLAIN_ANSWER) == 0:
+                return Next(nudge=Nudge(PLAIN_ANSWER, plain_answer_nudge()), bare=True)
+            return Next(
+                close=True,
+                outcome="degraded",
+                error="the model answered with a tool call written as text, twice",
+                statement=failed_call_statement(text),
+            )
+        ungrounded = self._ungrounded(turn, text)
+        if ungrounded is not None:
+            return ungrounded
         acted = self._unperformed(chain, turn, directive)
         if acted is not None:
             return acted
@@ -214,6 +248,57 @@ class TurnRules:
             ),
             drift=True,
         )
+
+    def _answer_due(
+        self, turn: Turn, calls: Sequence[ToolCall], results: dict[str, ToolResult]
+    ) -> Next:
+        """The asked-for action was performed and found something: the next step is told to
+        answer with it (`[answer-check]`, once a turn; `answering.py`)."""
+        if strikes(turn, ANSWER_CHECK):
+            return CONTINUE
+        hit = self._find(turn.directive.text, calls, results)
+        if hit is None:
+            return CONTINUE
+        return Next(nudge=Nudge(ANSWER_CHECK, answer_check_nudge(hit[0].name, hit[1])))
+
+    def _find(
+        self, directive: str, calls: Sequence[ToolCall], results: dict[str, ToolResult]
+    ) -> tuple[ToolCall, ToolResult] | None:
+        """The first result of `calls` that performed the asked-for action and found
+        something: the action's most fitting tool, or a file read (a glob listing is no
+        answer to "search my files for …", though glob performs the search)."""
+        asked = requested_tools(directive, self.offered, lexicons())
+        if not asked:
+            return None
+        acting = {asked[0], "read"}
+        return next(
+            (
+                (c, results[c.id])
+                for c in calls
+                if c.name in acting and c.id in results and found(results[c.id])
+            ),
+            None,
+        )
+
+    def _ungrounded(self, turn: Turn, text: str) -> Next | None:
+        """After `[answer-check]`, an answer that says nothing of the find: one redo."""
+        if strikes(turn, ANSWER_CHECK) == 0 or strikes(turn, ANSWER_GROUNDING):
+            return None
+        steps = [e.payload for e in turn.entries if isinstance(e.payload, AssistantStep)]
+        calls = [c for step in steps for c in step.tool_calls]
+        results = {
+            e.payload.tool_call_id: e.payload
+            for e in turn.entries
+            if isinstance(e.payload, ToolResult)
+        }
+        hit = self._find(turn.directive.text, calls, results)
+        if hit is None:
+            return None
+        call, result = hit
+        asked_of = " ".join(str(v) for v in call.arguments.values())  # a read's path, say
+        if grounded(text, f"{first_find(result)} {asked_of}", turn.directive.text):
+            return None
+        return Next(nudge=Nudge(ANSWER_GROUNDING, grounding_nudge(result)))
 
     def _unperformed(self, chain: list[Entry], turn: Turn, directive: str) -> Next | None:
         """An asked-for action (`context/planning/actions.py`) the turn never performed: one

@@ -1,0 +1,285 @@
+"""A turn on a small model ends in an answer (issue #22 item 4), over real loopback servers.
+
+Each double is scripted the way Qwen2.5-Coder 0.5B and 1.5B behaved on the planted-fact case:
+tools it invented (`search_files`, `read_file`) and arguments it renamed (`q`), calls written
+as text (`<tool_call>` tags through a llama.cpp-style OpenAI server), folders it made up, the
+tool list printed as the answer, and tool calls that never stop.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.doubles.fixtures import TOOL_MODEL, double_fixture, http_fixture  # noqa: F401
+from tests.doubles.ollama_model import Reply
+from tests.doubles.ollama_server import OllamaDouble
+from tests.doubles.openai_server import SSE, OpenAIDouble, text_chunks
+from vak_desktop.context.evidence.call_repair import TOOL_CALL_REPAIRED
+from vak_desktop.context.evidence.text_calls import TEXT_FORM_CALL
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    CapacityProfile,
+    Ewma,
+    Horizon,
+    Nudge,
+    ToolResult,
+)
+from vak_desktop.ledger import Ledger
+from vak_desktop.providers.ollama import OllamaProvider
+from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
+from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
+from vak_desktop.runtime.capacity.binding import bind_model
+from vak_desktop.runtime.events import TurnEvent, TurnFinished
+from vak_desktop.runtime.settings import Settings
+from vak_desktop.runtime.turn.answering import (
+    ANSWER_CHECK,
+    ANSWER_GROUNDING,
+    ANSWER_NOW,
+    PLAIN_ANSWER,
+    SMALL_STEPS,
+)
+
+CODE = "ZX-4471-Q"
+ASK = "Search my files for the shipment code I gave you earlier and tell me which file has it."
+
+
+def _files(root: Path) -> Path:
+    folder = root / "files"
+    (folder / "shipping").mkdir(parents=True)
+    (folder / "shipping" / "manifest.txt").write_text(f"Shipment {CODE}: 40 crates.\n")
+    (folder / "notes.md").write_text("# Notes\nNothing about shipments here.\n")
+    return folder
+
+
+def _small(binding: ModelBinding) -> CapacityProfile:
+    """A measured profile of a small model (horizon 4,096: under `SMALL_HORIZON`)."""
+    return CapacityProfile(
+        provider=binding.provider,
+        model=binding.model,
+        quantisation=binding.details.quantisation if binding.details else "",
+        declared_window=32_768,
+        instruction_horizon=Horizon(4_096, 0.9, "2026-12-01T00:00:00Z"),
+        output_reserve=256,
+        tokens_per_char=Ewma(0.3, 5),
+        provenance={"source": "test", "probed_at": "2026-12-01T00:00:00Z"},
+    )
+
+
+async def _turn(runner: TurnRunner, session: str, binding: ModelBinding) -> list[TurnEvent]:
+    return [e async for e in runner.run(session, ASK, binding)]
+
+
+def _payloads(ledger: Ledger, session: str, kind: type) -> list[Any]:
+    return [e.payload for e in ledger.chain_to_root(session) if isinstance(e.payload, kind)]
+
+
+def _activities(ledger: Ledger, session: str, kind: str) -> list[Activity]:
+    return [a for a in _payloads(ledger, session, Activity) if a.type == kind]
+
+
+async def _ollama_turn(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, folder: Path, *replies: Reply
+) -> tuple[str, list[TurnEvent]]:
+    double.enqueue(*replies)
+    provider = OllamaProvider(http, double.url)
+    binding = await bind_model(provider, TOOL_MODEL)
+    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+    session = ledger.create_session().id
+    ledger.append(session, _small(binding))
+    return session, await _turn(runner, session, binding)
+
+
+async def test_an_invented_tool_and_argument_run_as_the_real_ones_and_the_find_is_answered(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    folder = _files(tmp_path)
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("search_files", {"q": CODE})]),
+        Reply(text="The code is in shipping/manifest.txt."),
+    )
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and finished.outcome == "completed"
+    (repair,) = _activities(ledger, session, TOOL_CALL_REPAIRED)
+    (fixed,) = repair.detail["repairs"]
+    assert fixed["written"] == {"name": "search_files", "arguments": {"q": CODE}}
+    assert fixed["ran"] == {"name": "grep", "arguments": {"pattern": CODE}}
+    (result,) = _payloads(ledger, session, ToolResult)
+    assert not result.is_error and "shipping/manifest.txt:1:" in result.content
+    steps = _payloads(ledger, session, AssistantStep)
+    assert [c.name for c in steps[0].tool_calls] == ["grep"]  # the history shows the real call
+    # the step after the find is told to answer with it, as the request's last message
+    second = double.chat_bodies()[1]["messages"]
+    assert second[-1]["role"] == "user" and second[-1]["content"].startswith(f"[{ANSWER_CHECK}]")
+    assert f"“shipping/manifest.txt:1: Shipment {CODE}: 40 crates.”" in second[-1]["content"]
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK]
+
+
+async def test_the_workspace_is_named_and_an_invented_folder_searches_it_all(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    folder = _files(tmp_path)
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("grep", {"pattern": CODE, "path": "path/to/your/files"})]),
+        Reply(text="It is in shipping/manifest.txt."),
+    )
+    system = double.chat_bodies()[0]["messages"][0]["content"]
+    assert str(folder.resolve()) in system  # the model is told where the files are
+    (result,) = _payloads(ledger, session, ToolResult)
+    assert not result.is_error and "shipping/manifest.txt:1:" in result.content
+    assert "no folder 'path/to/your/files'" in result.content  # and that it searched all
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+
+
+async def test_a_call_in_qwen_tags_through_a_llama_server_is_repaired_and_run(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    folder = _files(tmp_path)
+    tagged = (
+        '<tool_call>\n{"name": "read_file", "arguments": {"file_path": '
+        '"shipping/manifest.txt"}}\n</tool_call>'
+    )
+    with OpenAIDouble(models=("qwen",), windows={"qwen": 32_768}) as server:
+        server.script(SSE(text_chunks(tagged)), SSE(text_chunks("It is shipping/manifest.txt.")))
+        async with httpx.AsyncClient(timeout=30) as client:
+            provider = OpenAICompatibleProvider(client, server.url)
+            binding = await bind_model(provider, "qwen")
+            runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+            session = ledger.create_session().id
+            ledger.append(session, _small(binding))
+            events = await _turn(runner, session, binding)
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert _activities(ledger, session, TEXT_FORM_CALL)
+    (repair,) = _activities(ledger, session, TOOL_CALL_REPAIRED)
+    assert repair.detail["repairs"][0]["ran"] == {
+        "name": "read",
+        "arguments": {"path": "shipping/manifest.txt"},
+    }
+    (result,) = _payloads(ledger, session, ToolResult)
+    assert CODE in result.content and not result.is_error
+    answer = _payloads(ledger, session, AssistantStep)[-1]
+    assert answer.text == "It is shipping/manifest.txt." and "{" not in answer.text
+
+
+async def test_a_tool_list_printed_as_the_answer_is_asked_again_without_tools(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    folder = _files(tmp_path)
+    printed = json.dumps(
+        [{"name": "grep", "description": "Search files", "parameters": {"type": "object"}}]
+    )
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("grep", {"pattern": CODE})]),
+        Reply(text=f"```json\n{printed}\n```"),
+        Reply(text="shipping/manifest.txt holds it."),
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, PLAIN_ANSWER]
+    bodies = double.chat_bodies()
+    assert bodies[1].get("tools") and not bodies[2].get("tools")  # the re-ask can only answer
+    assert _payloads(ledger, session, AssistantStep)[-1].text == "shipping/manifest.txt holds it."
+
+
+async def test_a_raw_json_call_left_twice_is_never_the_answer(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    folder = _files(tmp_path)
+    raw = '{"name": "grep", "arguments": ["ZX"]}'  # call-shaped, but no call anyone can run
+    session, events = await _ollama_turn(
+        double, http, ledger, folder, Reply(text=raw), Reply(text=raw)
+    )
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and finished.outcome == "degraded"
+    last = _payloads(ledger, session, AssistantStep)[-1]
+    assert last.model == "vak" and "`grep`" in last.text and "not run" in last.text
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [PLAIN_ANSWER]
+
+
+async def test_a_small_models_endless_calls_end_in_one_answer_step_without_tools(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    folder = _files(tmp_path)
+    listing = Reply(tool_calls=[("glob", {"pattern": "*.txt"})])  # a listing is no answer
+    lost = [Reply(tool_calls=[("glob", {"pattern": f"invoices{n}/*"})]) for n in range(10)]
+    session, events = await _ollama_turn(
+        double, http, ledger, folder, listing, *lost[: SMALL_STEPS - 2], Reply(text="No code.")
+    )
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and finished.outcome == "completed"
+    bodies = double.chat_bodies()
+    assert len(bodies) == SMALL_STEPS
+    assert all(b.get("tools") for b in bodies[:-1]) and not bodies[-1].get("tools")
+    assert bodies[-1]["messages"][-1]["content"].startswith(f"[{ANSWER_NOW}]")
+    assert _payloads(ledger, session, AssistantStep)[-1].text == "No code."
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_NOW]
+
+
+async def test_an_answer_step_that_calls_again_closes_with_a_statement(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    folder = _files(tmp_path)
+    lost = [Reply(tool_calls=[("glob", {"pattern": f"invoices{n}/*"})]) for n in range(10)]
+    session, events = await _ollama_turn(double, http, ledger, folder, *lost)
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and finished.outcome == "degraded"
+    assert len(double.chat_bodies()) == SMALL_STEPS
+    last = _payloads(ledger, session, AssistantStep)[-1]
+    assert last.model == "vak" and "`glob`" in last.text
+    assert len(_payloads(ledger, session, ToolResult)) == SMALL_STEPS - 1  # the last not run
+
+
+async def test_the_tool_list_printed_in_prose_is_not_the_answer(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    folder = _files(tmp_path)
+    specs = default_tools(Settings(workspace=(str(folder),))).specs()
+    listed = "I can use these tools:\n" + "\n".join(f"- {s.name}: {s.description}" for s in specs)
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("grep", {"pattern": CODE})]),
+        Reply(text=listed),
+        Reply(text="shipping/manifest.txt has it."),
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, PLAIN_ANSWER]
+    assert not double.chat_bodies()[2].get("tools")
+
+
+async def test_an_answer_that_says_nothing_of_the_find_is_asked_again(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """The 1.5B echoed an earlier turn's "Got it, …" after its search had found the file."""
+    folder = _files(tmp_path)
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("grep", {"pattern": CODE})]),
+        Reply(text="Got it, I will keep the shipment code in mind."),
+        Reply(text="The code is in shipping/manifest.txt."),
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, ANSWER_GROUNDING]
+    third = double.chat_bodies()[2]["messages"][-1]["content"]
+    assert third.startswith(f"[{ANSWER_GROUNDING}]") and "shipping/manifest.txt:1:" in third
+    assert _payloads(ledger, session, AssistantStep)[-1].text.endswith("shipping/manifest.txt.")
