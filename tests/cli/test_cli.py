@@ -66,7 +66,8 @@ def test_chat_streams_writes_entries_and_sends_ollama_what_it_must(
     assert body["truncate"] is False and body["shift"] is False
     store = open_ledger(tmp_path)
     kinds = [e.kind for e in store.chain_to_root(done["session"])]
-    assert kinds == ["directive", "assistant_step", "receipt", "turn_card", "activity"]
+    # the Activity after the receipt records the prefix the first request sent (prefix_sent)
+    assert kinds == ["directive", "assistant_step", "receipt", "activity", "turn_card", "activity"]
     assert store.verify().ok
     store.close()
 
@@ -171,7 +172,7 @@ def test_verify_passes_then_names_a_tampered_entry_and_exits_1(
     vak(capsys, "chat", TOOL_MODEL, "remember the word zebra", "--host", double.url)
     code, out, _ = vak(capsys, "ledger", "verify", "--json")
     report = json.loads(out)
-    assert code == 0 and report["ok"] and report["entries"] == 5 and report["sessions"] == 1
+    assert code == 0 and report["ok"] and report["entries"] == 6 and report["sessions"] == 1
     path = tmp_path / "data" / "ledger.sqlite3"
     with sqlite3.connect(path) as conn:
         seq, entry_id = conn.execute(

@@ -13,6 +13,7 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.inspection.replay import NotReplayable, sent_request
 from vak_desktop.runtime.settings import Settings
+from vak_desktop.runtime.turn.prefix_record import PREFIX_SENT
 
 LONG = "A long answer sentence that fills the history. " * 60
 
@@ -117,3 +118,30 @@ async def test_a_request_after_a_probe_is_rebuilt_exactly(
         assert rebuilt.request.messages[0].content == sent.messages[0].content
         assert rebuilt.request.tools == sent.tools
         assert rebuilt.matches, (turn_id, step)
+
+
+async def test_the_prefix_is_read_back_as_recorded_whatever_changed_since(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    """Each new system text and schema is recorded once (`prefix_sent`), so a request is
+    rebuilt exactly even after the registry, the folders or the profile changed: no guessing
+    which form the surface had (#25 item 1)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    registry = default_tools(Settings(workspace=(str(notes),)))
+    provider = ScriptedProvider(Scripted(text="One."), Scripted(text="Two."))
+    runner = TurnRunner(ledger, provider, registry)
+    session = ledger.create_session().id
+    await _turn(runner, session, "Hello")
+    await _turn(runner, session, "Again")
+    chain = ledger.chain_to_root(session)
+    recorded = [e for e in chain if getattr(e.payload, "type", "") == PREFIX_SENT]
+    assert len(recorded) == 1, "the second turn sent the same prefix: nothing new recorded"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    changed = default_tools(Settings(workspace=(str(elsewhere),)))  # what the app has today
+    for turn_id, sent in zip(
+        [e.id for e in chain if e.kind == "directive"], provider.requests, strict=True
+    ):
+        rebuilt = sent_request(ledger, session, turn_id, system="", tools=changed)
+        assert rebuilt.request.messages == sent.messages and rebuilt.matches

@@ -66,6 +66,7 @@ async def test_a_text_turn_writes_directive_step_receipt_and_close(ledger: Ledge
         "directive",
         "assistant_step",
         "receipt",
+        "activity",  # prefix_sent: the system text and tools this first request carried
         "turn_card",
         "activity",
     ]

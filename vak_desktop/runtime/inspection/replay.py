@@ -29,6 +29,7 @@ from vak_desktop.ledger import Entry, Ledger
 from vak_desktop.runtime.presentations import card_library
 from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.runtime.tools.surface import compact_surface, stable_system, tool_surface
+from vak_desktop.runtime.turn.prefix_record import RecordedPrefix
 from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT
 
 
@@ -195,8 +196,12 @@ def sent_request(
     directive = current.directive
     system_prompt = directive.system or system
     if isinstance(tools, ToolRegistry):
-        notes = tools.session_notes(ledger, session)
-        system_prompt, tools = _sent_prefix(system_prompt, tools, receipt, notes)
+        recorded = RecordedPrefix.of(chain).sent(receipt.system_digest, receipt.tool_digests)
+        if recorded is not None:  # the prefix the step recorded: exact, whatever changed since
+            system_prompt, tools = recorded
+        else:  # a step from before the record: the forms its prefix may have had
+            notes = tools.session_notes(ledger, session)
+            system_prompt, tools = _sent_prefix(system_prompt, tools, receipt, notes)
     plan = plan_from_json(plan_receipt.plan, index)
     request = assemble(
         index,

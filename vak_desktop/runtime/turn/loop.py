@@ -44,6 +44,7 @@ from vak_desktop.runtime.turn.answering import (
     step_budget,
 )
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
+from vak_desktop.runtime.turn.prefix_record import RecordedPrefix
 from vak_desktop.runtime.turn.projection import Projection, project_turn, step_request
 from vak_desktop.runtime.turn.recovery import (
     instruction_activity,
@@ -103,7 +104,9 @@ class TurnLoop:
         self.called: list[str] = []
         self.largest_prompt = 0
         self.call_prompt = 0  # the request in which the model first called a tool
-        self.watch = CacheWatch(previous_turn_receipt(self.ledger.chain_to_root(session)))
+        chain = self.ledger.chain_to_root(session)
+        self.watch = CacheWatch(previous_turn_receipt(chain))
+        self.prefixes = RecordedPrefix.of(chain)  # what earlier steps' prefixes were
         specs = runner.tools.specs()
         offered, described = [s.name for s in specs], [s.description for s in specs]
         observes = runner.tools.observes_now
@@ -204,6 +207,9 @@ class TurnLoop:
         )
         receipt = step_receipt(self.binding, out.request, done, projection, step, surface)
         ledger.append(session, receipt)
+        recorded = self.prefixes.note(surface.system, out.request.tools)
+        if recorded is not None:  # a system text or schema not sent before: kept exactly
+            ledger.append(session, recorded)
         if not bare:  # a step without tools is no cache break worth recording
             for activity in self.watch.observe(
                 out.request, receipt, projection.profile, self.ratio
