@@ -116,6 +116,10 @@ class Plan:
     packet_featured: tuple[str, ...] = ()  # packeted turns the packet shows as whole cards
     over_budget: int = 0  # history tokens past the budget (the Activity that says why)
     partial_batch: bool = False  # the newest partial batch went as cards past the budget
+    # the passages recalled for the directive (`passages.py`), carried in the tail's budget
+    passage_tokens: int = 0
+    passage_turns: tuple[int, ...] = ()  # turn numbers they quote
+    passage_refs: tuple[str, ...] = ()  # evidence ids they quote
 
     @property
     def packet_shape(self) -> PacketShape:
@@ -153,6 +157,11 @@ class Plan:
             "over_budget": self.over_budget,
             "framing_tokens": self.framing_tokens,
             "history_tokens": self.history_tokens,
+            "passages": {
+                "tokens": self.passage_tokens,
+                "turns": list(self.passage_turns),
+                "evidence": list(self.passage_refs),
+            },
         }
 
 

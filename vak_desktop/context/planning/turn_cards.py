@@ -32,6 +32,7 @@ from vak_desktop.context.payloads import (
     TraceLine,
     TurnCard,
 )
+from vak_desktop.context.planning.dates import said_on
 from vak_desktop.context.planning.relevance import index_terms
 from vak_desktop.context.planning.turns import Turn
 from vak_desktop.context.presentations.library import narration_text, projected_text
@@ -181,6 +182,7 @@ def build_turn_card(
         answered=Answer(presentations, narration_of(narration_text(turn.answer))),
         outcome=outcome,
         reading=dict(reading or {}),
+        said_at=turn.said_at,
     )
     full_chars = sum(m.chars() for m in full_record(turn, digests))
     card_chars = len(render_card(card, turn.number))
@@ -198,6 +200,7 @@ def build_turn_card(
         chars_card=card_chars,
         terms=terms,
         term_counts=term_counts,
+        said_at=card.said_at,
     )
 
 
@@ -218,7 +221,9 @@ def card_of(turn: Turn, ratio: float) -> TurnCard:
 
 def render_card(card: TurnCard, number: int) -> str:
     """The text a card turn contributes to a request."""
-    lines = [f"Turn {number} ({card.outcome}) — asked: {card.asked}"]
+    said = said_on(card.said_at)
+    when = f"{card.outcome}, {said}" if said else card.outcome
+    lines = [f"Turn {number} ({when}) — asked: {card.asked}"]
     for trace in card.did:
         ref = f" [evidence:{short_ref(trace.evidence)}]" if trace.evidence else ""
         lines.append(f"  did: {trace.tool} {trace.args_digest} → {trace.result_shape}{ref}")
