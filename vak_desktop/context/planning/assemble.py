@@ -308,9 +308,9 @@ def plan_request(
         )
         passages = Recalled()
         if reserved:
-            room = min(reserved, tail_tokens - estimate_tokens(len(tail) + 2, ratio))
+            # the slice is the passages' own: a thread that grew takes more tail, not their room
             whole = [t.index for t in plan.turns if t.fidelity is Fidelity.FULL]
-            passages = select_passages(found, recalled, room, ratio, whole)
+            passages = select_passages(found, recalled, reserved, ratio, whole)
         if passages.text:
             tail = f"{tail}\n\n{passages.text}"
         if estimate_tokens(len(tail), ratio) <= tail_tokens:

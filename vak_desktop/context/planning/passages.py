@@ -32,7 +32,7 @@ from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import AssistantStep, EvidenceBody, ToolResult
 from vak_desktop.context.planning.dates import said_on
 from vak_desktop.context.planning.lexicon import Lexicons, Text
-from vak_desktop.context.planning.relevance import B, K1, Corpus, Terms, words
+from vak_desktop.context.planning.relevance import K1, B, Corpus, Terms, words
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
 MEMO_KEY = "passages"
@@ -306,7 +306,14 @@ def select_passages(
     if not chosen:
         return Recalled()
     order = sorted(chosen)
-    text = "\n".join([HEADER, *(chosen[p] for p in order)])
+    lines = [HEADER]
+    for at, position in enumerate(order):  # a piece after its own entry's: one line
+        previous = order[at - 1] if at else -2
+        if previous == position - 1 and pieces[previous].ref == pieces[position].ref:
+            lines[-1] += " " + pieces[position].text
+        else:
+            lines.append(chosen[position])
+    text = "\n".join(lines)
     turns = tuple(dict.fromkeys(pieces[p].turn + 1 for p in order))
     refs = tuple(dict.fromkeys(short_ref(pieces[p].ref) for p in order))
     return Recalled(text, estimate_tokens(len(text), ratio), turns, refs)

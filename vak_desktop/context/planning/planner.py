@@ -45,6 +45,7 @@ from vak_desktop.context.planning.lexicon import Lexicons, Text
 from vak_desktop.context.planning.packets import (
     FEATURED_HEADER,
     LISTED_HEADER,
+    PARTLY_LISTED_HEADER,
     PacketShape,
     listing_line,
     render_handoff,
@@ -114,6 +115,7 @@ class Plan:
     framing_tokens: int  # the reset's handoff and the wrapper of each run of cards
     history_tokens: int  # Full + cards + packet + framing
     packet_featured: tuple[str, ...] = ()  # packeted turns the packet shows as whole cards
+    packet_listed: tuple[str, ...] = ()  # not detailed: the packeted turns still given a line
     over_budget: int = 0  # history tokens past the budget (the Activity that says why)
     partial_batch: bool = False  # the newest partial batch went as cards past the budget
     # the passages recalled for the directive (`passages.py`), carried in the tail's budget
@@ -123,7 +125,7 @@ class Plan:
 
     @property
     def packet_shape(self) -> PacketShape:
-        return PacketShape(self.packet_featured, self.packet_detailed)
+        return PacketShape(self.packet_featured, self.packet_detailed, self.packet_listed)
 
     def fidelity_of(self, turn_id: str) -> Fidelity | None:
         return next((t.fidelity for t in self.turns if t.turn_id == turn_id), None)
@@ -430,9 +432,12 @@ def plan_working_set(
             packet_cost = estimate_tokens(len(text), ratio)
             if handoff + spent + packet_cost <= budget.available or shape == PacketShape():
                 break
-            shape = (
-                PacketShape(shape.featured) if shape.detailed else PacketShape(shape.featured[:-1])
-            )
+            if shape.detailed:
+                shape = PacketShape(shape.featured)
+            elif shape.listed:  # fewer lines, then none (each line was priced on its own)
+                shape = PacketShape(shape.featured, listed=shape.listed[: len(shape.listed) // 2])
+            else:
+                shape = PacketShape(shape.featured[:-1])
 
     planned = []
     if len(live) < len(history):
@@ -459,6 +464,7 @@ def plan_working_set(
         framing_tokens=handoff + spent - sum(carried),
         history_tokens=history_tokens,
         packet_featured=shape.featured,
+        packet_listed=shape.listed,
         over_budget=max(0, history_tokens - budget.available),
         partial_batch=over_batch,
     )
@@ -545,18 +551,40 @@ def _packet_shape(
         featured.append(position)
         chars = more
     room -= estimate_tokens(chars, ratio) if featured else 0
-    listing, live = ranked.listing, ranked.live
+    live = ranked.live
     shown = set(featured)
     rest = [p for p in packeted if p not in shown]
     listed = len(LISTED_HEADER) + 2
     detailed = bool(rest)
     for position in rest:  # the lines add up until they no longer fit
-        turn_id = live[position].turn_id
-        line = listing.get(turn_id)
-        if line is None:  # rendered once per turn (the card index keeps them)
-            line = listing[turn_id] = listing_line(live[position], ranked.cards[position])
-        listed += len(line) + 1
+        listed += len(_line(ranked, position)) + 1
         if estimate_tokens(listed, ratio) > room:
             detailed = False
             break
-    return PacketShape(featured=tuple(live[p].turn_id for p in featured), detailed=detailed)
+    lines: list[str] = []
+    if not detailed and rest:  # as many lines as fit, the most valuable first (issue #22: a
+        # packet shows content, not a list of numbers, while it has room)
+        numbers = len(f"Also covered, by number: turns {len(live)}–{len(live)}.") * 4
+        listed = len(PARTLY_LISTED_HEADER) + 2 + numbers
+        left = set(rest)
+        for position in ranked.by_value:
+            if position not in left:
+                continue
+            more = listed + len(_line(ranked, position)) + 1
+            if estimate_tokens(more, ratio) > room:
+                break
+            listed = more
+            lines.append(live[position].turn_id)
+    return PacketShape(
+        featured=tuple(live[p].turn_id for p in featured), detailed=detailed, listed=tuple(lines)
+    )
+
+
+def _line(ranked: Candidates, position: int) -> str:
+    """The packet line of the turn at `position`, rendered once per turn (the card index
+    keeps them)."""
+    turn = ranked.live[position]
+    line = ranked.listing.get(turn.turn_id)
+    if line is None:
+        line = ranked.listing[turn.turn_id] = listing_line(turn, ranked.cards[position])
+    return line

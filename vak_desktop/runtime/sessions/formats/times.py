@@ -87,7 +87,7 @@ def header_time(text: str) -> str:
         month_text = found.group("month")
         month = int(month_text) if month_text.isdigit() else _MONTHS.get(month_text.lower(), 0)
         rest = lead[: found.start()] + " " + lead[found.end() :]
-        if len(_CLOCK_AT.sub(" ", rest).split()) > LABEL_WORDS and not text.lstrip()[:1] == "[":
+        if len(_CLOCK_AT.sub(" ", rest).split()) > LABEL_WORDS and text.lstrip()[:1] != "[":
             return ""  # a date inside a sentence is what it says, not when it was said
         hour, minute = _clock(rest)
         try:
