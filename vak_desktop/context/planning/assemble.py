@@ -280,9 +280,6 @@ def plan_request(
     tail = render_tail(tail_context, [], plain=plain)
     # the passages matching the directive (ranked once), in a slice of the budget reserved for
     # them when not every turn fits whole; they ride in the tail (the part that moves)
-    found = passage_index(index) if indexed is not None else passages_over(ranked.live)
-    stop = query_stop_words(directive, lexicons) if directive else frozenset()
-    recalled = ranked_passages(found, directive, stop) if directive else []
     available = max(
         0,
         usable_horizon(profile)
@@ -291,7 +288,11 @@ def plan_request(
         - profile.output_reserve
         - reserve,
     )
-    reserved = passage_slice(available) if recalled and sum(ranked.full_cost) > available else 0
+    found, recalled, reserved = None, [], 0
+    if directive and sum(ranked.full_cost) > available:  # else every word is whole already
+        found = passage_index(index) if indexed is not None else passages_over(ranked.live)
+        recalled = ranked_passages(found, directive, query_stop_words(directive, lexicons))
+        reserved = passage_slice(available) if recalled else 0
     tail_tokens = estimate_tokens(len(tail), ratio) + reserved
     while True:
         plan = plan_working_set(
@@ -307,7 +308,7 @@ def plan_request(
             tail_context, *thread_for(plan, index, ratio, ranked.paused), plain=plain
         )
         passages = Recalled()
-        if reserved:
+        if reserved and found is not None:
             # the slice is the passages' own: a thread that grew takes more tail, not their room
             whole = [t.index for t in plan.turns if t.fidelity is Fidelity.FULL]
             passages = select_passages(found, recalled, reserved, ratio, whole)

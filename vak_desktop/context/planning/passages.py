@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -31,7 +32,7 @@ from vak_desktop.context.evidence.digests import digest_result
 from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import AssistantStep, EvidenceBody, ToolResult
 from vak_desktop.context.planning.dates import said_on
-from vak_desktop.context.planning.lexicon import Lexicons, Text
+from vak_desktop.context.planning.lexicon import Lexicons, Text, has_cjk
 from vak_desktop.context.planning.relevance import K1, B, Corpus, Terms, words
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
@@ -47,6 +48,7 @@ COMMON_FLOOR = 200
 # PASSAGE_CAP (see docs/decisions/draft-passage-recall.md)
 PASSAGE_SHARE, PASSAGE_FLOOR, PASSAGE_CAP = 3, 160, 1_536
 HEADER = "Passages of earlier turns that match the request, verbatim (turn, day, evidence id):"
+_WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]+|\b\w*\d\w*\b")
 _QUOTED = re.compile(r"[\"“”'‘’«»]([^\"“”'‘’«»]{2,80})[\"“”'‘’«»]")
@@ -115,10 +117,15 @@ def pieces_of(turn: Turn) -> list[Piece]:
     return out
 
 
+def tokens(text: str) -> list[str]:
+    """`relevance.words` of `text`, read in one pass when it holds no Chinese or Japanese
+    (lower-cased once, not word by word: indexing a session's pieces is most of its cost)."""
+    lowered = text.lower()
+    return words(text) if has_cjk(lowered) else _WORD.findall(lowered)
+
+
 def _terms(text: str) -> Terms:
-    counts: dict[str, int] = {}
-    for word in words(text):
-        counts[word] = counts.get(word, 0) + 1
+    counts = Counter(tokens(text))
     return (tuple(counts), tuple(counts.values())) if counts else (("∅",), (1,))
 
 
@@ -196,11 +203,11 @@ def query_stop_words(directive: str, lexicons: Lexicons) -> frozenset[str]:
 def query_terms(directive: str, stop: frozenset[str] = frozenset()) -> list[str]:
     """The directive's words for a passage query, less `stop` and one-letter words; its names,
     numbers and quoted words ("Biscuit", "2023", 'the "blue" folder') count twice."""
-    query = words(directive)
+    query = tokens(directive)
     for match in _NAME.finditer(directive):
-        query += words(match.group())
+        query += tokens(match.group())
     for match in _QUOTED.finditer(directive):
-        query += words(match.group(1))
+        query += tokens(match.group(1))
     return [w for w in query if w not in stop and len(w) > 1]
 
 
@@ -287,7 +294,7 @@ def select_passages(
     chars = len(HEADER)
     limit = found.pieces
     for centre, _score in ranked:
-        around = (centre, centre + 1, centre - 1)
+        around: tuple[int, ...] = (centre, centre + 1, centre - 1)
         if pieces[centre].turn in skip:  # the request has its turn whole: what answers it
             around = (centre + 1,) if centre + 1 < limit else ()  # may open the next turn
         for position in around:
