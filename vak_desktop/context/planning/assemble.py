@@ -289,9 +289,10 @@ def plan_request(
         - reserve,
     )
     found, recalled, reserved = None, [], 0
-    if directive and sum(ranked.full_cost) > available:  # else every word is whole already
+    asked = current.directive.text if current else ""  # the words the passages are found by
+    if asked and sum(ranked.full_cost) > available:  # else every word is whole already
         found = passage_index(index) if indexed is not None else passages_over(ranked.live)
-        recalled = ranked_passages(found, directive, query_stop_words(directive, lexicons))
+        recalled = ranked_passages(found, asked, query_stop_words(asked, lexicons))
         reserved = passage_slice(available) if recalled else 0
     tail_tokens = estimate_tokens(len(tail), ratio) + reserved
     while True:

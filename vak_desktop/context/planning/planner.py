@@ -62,6 +62,7 @@ from vak_desktop.context.planning.turn_cards import (
 from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
 
 PACKET_BATCH_TURNS = 8
+PACKET_LINES_SHARE = 10  # a deterministic packet's lines get up to 1/10 of the budget
 MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 64, 512  # the summariser's length, scaled to the budget
 
 
@@ -385,7 +386,10 @@ def plan_working_set(
     packet_end, stored, packet, packet_cost, over_batch = 0, None, None, 0, False
     settling = 0  # rounds spent pricing the packet's "shown outside" line for a fixed range
     while True:
-        chosen = fill(max(0, budget.available - handoff - packet_cost), packet_end)
+        # a packet no stored summary covers shows its turns' lines in a share of the budget
+        # kept for them, so it carries content, not only their numbers (issue #22)
+        lines = budget.available // PACKET_LINES_SHARE if packet_end and packet is None else 0
+        chosen = fill(max(0, budget.available - handoff - packet_cost - lines), packet_end)
         overflow = [p for p in range(packet_end, len(live)) if chosen[p] is PACKET]
         if not overflow:
             # the bare packet names the turns of its range carried elsewhere; price that line
