@@ -239,16 +239,16 @@ def _digest(body: EvidenceBody, evidence: str, tool: str) -> str:
 
 
 def full_record(turn: Turn, digests: Mapping[str, str] | None = None) -> list[Message]:
-    """A closed turn as a later request shows it whole, its directive led by the day it was
-    said (when its card keeps one): thinking dropped, results as digests,
+    """A closed turn as a later request shows it whole, an imported directive led by the day
+    its source says it was said: thinking dropped, results as digests,
     card results as their ack, every tool call paired with a result. The digests are the ones
     its TurnCard stored (or `digests`, by evidence id); a result without one is digested here."""
     if digests is None:
         card = turn.card
         stored = card.did if card is not None and card.turn_id == turn.turn_id else ()
         digests = {t.evidence: t.digest for t in stored if t.digest}
-    said = said_on(turn.card.said_at if turn.card is not None else turn.said_at)
-    text = f"[{said}] {turn.directive.text}" if said else turn.directive.text  # its day
+    said = said_on(turn.directive.said_at)  # an imported turn's source day (live: its card's)
+    text = f"[{said}] {turn.directive.text}" if said else turn.directive.text
     messages = [Message(role="user", content=text, images=turn.directive.images)]
     results = _results_by_call(turn)
     shown: set[str] = set()  # payload digests of the cards written so far in the turn
