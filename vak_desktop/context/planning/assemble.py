@@ -4,7 +4,8 @@
     [tools]    schemas in a fixed order
     [messages] handoff (after a reset) · older turns retrieved whole · the packet ·
                working-set turns (whole, or runs of cards) ·
-               the current directive, with the tail block inserted before the user's words ·
+               the current directive, with the tail block (and the passages recalled for
+               it, `passages.py`) inserted before the user's words ·
                the current turn's later steps, appended unmodified
 
 The tail (time, intent, stance, thread, work contract) is the only per-turn material and it

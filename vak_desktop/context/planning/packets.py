@@ -171,13 +171,16 @@ def render_packet(
         lines += [known.get(t.turn_id) or listing_line(t, c) for t, c in rest]
     elif rest:
         if shape.listed:
-            wanted = set(shape.listed)
-            known = listing or {}
-            lines += ["", PARTLY_LISTED_HEADER]
-            lines += [
-                known.get(t.turn_id) or listing_line(t, c) for t, c in rest if t.turn_id in wanted
-            ]
-            rest = [(t, c) for t, c in rest if t.turn_id not in wanted]
+            wanted, known = set(shape.listed), listing or {}
+            shown: list[str] = []
+            others: list[tuple[Turn, TurnCard]] = []
+            for t, c in rest:  # one pass: a packet may cover thousands of turns
+                if t.turn_id in wanted:
+                    shown.append(known.get(t.turn_id) or listing_line(t, c))
+                else:
+                    others.append((t, c))
+            lines += ["", PARTLY_LISTED_HEADER, *shown]
+            rest = others
         if rest:
             numbers = _runs(len(rest), lambda k: rest[k][0].index + 1)
             lines += ["", f"Also covered, by number: turns {numbers}."]

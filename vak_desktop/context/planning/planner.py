@@ -62,7 +62,9 @@ from vak_desktop.context.planning.turn_cards import (
 from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
 
 PACKET_BATCH_TURNS = 8
-PACKET_LINES_SHARE = 10  # a deterministic packet's lines get up to 1/10 of the budget
+PACKET_LINES_SHARE, PACKET_LINES_CAP = 10, 2_048  # a deterministic packet's lines: 1/10 of
+# the budget, at most this many tokens (a frontier model's recent turns stay whole)
+RUN_CHARS = 14  # what one more run of numbers can add to the packet's "by number" line
 MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 64, 512  # the summariser's length, scaled to the budget
 
 
@@ -388,7 +390,9 @@ def plan_working_set(
     while True:
         # a packet no stored summary covers shows its turns' lines in a share of the budget
         # kept for them, so it carries content, not only their numbers (issue #22)
-        lines = budget.available // PACKET_LINES_SHARE if packet_end and packet is None else 0
+        lines = 0
+        if packet_end and packet is None:
+            lines = min(PACKET_LINES_CAP, budget.available // PACKET_LINES_SHARE)
         chosen = fill(max(0, budget.available - handoff - packet_cost - lines), packet_end)
         overflow = [p for p in range(packet_end, len(live)) if chosen[p] is PACKET]
         if not overflow:
@@ -568,13 +572,13 @@ def _packet_shape(
     lines: list[str] = []
     if not detailed and rest:  # as many lines as fit, the most valuable first (issue #22: a
         # packet shows content, not a list of numbers, while it has room)
-        numbers = len(f"Also covered, by number: turns {len(live)}–{len(live)}.") * 4
-        listed = len(PARTLY_LISTED_HEADER) + 2 + numbers
+        listed = len(PARTLY_LISTED_HEADER) + 2
         left = set(rest)
         for position in ranked.by_value:
             if position not in left:
                 continue
-            more = listed + len(_line(ranked, position)) + 1
+            # its line, and the run of numbers its leaving the "by number" line may split
+            more = listed + len(_line(ranked, position)) + 1 + RUN_CHARS
             if estimate_tokens(more, ratio) > room:
                 break
             listed = more
