@@ -23,6 +23,7 @@ from vak_desktop.context.planning.passages import (
     PIECE_WORDS,
     passage_index,
     passage_slice,
+    passages_over,
     pieces_of,
     query_stop_words,
     ranked_passages,
@@ -131,6 +132,9 @@ def test_the_index_is_advanced_not_rebuilt() -> None:
     rebuilt = passage_index(build_turn_index(session.chain()))
     assert grown.store.pieces[: grown.pieces] == rebuilt.store.pieces[: rebuilt.pieces]
     assert grown.pieces > found.pieces
+    # the older view still ranks as it did before its store grew (its own counts, its pieces)
+    before = ranked_passages(passages_over(first.turns[:-1]), "Biscuit puppy")
+    assert ranked_passages(found, "Biscuit puppy") == before
 
 
 def test_pieces_of_a_turn_are_its_words_in_order() -> None:

@@ -224,6 +224,8 @@ def ranked_passages(
     for term in query_terms(directive, stop):
         weights[term] = weights.get(term, 0) + 1
     held = {t: corpus.holders[t] for t in weights if corpus.holders.get(t)}
+    if size < corpus.size:  # an older view of a store that moved on: its own counts only
+        held = {t: n for t in held if (n := sum(1 for p, _ in corpus.postings[t] if p < size))}
     if size > COMMON_FLOOR:
         common = size * COMMON_SHARE
         rare = {t: n for t, n in held.items() if n <= common}
