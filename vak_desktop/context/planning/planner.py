@@ -159,6 +159,7 @@ class Plan:
             "packet_tokens": self.packet_tokens,
             "packet_detailed": self.packet_detailed,
             "packet_featured": list(self.packet_featured),
+            "packet_listed": list(self.packet_listed),
             "over_budget": self.over_budget,
             "framing_tokens": self.framing_tokens,
             "history_tokens": self.history_tokens,
