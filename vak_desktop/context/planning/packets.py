@@ -160,27 +160,31 @@ def render_packet(
     summary = packet.summary.strip() if packet and packet.summary.strip() else SUMMARY_PENDING
     lines = [f'<context_summary turns="{name}">', summary]
     chosen = set(shape.featured)
-    if chosen:
-        by_id = {t.turn_id: (t, c) for t, c in packeted if t.turn_id in chosen}
+    wanted = set() if shape.detailed else set(shape.listed)
+    known = listing or {}
+    rest: Sequence[tuple[Turn, TurnCard]] = packeted
+    shown: list[str] = []
+    if chosen or wanted:  # one pass over the covered turns (a packet may cover thousands)
+        by_id: dict[str, tuple[Turn, TurnCard]] = {}
+        others: list[tuple[Turn, TurnCard]] = []
+        for pair in packeted:
+            turn_id = pair[0].turn_id
+            if turn_id in chosen:
+                by_id[turn_id] = pair
+            elif turn_id in wanted:
+                shown.append(known.get(turn_id) or listing_line(*pair))
+            else:
+                others.append(pair)
         featured = [by_id[i] for i in shape.featured if i in by_id]
-        lines += ["", FEATURED_HEADER, *(render_card(c, t.index + 1) for t, c in featured)]
-    rest = [(t, c) for t, c in packeted if t.turn_id not in chosen] if chosen else packeted
+        if featured:
+            lines += ["", FEATURED_HEADER, *(render_card(c, t.index + 1) for t, c in featured)]
+        rest = others
     if rest and shape.detailed:
         lines += ["", LISTED_HEADER]
-        known = listing or {}
         lines += [known.get(t.turn_id) or listing_line(t, c) for t, c in rest]
-    elif rest:
-        if shape.listed:
-            wanted, known = set(shape.listed), listing or {}
-            shown: list[str] = []
-            others: list[tuple[Turn, TurnCard]] = []
-            for t, c in rest:  # one pass: a packet may cover thousands of turns
-                if t.turn_id in wanted:
-                    shown.append(known.get(t.turn_id) or listing_line(t, c))
-                else:
-                    others.append((t, c))
+    elif rest or shown:
+        if shown:
             lines += ["", PARTLY_LISTED_HEADER, *shown]
-            rest = others
         if rest:
             numbers = _runs(len(rest), lambda k: rest[k][0].index + 1)
             lines += ["", f"Also covered, by number: turns {numbers}."]
