@@ -64,6 +64,9 @@ from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
 PACKET_BATCH_TURNS = 8
 PACKET_LINES_SHARE, PACKET_LINES_CAP = 10, 2_048  # a deterministic packet's lines: 1/10 of
 # the budget, at most this many tokens (a frontier model's recent turns stay whole)
+# past this many covered turns a packet is named by number (its lines would cost a render of
+# every covered turn per plan: +10 ms at 10,000 turns); the passages carry its content
+PACKET_LINES_TURNS = 2_000
 RUN_CHARS = 14  # what one more run of numbers can add to the packet's "by number" line
 MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 64, 512  # the summariser's length, scaled to the budget
 
@@ -392,7 +395,7 @@ def plan_working_set(
         # a packet no stored summary covers shows its turns' lines in a share of the budget
         # kept for them, so it carries content, not only their numbers (issue #22)
         lines = 0
-        if packet_end and packet is None:
+        if packet is None and 0 < packet_end <= PACKET_LINES_TURNS:
             lines = min(PACKET_LINES_CAP, budget.available // PACKET_LINES_SHARE)
         chosen = fill(max(0, budget.available - handoff - packet_cost - lines), packet_end)
         overflow = [p for p in range(packet_end, len(live)) if chosen[p] is PACKET]
