@@ -114,3 +114,5 @@ def test_a_date_in_a_sentence_is_not_a_header_and_bad_times_lose_only_the_time()
     for bad in (True, None, "soon", float("nan"), -5, [1]):
         assert source_time(bad) == ""
     assert source_time(1683554160000) == "2023-05-08T13:56:00Z"  # milliseconds
+    # a transcript's session time as written ("1:56 pm on 8 May, 2023") works as a timestamp
+    assert source_time("1:56 pm on 8 May, 2023") == "2023-05-08T13:56:00Z"
