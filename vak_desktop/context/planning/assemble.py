@@ -41,15 +41,7 @@ from vak_desktop.context.payloads import (
 from vak_desktop.context.planning.card_index import CardIndex, card_index
 from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import render_handoff, render_packet
-from vak_desktop.context.planning.passages import (
-    Recalled,
-    passage_index,
-    passage_slice,
-    passages_over,
-    query_stop_words,
-    ranked_passages,
-    select_passages,
-)
+from vak_desktop.context.planning.passages import Recalled, recall_for, select_passages
 from vak_desktop.context.planning.planner import (
     PACKET_BATCH_TURNS,
     Fidelity,
@@ -281,20 +273,15 @@ def plan_request(
     tail = render_tail(tail_context, [], plain=plain)
     # the passages matching the directive (ranked once), in a slice of the budget reserved for
     # them when not every turn fits whole; they ride in the tail (the part that moves)
-    available = max(
-        0,
-        usable_horizon(profile)
-        - prefix_tokens
-        - estimate_tokens(len(tail), ratio)
-        - profile.output_reserve
-        - reserve,
-    )
-    found, recalled, reserved = None, [], 0
+    spent = prefix_tokens + estimate_tokens(len(tail), ratio) + profile.output_reserve + reserve
     asked = current.directive.text if current else ""  # the words the passages are found by
-    if asked and sum(ranked.full_cost) > available:  # else every word is whole already
-        found = passage_index(index) if indexed is not None else passages_over(ranked.live)
-        recalled = ranked_passages(found, asked, query_stop_words(asked, lexicons))
-        reserved = passage_slice(available) if recalled else 0
+    found, recalled, reserved = recall_for(
+        index if indexed is not None else ranked.live,
+        asked,
+        lexicons,
+        available=max(0, usable_horizon(profile) - spent),
+        whole=sum(ranked.full_cost),
+    )
     tail_tokens = estimate_tokens(len(tail), ratio) + reserved
     while True:
         plan = plan_working_set(

@@ -194,6 +194,25 @@ def passage_index(index: TurnIndex) -> PassageIndex:
     return built
 
 
+def recall_for(
+    turns: TurnIndex | Sequence[Turn],
+    asked: str,
+    lexicons: Lexicons,
+    *,
+    available: int,
+    whole: int,
+) -> tuple[PassageIndex | None, list[tuple[int, float]], int]:
+    """The passage index of a request's earlier turns (a running session's `TurnIndex`, kept
+    across requests, or the live turns themselves), the passages matching `asked`, and the
+    slice the plan reserves for them out of the `available` history budget: none when every
+    turn fits whole (`whole` tokens) — their words are all in the request already."""
+    if not asked or whole <= available:
+        return None, [], 0
+    found = passage_index(turns) if isinstance(turns, TurnIndex) else passages_over(turns)
+    recalled = ranked_passages(found, asked, query_stop_words(asked, lexicons))
+    return found, recalled, passage_slice(available) if recalled else 0
+
+
 def query_stop_words(directive: str, lexicons: Lexicons) -> frozenset[str]:
     """The words of the directive's languages that name no subject: stop and function words and
     the one-word cues of asking about the conversation or an earlier turn ("conversation",
