@@ -169,12 +169,15 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{args.file}: a message is nested too deeply; nothing was imported"
         ) from None
     out = {"session": report.session, "turns": report.turns, "entries": report.entries}
+    out["untimed_turns"] = list(report.untimed)  # no time in the file: dated when imported
     if args.json:
         emit(out)
     else:
         print(
             f"imported {report.turns} turns ({report.entries} entries) as session {report.session}"
         )
+        if report.untimed:
+            print(f"  {len(report.untimed)} turns had no time in the file (dated when imported)")
     return 0
 
 

@@ -37,6 +37,9 @@ class Directive:
     model: str = ""  # the model bound when the directive was given
     provider: str = ""
     system: str = ""  # the system prompt preset in force for this turn
+    # when the words were said, ISO-8601 UTC, when that is not the entry's own `created_at`: an
+    # imported turn keeps its source's time (ChatGPT `create_time`, a dated header); "" = live
+    said_at: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class AssistantStep:
     done_reason: str = ""
     interrupted: bool = False  # the stream stopped before the model finished
     signed_thinking: tuple[SignedThinking, ...] = ()  # sent back within the turn (Anthropic)
+    said_at: str = ""  # an imported step's source time (ISO-8601) when it has its own; "" = live
 
 
 @dataclass(frozen=True)
@@ -249,6 +253,7 @@ class TurnCard:
     # terms in first-appearance order and how often each occurs (context/planning/relevance.py).
     terms: tuple[str, ...] = ()
     term_counts: tuple[int, ...] = ()
+    said_at: str = ""  # when the turn was said (its directive's time, ISO-8601), shown as a date
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ def store_of(runner: TurnRunner, session: str) -> object:
 
 
 def _timeless(tail: str) -> str:
-    """The tail without its "(Now: …)" clock line, which ticks on its own."""
-    return re.sub(r"\(Now: .*?Z\.\)", "(Now)", tail)
+    """The tail without its "(Today's date: …)" clock line, which ticks on its own."""
+    return re.sub(r"\(Today's date: .*?Z\.", "(Now)", tail)
 
 
 async def test_the_runner_advances_one_index_per_session_and_sends_what_a_rebuild_sends(

@@ -89,10 +89,10 @@ def untimed(tail: str) -> str:
 def clock_of(tail: str) -> TailContext:
     """The tail context a recorded tail was rendered from (its clock's length sizes the tail,
     and so the budget: a replay uses the recorded one)."""
-    match = re.match(r"<turn_context>UTC (.+?); local (.+?); timezone (.+?)</turn_context>", tail)
+    match = re.match(r"<turn_context>Today's date: UTC (.+?); local (.+?); timezone (.+?)\. ", tail)
     if match is not None:
         return TailContext(*match.groups())
-    plain = re.match(r"\(Now: (.+?), (.+?); (.+?)\.\)", tail)  # a small model's plain tail
+    plain = re.match(r"\(Today's date: (.+?), (.+?); (.+?)\. ", tail)  # a small model's tail
     assert plain is not None, tail
     local, timezone, utc = plain.groups()
     return TailContext(utc, local, timezone)

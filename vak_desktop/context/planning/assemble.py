@@ -4,7 +4,8 @@
     [tools]    schemas in a fixed order
     [messages] handoff (after a reset) · older turns retrieved whole · the packet ·
                working-set turns (whole, or runs of cards) ·
-               the current directive, with the tail block inserted before the user's words ·
+               the current directive, with the tail block (and the passages recalled for
+               it, `passages.py`) inserted before the user's words ·
                the current turn's later steps, appended unmodified
 
 The tail (time, intent, stance, thread, work contract) is the only per-turn material and it
@@ -14,6 +15,7 @@ previous one plus the new steps. Nothing here does I/O or reads a clock: `now` c
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Sequence
@@ -22,7 +24,12 @@ from dataclasses import dataclass
 import blake3
 
 from vak_desktop.context.capacity.prefix import planned_prefix_tokens
-from vak_desktop.context.capacity.profile import estimate_tokens, is_small, tokens_per_char
+from vak_desktop.context.capacity.profile import (
+    estimate_tokens,
+    is_small,
+    tokens_per_char,
+    usable_horizon,
+)
 from vak_desktop.context.payloads import (
     AssistantStep,
     CapacityProfile,
@@ -34,6 +41,7 @@ from vak_desktop.context.payloads import (
 from vak_desktop.context.planning.card_index import CardIndex, card_index
 from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import render_handoff, render_packet
+from vak_desktop.context.planning.passages import Recalled, recall_for, select_passages
 from vak_desktop.context.planning.planner import (
     PACKET_BATCH_TURNS,
     Fidelity,
@@ -58,6 +66,10 @@ STANCE = (
     "Answer the user's latest message. Earlier turns may appear as cards or in a summary; "
     "recall brings any turn or result back in full when you need it."
 )
+# Today's date, said as such and apart from the history's dates, so "last Saturday" in an earlier
+# turn is read against that turn's own day (a bare "Now: 2026-…" drew answers toward today's)
+TODAY = "Today's date:"
+DATED = "Earlier turns are dated by the day they were said."
 RECENT_TURNS_FOR_RESERVE = 16  # EWMA(α=0.3) weight beyond these is below 1e-8
 
 
@@ -105,8 +117,8 @@ def render_tail(
     if plain:
         return _plain_tail(context, thread, paused)
     parts = [
-        f"<turn_context>UTC {context.utc}; local {context.local}; timezone {context.timezone}"
-        "</turn_context>"
+        f"<turn_context>{TODAY} UTC {context.utc}; local {context.local}; timezone "
+        f"{context.timezone}. {DATED}</turn_context>"
     ]
     if context.intent:
         parts.append(f"<intent>{context.intent}</intent>")
@@ -130,7 +142,7 @@ def _thread_text(thread: Sequence[str], paused: Sequence[str]) -> str:
 
 
 def _plain_tail(context: TailContext, thread: Sequence[str], paused: Sequence[str]) -> str:
-    parts = [f"(Now: {context.local}, {context.timezone}; {context.utc}.)"]
+    parts = [f"({TODAY} {context.local}, {context.timezone}; {context.utc}. {DATED})"]
     if context.intent:
         parts.append(f"(Current intent: {context.intent})")
     text = _thread_text(thread, paused)
@@ -264,9 +276,19 @@ def plan_request(
     ranked = candidates(history, ratio, directive, lexicons, reading_terms, indexed=indexed)
     plain = is_small(profile)
     tail = render_tail(tail_context, [], plain=plain)
-    tail_tokens = 0
+    # the passages matching the directive (ranked once), in a slice of the budget reserved for
+    # them when not every turn fits whole; they ride in the tail (the part that moves)
+    spent = prefix_tokens + estimate_tokens(len(tail), ratio) + profile.output_reserve + reserve
+    asked = current.directive.text if current else ""  # the words the passages are found by
+    found, recalled, reserved = recall_for(
+        index if indexed is not None else ranked.live,
+        asked,
+        lexicons,
+        available=max(0, usable_horizon(profile) - spent),
+        whole=sum(ranked.full_cost),
+    )
+    tail_tokens = estimate_tokens(len(tail), ratio) + reserved
     while True:
-        tail_tokens = max(tail_tokens, estimate_tokens(len(tail), ratio))
         plan = plan_working_set(
             index,
             profile,
@@ -279,8 +301,23 @@ def plan_request(
         tail = render_tail(
             tail_context, *thread_for(plan, index, ratio, ranked.paused), plain=plain
         )
+        passages = Recalled()
+        if reserved and found is not None:
+            # the slice is the passages' own: a thread that grew takes more tail, not their room
+            whole = [t.index for t in plan.turns if t.fidelity is Fidelity.FULL]
+            passages = select_passages(found, recalled, reserved, ratio, whole)
+        if passages.text:
+            tail = f"{tail}\n\n{passages.text}"
         if estimate_tokens(len(tail), ratio) <= tail_tokens:
+            if passages.text:
+                plan = dataclasses.replace(
+                    plan,
+                    passage_tokens=passages.tokens,
+                    passage_turns=passages.turns,
+                    passage_refs=passages.refs,
+                )
             return plan, tail
+        tail_tokens = estimate_tokens(len(tail), ratio)
 
 
 def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message]:

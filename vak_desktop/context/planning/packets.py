@@ -4,8 +4,9 @@ A packet is a *cache*, keyed by the inclusive turn range it summarises; the ledg
 original. What the request carries of it is deterministic and needs no model call: the stored
 summary when one was written (else a line saying none was), the cards of the covered turns that
 match the directive best, first and in full as far as the budget allows, the rest one line each
-(with their evidence ids) or, when even that does not fit, named by range, and always last how
-to `recall` any turn. So the first answer never waits on a summariser: the model-written summary
+(dated, with their evidence ids) or, when not all of those fit, as many lines as do and the
+others named by range with the evidence ids of the newest of them, and always last how to
+`recall` any turn. So the first answer never waits on a summariser: the model-written summary
 is a background refinement (spec §4, §10), used once it is stored.
 
 A turn of the range the plan carries whole or as a card elsewhere in the request (a retrieved
@@ -23,7 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from vak_desktop.context.evidence.windows import short_ref
-from vak_desktop.context.payloads import Compaction, TurnCard
+from vak_desktop.context.payloads import Compaction, ToolResult, TurnCard
+from vak_desktop.context.planning.dates import said_on
 from vak_desktop.context.planning.turn_cards import render_card, turn_numbers
 from vak_desktop.context.planning.turns import Turn
 from vak_desktop.context.request import Message
@@ -33,6 +35,8 @@ SUMMARY_PENDING = (
 )
 FEATURED_HEADER = "The covered turns closest to the request, as cards:"
 LISTED_HEADER = "The other covered turns, one line each:"
+PARTLY_LISTED_HEADER = "Some of the other covered turns, one line each:"
+EVIDENCE_NAMED, EVIDENCE_SCAN = 8, 64  # evidence ids a bare packet names, from its newest turns
 SUMMARISER_SYSTEM = (
     "You write the running summary of an earlier part of a conversation between a user and an "
     "assistant, for the assistant to read later. Keep every fact, name, number, decision and "
@@ -45,8 +49,29 @@ def listing_line(turn: Turn, card: TurnCard) -> str:
     evidence = ", ".join(
         f"{short_ref(t.evidence)} ({t.tool}, {t.result_shape})" for t in card.did if t.evidence
     )
-    line = f"- Turn {turn.number}: {card.asked}"
+    day = said_on(card.said_at or turn.said_at)
+    line = (
+        f"- Turn {turn.number} ({day}): {card.asked}"
+        if day
+        else f"- Turn {turn.number}: {card.asked}"
+    )
     return f"{line} — evidence: {evidence}" if evidence else line
+
+
+def _evidence_named(rest: Sequence[tuple[Turn, TurnCard]]) -> str:
+    """The evidence ids of the newest turns of `rest`, `EVIDENCE_NAMED` at most (read from
+    the last `EVIDENCE_SCAN` turns only, so a packet of 10,000 turns reads a few), and how many
+    turns the rest of the range still has: a packet always names its evidence ids."""
+    named: list[str] = []
+    for turn, _card in reversed(rest[-EVIDENCE_SCAN:]):
+        for entry in reversed(turn.entries):
+            payload = entry.payload
+            if isinstance(payload, ToolResult) and payload.evidence:
+                ref = f"{short_ref(payload.evidence)} ({payload.tool_name}, turn {turn.number})"
+                named.append(ref)
+        if len(named) >= EVIDENCE_NAMED:
+            break
+    return ", ".join(named[:EVIDENCE_NAMED])
 
 
 def render_handoff(handoff: str) -> str:
@@ -57,10 +82,12 @@ def render_handoff(handoff: str) -> str:
 @dataclass(frozen=True)
 class PacketShape:
     """What the request shows of the turns in the packet: `featured` (turn ids, best match
-    first) as whole cards, the rest as one line each when `detailed`, else by range."""
+    first) as whole cards, the rest as one line each when `detailed`, else the `listed` ones
+    one line each and the others by range."""
 
     featured: tuple[str, ...] = ()
     detailed: bool = False
+    listed: tuple[str, ...] = ()  # when not `detailed`: the turn ids that still get their line
 
 
 def number_ranges(numbers: Sequence[int]) -> str:
@@ -133,18 +160,37 @@ def render_packet(
     summary = packet.summary.strip() if packet and packet.summary.strip() else SUMMARY_PENDING
     lines = [f'<context_summary turns="{name}">', summary]
     chosen = set(shape.featured)
-    if chosen:
-        by_id = {t.turn_id: (t, c) for t, c in packeted if t.turn_id in chosen}
+    wanted = set() if shape.detailed else set(shape.listed)
+    known = listing or {}
+    rest: Sequence[tuple[Turn, TurnCard]] = packeted
+    shown: list[str] = []
+    if chosen or wanted:  # one pass over the covered turns (a packet may cover thousands)
+        by_id: dict[str, tuple[Turn, TurnCard]] = {}
+        others: list[tuple[Turn, TurnCard]] = []
+        for pair in packeted:
+            turn_id = pair[0].turn_id
+            if turn_id in chosen:
+                by_id[turn_id] = pair
+            elif turn_id in wanted:
+                shown.append(known.get(turn_id) or listing_line(*pair))
+            else:
+                others.append(pair)
         featured = [by_id[i] for i in shape.featured if i in by_id]
-        lines += ["", FEATURED_HEADER, *(render_card(c, t.index + 1) for t, c in featured)]
-    rest = [(t, c) for t, c in packeted if t.turn_id not in chosen] if chosen else packeted
+        if featured:
+            lines += ["", FEATURED_HEADER, *(render_card(c, t.index + 1) for t, c in featured)]
+        rest = others
     if rest and shape.detailed:
         lines += ["", LISTED_HEADER]
-        known = listing or {}
         lines += [known.get(t.turn_id) or listing_line(t, c) for t, c in rest]
-    elif rest:
-        numbers = _runs(len(rest), lambda k: rest[k][0].index + 1)
-        lines += ["", f"Also covered, by number: turns {numbers}."]
+    elif rest or shown:
+        if shown:
+            lines += ["", PARTLY_LISTED_HEADER, *shown]
+        if rest:
+            numbers = _runs(len(rest), lambda k: rest[k][0].index + 1)
+            lines += ["", f"Also covered, by number: turns {numbers}."]
+            named = _evidence_named(rest)
+            if named:
+                lines.append(f"Evidence ids in them (newest first): {named}.")
     if len(packeted) < len(span):
         elsewhere = _shown_elsewhere(span, packeted)
         lines.append(f"Turns {elsewhere} of this range are shown outside it.")

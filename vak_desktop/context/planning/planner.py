@@ -45,6 +45,7 @@ from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import (
     FEATURED_HEADER,
     LISTED_HEADER,
+    PARTLY_LISTED_HEADER,
     PacketShape,
     listing_line,
     render_handoff,
@@ -62,6 +63,12 @@ from vak_desktop.context.planning.turn_cards import (
 from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
 
 PACKET_BATCH_TURNS = 8
+PACKET_LINES_SHARE, PACKET_LINES_CAP = 10, 2_048  # a deterministic packet's lines: 1/10 of
+# the budget, at most this many tokens (a frontier model's recent turns stay whole)
+# past this many covered turns a packet is named by number (its lines would cost a render of
+# every covered turn per plan: +10 ms at 10,000 turns); the passages carry its content
+PACKET_LINES_TURNS = 2_000
+RUN_CHARS = 14  # what one more run of numbers can add to the packet's "by number" line
 MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 64, 512  # the summariser's length, scaled to the budget
 
 
@@ -115,12 +122,17 @@ class Plan:
     framing_tokens: int  # the reset's handoff and the wrapper of each run of cards
     history_tokens: int  # Full + cards + packet + framing
     packet_featured: tuple[str, ...] = ()  # packeted turns the packet shows as whole cards
+    packet_listed: tuple[str, ...] = ()  # not detailed: the packeted turns still given a line
     over_budget: int = 0  # history tokens past the budget (the Activity that says why)
     partial_batch: bool = False  # the newest partial batch went as cards past the budget
+    # the passages recalled for the directive (`passages.py`), carried in the tail's budget
+    passage_tokens: int = 0
+    passage_turns: tuple[int, ...] = ()  # turn numbers they quote
+    passage_refs: tuple[str, ...] = ()  # evidence ids they quote
 
     @property
     def packet_shape(self) -> PacketShape:
-        return PacketShape(self.packet_featured, self.packet_detailed)
+        return PacketShape(self.packet_featured, self.packet_detailed, self.packet_listed)
 
     def fidelity_of(self, turn_id: str) -> Fidelity | None:
         return next((t.fidelity for t in self.turns if t.turn_id == turn_id), None)
@@ -151,9 +163,15 @@ class Plan:
             "packet_tokens": self.packet_tokens,
             "packet_detailed": self.packet_detailed,
             "packet_featured": list(self.packet_featured),
+            "packet_listed": list(self.packet_listed),
             "over_budget": self.over_budget,
             "framing_tokens": self.framing_tokens,
             "history_tokens": self.history_tokens,
+            "passages": {
+                "tokens": self.passage_tokens,
+                "turns": list(self.passage_turns),
+                "evidence": list(self.passage_refs),
+            },
         }
 
 
@@ -382,7 +400,12 @@ def plan_working_set(
     packet_end, stored, packet, packet_cost, over_batch = 0, None, None, 0, False
     settling = 0  # rounds spent pricing the packet's "shown outside" line for a fixed range
     while True:
-        chosen = fill(max(0, budget.available - handoff - packet_cost), packet_end)
+        # a packet no stored summary covers shows its turns' lines in a share of the budget
+        # kept for them, so it carries content, not only their numbers (issue #22)
+        lines = 0
+        if packet is None and 0 < packet_end <= PACKET_LINES_TURNS:
+            lines = min(PACKET_LINES_CAP, budget.available // PACKET_LINES_SHARE)
+        chosen = fill(max(0, budget.available - handoff - packet_cost - lines), packet_end)
         overflow = [p for p in range(packet_end, len(live)) if chosen[p] is PACKET]
         if not overflow:
             # the bare packet names the turns of its range carried elsewhere; price that line
@@ -429,9 +452,12 @@ def plan_working_set(
             packet_cost = estimate_tokens(len(text), ratio)
             if handoff + spent + packet_cost <= budget.available or shape == PacketShape():
                 break
-            shape = (
-                PacketShape(shape.featured) if shape.detailed else PacketShape(shape.featured[:-1])
-            )
+            if shape.detailed:
+                shape = PacketShape(shape.featured)
+            elif shape.listed:  # fewer lines, then none (each line was priced on its own)
+                shape = PacketShape(shape.featured, listed=shape.listed[: len(shape.listed) // 2])
+            else:
+                shape = PacketShape(shape.featured[:-1])
 
     planned = []
     if len(live) < len(history):
@@ -458,6 +484,7 @@ def plan_working_set(
         framing_tokens=handoff + spent - sum(carried),
         history_tokens=history_tokens,
         packet_featured=shape.featured,
+        packet_listed=shape.listed,
         over_budget=max(0, history_tokens - budget.available),
         partial_batch=over_batch,
     )
@@ -544,18 +571,40 @@ def _packet_shape(
         featured.append(position)
         chars = more
     room -= estimate_tokens(chars, ratio) if featured else 0
-    listing, live = ranked.listing, ranked.live
+    live = ranked.live
     shown = set(featured)
     rest = [p for p in packeted if p not in shown]
     listed = len(LISTED_HEADER) + 2
     detailed = bool(rest)
     for position in rest:  # the lines add up until they no longer fit
-        turn_id = live[position].turn_id
-        line = listing.get(turn_id)
-        if line is None:  # rendered once per turn (the card index keeps them)
-            line = listing[turn_id] = listing_line(live[position], ranked.cards[position])
-        listed += len(line) + 1
+        listed += len(_line(ranked, position)) + 1
         if estimate_tokens(listed, ratio) > room:
             detailed = False
             break
-    return PacketShape(featured=tuple(live[p].turn_id for p in featured), detailed=detailed)
+    lines: list[str] = []
+    if not detailed and rest:  # as many lines as fit, the most valuable first (issue #22: a
+        # packet shows content, not a list of numbers, while it has room)
+        listed = len(PARTLY_LISTED_HEADER) + 2
+        left = set(rest)
+        for position in ranked.by_value:
+            if position not in left:
+                continue
+            # its line, and the run of numbers its leaving the "by number" line may split
+            more = listed + len(_line(ranked, position)) + 1 + RUN_CHARS
+            if estimate_tokens(more, ratio) > room:
+                break
+            listed = more
+            lines.append(live[position].turn_id)
+    return PacketShape(
+        featured=tuple(live[p].turn_id for p in featured), detailed=detailed, listed=tuple(lines)
+    )
+
+
+def _line(ranked: Candidates, position: int) -> str:
+    """The packet line of the turn at `position`, rendered once per turn (the card index
+    keeps them)."""
+    turn = ranked.live[position]
+    line = ranked.listing.get(turn.turn_id)
+    if line is None:
+        line = ranked.listing[turn.turn_id] = listing_line(turn, ranked.cards[position])
+    return line

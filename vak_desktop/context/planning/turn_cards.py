@@ -32,6 +32,7 @@ from vak_desktop.context.payloads import (
     TraceLine,
     TurnCard,
 )
+from vak_desktop.context.planning.dates import said_on
 from vak_desktop.context.planning.gist import gist
 from vak_desktop.context.planning.relevance import index_terms
 from vak_desktop.context.planning.turns import Turn
@@ -184,6 +185,7 @@ def build_turn_card(
         answered=Answer(presentations, narration_of(narration_text(turn.answer), stop_words)),
         outcome=outcome,
         reading=dict(reading or {}),
+        said_at=turn.said_at,
     )
     full_chars = sum(m.chars() for m in full_record(turn, digests))
     card_chars = len(render_card(card, turn.number))
@@ -201,6 +203,7 @@ def build_turn_card(
         chars_card=card_chars,
         terms=terms,
         term_counts=term_counts,
+        said_at=card.said_at,
     )
 
 
@@ -222,7 +225,9 @@ def card_of(turn: Turn, ratio: float) -> TurnCard:
 
 def render_card(card: TurnCard, number: int) -> str:
     """The text a card turn contributes to a request."""
-    lines = [f"Turn {number} ({card.outcome}) — asked: {card.asked}"]
+    said = said_on(card.said_at)
+    when = f"{card.outcome}, {said}" if said else card.outcome
+    lines = [f"Turn {number} ({when}) — asked: {card.asked}"]
     for trace in card.did:
         ref = f" [evidence:{short_ref(trace.evidence)}]" if trace.evidence else ""
         lines.append(f"  did: {trace.tool} {trace.args_digest} → {trace.result_shape}{ref}")
@@ -238,14 +243,17 @@ def _digest(body: EvidenceBody, evidence: str, tool: str) -> str:
 
 
 def full_record(turn: Turn, digests: Mapping[str, str] | None = None) -> list[Message]:
-    """A closed turn as a later request shows it whole: thinking dropped, results as digests,
+    """A closed turn as a later request shows it whole, an imported directive led by the day
+    its source says it was said: thinking dropped, results as digests,
     card results as their ack, every tool call paired with a result. The digests are the ones
     its TurnCard stored (or `digests`, by evidence id); a result without one is digested here."""
     if digests is None:
         card = turn.card
         stored = card.did if card is not None and card.turn_id == turn.turn_id else ()
         digests = {t.evidence: t.digest for t in stored if t.digest}
-    messages = [Message(role="user", content=turn.directive.text, images=turn.directive.images)]
+    said = said_on(turn.directive.said_at)  # an imported turn's source day (live: its card's)
+    text = f"[{said}] {turn.directive.text}" if said else turn.directive.text
+    messages = [Message(role="user", content=text, images=turn.directive.images)]
     results = _results_by_call(turn)
     shown: set[str] = set()  # payload digests of the cards written so far in the turn
     for entry in turn.entries:

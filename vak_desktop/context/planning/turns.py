@@ -66,6 +66,7 @@ class Turn:
     directive: Directive
     entries: tuple[EntryLike, ...]  # after the directive, up to the next directive
     behind_reset: bool = False
+    said_at: str = ""  # when the directive was said (ISO-8601): its source time, else written
 
     @property
     def number(self) -> int:
@@ -201,18 +202,22 @@ def advance_turn_index(index: TurnIndex, chain: Sequence[EntryLike]) -> TurnInde
     packets = list(index.packets)
     reset, reset_before = index.reset, index.reset_before
     current: Directive | None = None
-    current_id, following = "", []
+    current_id, said_at, following = "", "", []
     kept = len(turns)  # the turns carried over unchanged
     if turns:  # the last turn is open to the new entries: regroup it
         last = turns.pop()
         current, current_id, following = last.directive, last.turn_id, list(last.entries)
+        said_at = last.said_at
         kept -= 1
     for entry in chain[index.length :]:
         payload = entry.payload
         if isinstance(payload, Directive):
             if current is not None:
-                turns.append(Turn(current_id, len(turns), current, tuple(following)))
+                turns.append(
+                    Turn(current_id, len(turns), current, tuple(following), False, said_at)
+                )
             current, current_id, following = payload, entry.id, []
+            said_at = payload.said_at or getattr(entry, "created_at", "")
             continue
         if isinstance(payload, Compaction):
             packets.append(StoredPacket(entry.id, payload))
@@ -222,11 +227,11 @@ def advance_turn_index(index: TurnIndex, chain: Sequence[EntryLike]) -> TurnInde
         if current is not None:
             following.append(entry)
     if current is not None:
-        turns.append(Turn(current_id, len(turns), current, tuple(following)))
+        turns.append(Turn(current_id, len(turns), current, tuple(following), False, said_at))
     if reset_before > index.reset_before:  # turns newly behind the reset are flagged anew
         kept = min(kept, index.reset_before)
     turns[kept:] = [
-        Turn(t.turn_id, t.index, t.directive, t.entries, behind_reset=t.index < reset_before)
+        Turn(t.turn_id, t.index, t.directive, t.entries, t.index < reset_before, t.said_at)
         if t.behind_reset != (t.index < reset_before)
         else t
         for t in turns[kept:]

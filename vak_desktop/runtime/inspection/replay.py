@@ -100,6 +100,7 @@ def plan_from_json(document: dict[str, Any], index: TurnIndex) -> Plan:
         framing_tokens=int(document.get("framing_tokens", 0)),
         history_tokens=int(document.get("history_tokens", 0)),
         packet_featured=tuple(str(i) for i in document.get("packet_featured", [])),
+        packet_listed=tuple(str(i) for i in document.get("packet_listed", [])),
         over_budget=int(document.get("over_budget", 0)),
     )
 

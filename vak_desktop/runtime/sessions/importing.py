@@ -35,10 +35,17 @@ class BatchReport:
     def turns(self) -> int:
         return sum(r.turns for r in self.imported)
 
+    @property
+    def untimed(self) -> int:
+        """Turns for which the file held no time (dated when imported)."""
+        return sum(len(r.untimed) for r in self.imported)
+
     def summary(self) -> str:
         what = f"{len(self.imported)} of {self.total} conversations ({self.turns} turns)"
         left = f"; {len(self.skipped)} things skipped" if self.skipped else ""
-        return f"Imported {what} from a {FORMAT_NAMES.get(self.format, self.format)} file{left}."
+        untimed = f"; {self.untimed} turns had no time in the file" if self.untimed else ""
+        source = FORMAT_NAMES.get(self.format, self.format)
+        return f"Imported {what} from a {source} file{left}{untimed}."
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +54,8 @@ class BatchReport:
             "sessions": [r.session for r in self.imported],
             "turns": self.turns,
             "skipped": list(self.skipped),
+            # per session, the turn numbers no time in the file dated (dated when imported)
+            "untimed_turns": {r.session: list(r.untimed) for r in self.imported if r.untimed},
         }
 
 

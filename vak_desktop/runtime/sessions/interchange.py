@@ -4,6 +4,12 @@
 messages is what most tools exchange. Import writes the same entries a live turn would
 (Directive, AssistantStep, EvidenceBody + ToolResult, a closing Activity); export writes tool
 results back in full from their evidence, so an export never carries a windowed result.
+
+Time is kept: a message's optional `timestamp` (ISO-8601 or epoch seconds; the other formats fill
+it from ChatGPT's `create_time` and Open WebUI's `timestamp`), else a dated header at the start
+of its text ("[1:56 pm on 8 May, 2023] …"), becomes its entry's `said_at`; a turn with no time of
+its own takes the latest one before it (a dated session header dates the session's turns), and
+the report names the turns that had none at all (they are dated when imported).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from vak_desktop.context.planning.turn_cards import build_turn_card
 from vak_desktop.context.planning.turns import TURN_CLOSED, split_turns
 from vak_desktop.ledger import Entry, Ledger
 from vak_desktop.providers.openai_wire import function_calls
+from vak_desktop.runtime.sessions.formats.times import header_time, source_time
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -41,6 +48,8 @@ class ImportReport:
     session: str
     turns: int
     entries: int
+    untimed: tuple[int, ...] = ()  # turn numbers no source time dated (dated when imported)
+    inherited: int = 0  # turns without a time of their own, dated by the latest one before
 
 
 def _text_and_images(content: Any, where: str) -> tuple[str, tuple[str, ...]]:
@@ -113,6 +122,7 @@ def _write(
     system, names, written, in_turn = "", {}, 0, False
     turn: list[Entry] = []  # the current turn's entries: closing it reads only these
     turns = 0
+    known, untimed, inherited = "", [], 0  # the latest source time read, and the turns without
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         role = message["role"]
@@ -120,20 +130,32 @@ def _write(
         if role == "system":
             system = text
             continue
+        own = source_time(message.get("timestamp")) if role != "tool" else ""
+        if not own and role != "tool":
+            own = header_time(text)
+        known = own or known
         if role != "user" and not in_turn:
             raise ConversationFormatError(f"{where}: a {role} message before any user message")
         if role == "user":
             if in_turn:
                 written += _close_imported(ledger, session.id, turn, turns)
                 turns += 1
-            payload: Any = Directive(text=text, images=images, model=model, system=system)
+            if not own and known:
+                inherited += 1
+            elif not own:
+                untimed.append(turns + 1)
+            payload: Any = Directive(
+                text=text, images=images, model=model, system=system, said_at=known
+            )
             turn = []
             in_turn = True
         elif role == "assistant":
             calls = _tool_calls(message.get("tool_calls"), where)
             names.update({c.id: c.name for c in calls})
             thinking = str(message.get("reasoning_content") or message.get("thinking") or "")
-            payload = AssistantStep(text=text, thinking=thinking, tool_calls=calls, model=model)
+            payload = AssistantStep(
+                text=text, thinking=thinking, tool_calls=calls, model=model, said_at=own
+            )
         else:
             call_id = str(message.get("tool_call_id", ""))
             name = str(message.get("name") or names.get(call_id, ""))
@@ -149,7 +171,7 @@ def _write(
         turn.append(ledger.append(session.id, payload))
         written += 1
     written += _close_imported(ledger, session.id, turn, turns)
-    return ImportReport(session.id, turns + 1, written)
+    return ImportReport(session.id, turns + 1, written, tuple(untimed), inherited)
 
 
 def _close_imported(ledger: Ledger, session: str, entries: list[Entry], index: int) -> int:
@@ -196,6 +218,8 @@ def export_openai(ledger: Ledger, session: str) -> dict[str, Any]:
             messages.append({"role": "user", "content": parts})
         else:
             messages.append({"role": "user", "content": directive.text})
+        if directive.said_at:  # the source time an import kept goes back out with it
+            messages[-1]["timestamp"] = directive.said_at
         for entry in turn.entries:
             payload = entry.payload
             if isinstance(payload, AssistantStep):

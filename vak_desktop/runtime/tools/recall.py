@@ -11,7 +11,13 @@ import json
 from typing import Any
 
 from vak_desktop.context.evidence.windows import RESULT_LIMIT, select_chars, select_lines
-from vak_desktop.context.payloads import EvidenceBody, Presentation, ToolResult
+from vak_desktop.context.payloads import (
+    AssistantStep,
+    Directive,
+    EvidenceBody,
+    Presentation,
+    ToolResult,
+)
 from vak_desktop.context.planning.turn_cards import full_record
 from vak_desktop.context.planning.turns import build_turn_index
 from vak_desktop.context.request import ToolSpec
@@ -73,6 +79,8 @@ class RecallTool:
         payload = entry.payload
         if isinstance(payload, ToolResult):  # the model may quote the result's own id
             payload = context.ledger.entry(payload.evidence).payload
+        if isinstance(payload, Directive | AssistantStep) and payload.text:  # a passage's id:
+            return ToolOutput(payload.text)  # the words of that message whole
         if not isinstance(payload, EvidenceBody):
             raise ToolFailure(f"{ref!r} names a {entry.kind} entry, not stored evidence")
         try:

@@ -4,7 +4,8 @@ Each conversation is `{"title", "create_time", "mapping": {node_id: {"id", "pare
 "children", "message": {"author": {"role", "name"}, "content": {"content_type", "parts"},
 "metadata": {...}}}}, "current_node"}`. The shown conversation is the path from the root to
 `current_node` (other branches are edits the user left). Kept: user and assistant text
-(`text` and the text parts of `multimodal_text`), the first visible system message. Left out,
+(`text` and the text parts of `multimodal_text`), the first visible system message, and each
+message's `create_time` (as its `timestamp`: the turn keeps the time it was said). Left out,
 each named in the report: hidden system and context messages, tool and browsing messages
 (ChatGPT records no tool call to pair them with), code-interpreter input and output, and image
 or file pointers (the export holds a pointer, not the bytes).
@@ -60,7 +61,8 @@ def _message(node: dict[str, Any], where: str, skipped: list[str]) -> dict[str, 
         )
     if not texts:
         return None
-    return {"role": role, "content": "\n".join(texts)}
+    said = {"timestamp": message["create_time"]} if message.get("create_time") else {}
+    return {"role": role, "content": "\n".join(texts), **said}
 
 
 def convert(conversation: dict[str, Any], number: int) -> Conversation:

@@ -4,7 +4,8 @@ The export is a list of `{"id", "title", "chat": {"title", "models", "history": 
 "messages": {id: {"id", "parentId", "childrenIds", "role", "content", "model", "files"}}},
 "messages": [...]}}`; a single downloaded chat may be one such object (or its bare `chat`).
 The shown conversation is the path from the root to `history.currentId`; without a history the
-flat `chat.messages` list is read in order. Kept: system, user and assistant text. Left out and
+flat `chat.messages` list is read in order. Kept: system, user and assistant text, and each
+message's `timestamp` (epoch seconds: the turn keeps the time it was said). Left out and
 reported: attached files and images (the export names them, it does not hold them), and
 messages whose content is not text.
 """
@@ -61,7 +62,8 @@ def convert(item: dict[str, Any], number: int) -> Conversation:
         if role == "system" and messages:
             continue
         model = str(message.get("model") or model)
-        messages.append({"role": role, "content": text})
+        said = {"timestamp": message["timestamp"]} if message.get("timestamp") else {}
+        messages.append({"role": role, "content": text, **said})
     return Conversation({"title": title, "model": model, "messages": messages}, tuple(skipped))
 
 

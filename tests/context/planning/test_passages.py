@@ -1,0 +1,185 @@
+"""Passages: every earlier turn's words found by the question, dated, within the plan's slice.
+
+Unit tests on a chatty two-person conversation (a question ending one turn, its answer opening
+the next) and a coding chat with tool results, on a real ledger; then a property over generated
+sessions and budgets: the spec's invariants hold with passages in the request (no split turn,
+the history within what the plan priced, the request within the horizon), the passages ride
+only in the moving part of the request (the stable prefix is byte-identical with and without
+them), none repeats a turn carried whole, and the passage index advanced request by request is
+the one built from the whole chain.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.context.sessions import Call, SessionBuilder, TurnScript, profile
+from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char
+from vak_desktop.context.invariants import request_findings
+from vak_desktop.context.payloads import Directive
+from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
+from vak_desktop.context.planning.passages import (
+    PIECE_WORDS,
+    passage_index,
+    passage_slice,
+    passages_over,
+    pieces_of,
+    query_stop_words,
+    ranked_passages,
+    select_passages,
+    split_pieces,
+)
+from vak_desktop.context.planning.planner import Fidelity
+from vak_desktop.context.planning.turns import advance_turn_index, build_turn_index
+from vak_desktop.context.request import ToolSpec
+from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.lexicons import lexicons
+
+TAIL = TailContext(utc="2026-12-01T10:20:00Z", local="2026-12-01 11:20 (Tuesday)", timezone="CET")
+TOOLS = (ToolSpec("recall", "Bring back anything from earlier."),)
+SYSTEM = "You are a helpful assistant."
+CHAT = [
+    ("Maya: Hi Tom! The weather was lovely today and I went for a long walk.", "Tom: Nice!"),
+    (
+        "Maya: Work was busy, lots of meetings again.",
+        "Tom: Sounds tiring. What breed is your puppy?",
+    ),
+    ("Maya: A border collie called Biscuit, eleven weeks old. She chews everything.", "Tom: Ha!"),
+    ("Maya: I started a pottery class on Thursdays.", "Tom: Fun, where is it?"),
+    ("Maya: At the Clayhouse studio on Elm Street.", "Tom: I know that street."),
+]
+
+
+def chatty(ledger: Ledger, rounds: int = 1) -> SessionBuilder:
+    session = SessionBuilder(ledger)
+    for _ in range(rounds):
+        for said, answered in CHAT:
+            session.turn(TurnScript(said, answer=answered))
+    return session
+
+
+def ranked_for(session: SessionBuilder, question: str) -> tuple[object, list[tuple[int, float]]]:
+    session.pending(question)
+    index = session.index()
+    found = passage_index(index)
+    return found, ranked_passages(found, question, query_stop_words(question, lexicons()))
+
+
+def test_a_piece_is_at_most_its_words_and_keeps_every_word() -> None:
+    text = "One two three. " * 30 + "a " * 100
+    pieces = split_pieces(text)
+    assert all(len(p.split()) <= PIECE_WORDS for p in pieces)
+    assert " ".join(pieces).split() == text.split()
+
+
+def test_the_answer_that_opens_the_next_turn_travels_with_its_question() -> None:
+    """Asked at the end of turn 2, answered at the start of turn 3: the question matches, and
+    its passage carries the answer — even when the asking turn is shown whole."""
+    session = chatty(Ledger.open(":memory:"))
+    found, ranked = ranked_for(session, "What breed was the puppy?")
+    assert ranked, "the question matches its turn"
+    recalled = select_passages(found, ranked, 400, 0.25)
+    assert "Biscuit" in recalled.text and "What breed is your puppy?" in recalled.text
+    assert 3 in recalled.turns and 2 in recalled.turns
+    shown_whole = select_passages(found, ranked, 400, 0.25, shown=[1])  # turn 2 whole
+    assert "Biscuit" in shown_whole.text
+    assert "turn 2," not in shown_whole.text  # a turn shown whole is never quoted again
+
+
+def test_each_passage_names_its_turn_its_day_and_its_evidence_id() -> None:
+    ledger = Ledger.open(":memory:")
+    session = SessionBuilder(ledger)
+    said = Directive(text="Maya: Biscuit is a border collie.", said_at="2023-05-08T13:56:00Z")
+    head = session.append(said)
+    session.turn_ids.append(head.id)
+    session.turn(TurnScript("Maya: another day, nothing new", answer="Tom: ok"))
+    found, ranked = ranked_for(session, "which dog is Biscuit?")
+    recalled = select_passages(found, ranked, 400, 0.25)
+    assert f"[turn 1, user, Mon 8 May 2023, ev:{head.id.removeprefix('b3:')[:12]}]" in recalled.text
+    assert recalled.refs[0] == head.id.removeprefix("b3:")[:12]
+
+
+def test_tool_results_are_found_through_their_digests() -> None:
+    session = SessionBuilder(Ledger.open(":memory:"))
+    result = "def parse_invoice(path):\n    return Invoice.load(path)\n" * 3
+    call = Call("read", {"path": "billing.py"}, result)
+    session.turn(TurnScript("Open billing.py please", steps=((call,),), answer="Done."))
+    session.turn(TurnScript("Thanks. Now something else: the weather?", answer="Sunny."))
+    found, ranked = ranked_for(session, "where was parse_invoice defined?")
+    recalled = select_passages(found, ranked, 600, 0.25)
+    assert "parse_invoice" in recalled.text and "[turn 1, read" in recalled.text
+
+
+def test_nothing_fits_nothing_is_shown_and_no_match_reserves_nothing() -> None:
+    session = chatty(Ledger.open(":memory:"))
+    found, ranked = ranked_for(session, "What breed was the puppy?")
+    assert select_passages(found, ranked, 5, 0.25).text == ""
+    assert ranked_for(chatty(Ledger.open(":memory:")), "zzz qqq")[1] == []
+    assert passage_slice(0) == 0 and passage_slice(90) == 45 and passage_slice(10**6) == 1_536
+
+
+def test_the_index_is_advanced_not_rebuilt() -> None:
+    session = chatty(Ledger.open(":memory:"))
+    session.pending("first question")
+    first = session.index()
+    found = passage_index(first)
+    session.turn(TurnScript("Maya: Biscuit learnt to sit today.", answer="Tom: Clever dog."))
+    session.pending("second question")
+    advanced = advance_turn_index(first, session.chain())
+    grown = passage_index(advanced)
+    assert grown.store is found.store  # extended in place, not built again
+    rebuilt = passage_index(build_turn_index(session.chain()))
+    assert grown.store.pieces[: grown.pieces] == rebuilt.store.pieces[: rebuilt.pieces]
+    assert grown.pieces > found.pieces
+    # the older view still ranks as it did before its store grew (its own counts, its pieces)
+    before = ranked_passages(passages_over(first.turns[:-1]), "Biscuit puppy")
+    assert ranked_passages(found, "Biscuit puppy") == before
+
+
+def test_pieces_of_a_turn_are_its_words_in_order() -> None:
+    session = chatty(Ledger.open(":memory:"))
+    turn = session.index().turns[2]
+    texts = [p.text for p in pieces_of(turn)]
+    assert texts[0].startswith("Maya: A border collie") and texts[-1] == "Tom: Ha!"
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    rounds=st.integers(1, 6),
+    horizon=st.integers(700, 6_000),
+    question=st.sampled_from(
+        ["What breed was the puppy?", "Where is the pottery studio?", "what about work", "hi"]
+    ),
+    ratio=st.sampled_from([0.25, 0.31, 0.5]),
+)
+def test_passages_keep_the_spec_invariants(
+    rounds: int, horizon: int, question: str, ratio: float
+) -> None:
+    session = chatty(Ledger.open(":memory:"), rounds)
+    session.pending(question)
+    index = session.index()
+    capacity = profile(horizon, output_reserve=200, ratio=ratio)
+    current = index.turns[-1]
+    plan, tail = plan_request(
+        index, capacity, current, system=SYSTEM, tools=TOOLS, tail_context=TAIL, lexicons=lexicons()
+    )
+    request = assemble(
+        index, plan, current, system=SYSTEM, tools=TOOLS, tail=tail, ratio=tokens_per_char(capacity)
+    )
+    assert not request_findings(index, plan, request, current, tokens_per_char(capacity))
+    # the passages are in the current directive's message only: the stable prefix is the same
+    assert request.messages[0].content == SYSTEM
+    assert all("Passages of earlier turns" not in m.content for m in request.messages[:-1])
+    whole = {t.index + 1 for t in plan.turns if t.fidelity is Fidelity.FULL}
+    assert not whole & set(plan.passage_turns)  # a turn carried whole is not quoted again
+    if plan.passage_turns:
+        assert "Passages of earlier turns" in request.messages[-1].content
+    total = sum(estimate_tokens(m.chars(), tokens_per_char(capacity)) for m in request.messages)
+    if plan.over_budget == 0 and plan.budget.available > 0:
+        assert plan.passage_tokens <= plan.budget.tail_tokens
+        assert total <= horizon + len(request.messages)  # within the horizon (per-message rounding)

@@ -1,0 +1,35 @@
+"""Dates on the history: when a turn was said, as a request shows it (spec §4, issue #22).
+
+A turn's time is its directive's `said_at` (an import keeps its source's time) or, for a live
+turn, the entry's own `created_at`; both are ISO-8601. Cards, passages and packet lines show it
+as a short day ("Mon 8 May 2023"), so a model resolves "last Saturday" or "next month" against
+the day the words were said, apart from today's date, which the tail gives as such. Pure: the
+strings come in, nothing reads a clock.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import date
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+def said_on(iso: str) -> str:
+    """The day of an ISO-8601 time as the history shows it ("Mon 8 May 2023"), "" when there is
+    none or it does not read as a date. Keyed by its date part, so a session's turns of one day
+    are read once."""
+    return _day(iso[:10]) if len(iso) >= 10 else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _day(part: str) -> str:
+    try:
+        day = date.fromisoformat(part)
+    except ValueError:
+        return ""
+    return f"{_DAYS[day.weekday()]} {day.day} {_MONTHS[day.month - 1]} {day.year}"
