@@ -15,6 +15,7 @@ import sys
 
 from vak_desktop.cli.common import CliError, bind, emit, open_ledger, tools_for, with_provider
 from vak_desktop.context.capacity.probe import TTL_HOSTED_S, TTL_LOCAL_S, is_fresh, probed_at
+from vak_desktop.context.capacity.probe_history import MEMORY
 from vak_desktop.context.capacity.profile import profile_to_json
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.ledger.canonical import utc_now
@@ -28,7 +29,7 @@ def progress_line(progress: ProbeProgress) -> str:
     """One sample, for stderr: rung, phase, size, verdict, time."""
     sample = progress.sample_result
     if sample.cancelled:
-        verdict = "undecided: cut at the probe's time budget"
+        verdict = "undecided: " + (sample.undecided or "cut at the probe's time budget")
     elif sample.overflow:
         verdict = "refused: longer than the window"
     elif sample.error:
@@ -37,8 +38,9 @@ def progress_line(progress: ProbeProgress) -> str:
         verdict = "followed (written as text)" if sample.as_text else "followed"
     else:
         verdict = f"not followed (called {sample.called})" if sample.called else "not followed"
+    task = " (memory)" if progress.task == MEMORY else ""
     return (
-        f"rung {progress.rung:>2} {progress.phase:<7} {progress.tokens:>8,} tokens "
+        f"rung {progress.rung:>2}{task} {progress.phase:<7} {progress.tokens:>8,} tokens "
         f"({progress.turns} turns, num_ctx {progress.num_ctx:,})  sample {progress.sample}: "
         f"{verdict}  {sample.wall_ns / 1e9:.2f} s"
     )

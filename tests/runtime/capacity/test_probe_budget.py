@@ -18,6 +18,7 @@ import pytest
 from tests.doubles.ollama_server import OllamaDouble
 from tests.runtime.probe_doubles import CoinModel, is_probe_body
 from vak_desktop.context.capacity.probe_verdict import Sample
+from vak_desktop.context.capacity.profile import METADATA_CONFIDENCE
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider
 from vak_desktop.runtime import TurnRunner, bind_model, default_tools
@@ -77,7 +78,9 @@ async def test_a_sample_running_at_the_deadline_is_cut_and_left_undecided(
         record, seconds, seen = await _timed_probe(ledger, CoinModel(http, double, "y"), 0.6)
     assert seconds <= 0.6 + SLACK_S  # today it waited ~2 s for the sample to end
     provenance = record.profile.provenance
-    assert provenance["outcome"] == "timed_out" and provenance["requests"] == 1
+    # nothing confirmed: undecided, and no horizon of its own (issue #22)
+    assert provenance["outcome"] == "undecided" and provenance["requests"] == 1
+    assert record.profile.instruction_horizon.confidence == METADATA_CONFIDENCE
     assert provenance["wall_ns"] <= (0.6 + SLACK_S) * 1e9
     stopped = record.activity.detail["stopped"]
     assert stopped["reason"] == "cancelled" and stopped["cut_after_s"] <= 0.6 + SLACK_S

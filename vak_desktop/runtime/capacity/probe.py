@@ -11,14 +11,21 @@ never above the trained window), which is also the window an unmeasured model's 
 the probe and the turns between its runs never make Ollama reload the model. It steps up only
 when a refusal shows our own estimate chose too small a window.
 
-Never a hang (issue #17 "Bad input"): a sample that gets no answer within `sample_timeout_s`
-fails its size like a refusal (a size the runner cannot answer in that time is beyond what a
-turn can use). A probe with a time budget (`deadline_s`) keeps it as a promise: it sends no
+Never a hang (issue #17 "Bad input"), and slowness is never failure (issue #22): a sample
+that gets no answer within `sample_timeout_s` is undecided, not failed — the probe stops there
+(`ProbeStop` "sample_timeout") with what it confirmed, and a later run, on an idle machine,
+continues from the rungs it decided (`resume`). The user's Pause (`pause`, an event) stops it
+the same way ("paused"), the sample in flight cut. A probe with a time budget (`deadline_s`) keeps it as a promise: it sends no
 sample whose time, predicted from the prefill and generation speed of the samples so far
 (`ProbeBudget`), would end past the deadline, and cuts a sample still running at the deadline
 (its verdict undecided). A climb rung the budget cannot afford gives way to the largest size it
 can (`HorizonSearch.cap`). It reports the best bracket decided before the deadline, its outcome
-`timed_out` and a `ProbeStop` saying how it stopped.
+`timed_out` and a `ProbeStop` saying how it stopped (`context/capacity/probe_result.py`:
+a probe that confirmed no rung stores no horizon of its own).
+
+With `memory=True` the same conversation is also probed with the answer-from-memory task
+after the tool task, within what is left of the budget; its samples up to the tool task's
+largest size are served from the runner's prefix cache.
 """
 
 from __future__ import annotations
@@ -34,17 +41,23 @@ from dataclasses import dataclass
 from vak_desktop.context.capacity.probe import (
     SAMPLE_MAX_TOKENS,
     HorizonSearch,
-    ProbeStop,
     Rung,
-    probe_activity,
     probe_ceiling,
-    probe_profile,
 )
 from vak_desktop.context.capacity.probe_history import (
     SYNTHETIC_TASK,
+    TOOL,
     ProbeHistory,
     ProbePrefix,
     ProbeTask,
+)
+from vak_desktop.context.capacity.probe_result import (
+    PAUSED,
+    SAMPLE_TIMEOUT,
+    ProbeResume,
+    ProbeStop,
+    probe_activity,
+    probe_profile,
 )
 from vak_desktop.context.capacity.probe_verdict import (
     AGREE,
@@ -70,7 +83,7 @@ from vak_desktop.runtime.capacity.probe_budget import ProbeBudget
 # Room above our estimate of a sample when choosing its num_ctx: the estimate uses the ratio
 # of the previous rung, and the output tokens need space too.
 NUM_CTX_HEADROOM = 1.1
-SAMPLE_TIMEOUT_S = 300.0  # a sample unanswered this long fails its size (never a hang)
+SAMPLE_TIMEOUT_S = 300.0  # a sample unanswered this long is undecided (never a hang)
 CAP_MARGIN = 0.9  # the climb's budget ceiling sits this far below the largest affordable size
 
 
@@ -102,6 +115,7 @@ class ProbeProgress:
     sample: int  # 1-based within the rung
     sample_result: Sample
     num_ctx: int
+    task: str = TOOL  # MEMORY: a sample of the answer-from-memory task
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,11 @@ class ProbeRecord:
 
     profile: CapacityProfile
     activity: Activity
+
+    @property
+    def paused(self) -> bool:
+        stopped = self.activity.detail.get("stopped")
+        return isinstance(stopped, dict) and stopped.get("reason") == PAUSED
 
 
 async def sample_once(
@@ -121,7 +140,8 @@ async def sample_once(
     timeout_s: float | None = SAMPLE_TIMEOUT_S,
 ) -> Sample:
     """Send one sample and read its verdict: the task's call made natively or written as text
-    (`ProbeTask.followed`). No answer within `timeout_s` is a failed sample, never a hang."""
+    (`ProbeTask.followed`). No answer within `timeout_s` is an undecided sample (cancelled,
+    no verdict either way), never a failure and never a hang."""
     started = time.perf_counter_ns()
     text, calls, done = "", list[ToolCall](), None
     try:
@@ -136,7 +156,8 @@ async def sample_once(
                         done = event
     except TimeoutError:
         wall = time.perf_counter_ns() - started
-        return Sample(False, wall_ns=wall, error=f"no answer within {timeout_s:.0f} s")
+        why = f"no answer within {timeout_s:.0f} s"
+        return Sample(False, wall_ns=wall, miss=miss, cancelled=True, undecided=why)
     except ContextOverflow as exc:
         wall = time.perf_counter_ns() - started
         rejected = exc.limit or exc.requested or request.num_ctx
@@ -168,6 +189,108 @@ async def sample_once(
     )
 
 
+@dataclass
+class _Ladder:
+    """The state one probe run shares across its searches: the runner, the budget, the
+    window, the request count, and how to report and pause."""
+
+    provider: ChatProvider
+    model: str
+    budget: ProbeBudget
+    declared: int
+    num_ctx: int
+    sample_max_tokens: int
+    sample_timeout_s: float | None
+    think: bool | None
+    keep_alive: str | int | None
+    on_sample: Callable[[ProbeProgress], None] | None
+    pause: asyncio.Event | None
+    requests: int = 0
+    sent: int = 0  # samples this run sent (its first is a cache miss)
+
+    async def run(self, search: HorizonSearch, offset: int = 0) -> ProbeStop | None:
+        """Run `search` until it is done or the probe stops (the stop then says why)."""
+        budget, history = self.budget, search.history
+        kind = history.task.kind
+        while (planned := search.next_rung()) is not None:
+            phase, turns, target = planned
+            if not budget.affords(search.estimate(turns), AGREE):  # a rung too big to decide
+                affordable = budget.largest_affordable(AGREE)
+                if phase == "climb" and affordable and search.cap(int(affordable * CAP_MARGIN)):
+                    continue  # climb to the largest size the budget affords instead
+                predicted = budget.predict_s(search.estimate(turns), AGREE)
+                return budget.stop("predicted", predicted_s=predicted)
+            estimate = search.estimate(turns) * NUM_CTX_HEADROOM + self.sample_max_tokens
+            wanted = choose_num_ctx(int(estimate), self.declared, self.num_ctx)
+            reloaded, self.num_ctx = wanted != self.num_ctx, wanted
+            request = ChatRequest(
+                model=self.model,
+                messages=history.messages(turns),
+                tools=history.tools,
+                num_ctx=self.num_ctx,
+                max_tokens=self.sample_max_tokens,
+                think=self.think,
+                keep_alive=self.keep_alive,
+            )
+            rung = Rung(phase, turns, target, request.chars(), self.num_ctx)
+            number = offset + len(search.rungs) + 1
+            while sequential_verdict(rung.samples, rung.votes) is None:
+                if self.pause is not None and self.pause.is_set():
+                    return budget.stop(PAUSED, rung)
+                if rung.samples and not budget.affords(rung.tokens):  # it cannot finish
+                    return budget.stop("predicted", rung, predicted_s=budget.predict_s(rung.tokens))
+                miss = self.sent == 0 or reloaded
+                sample, why = await self._sample(request, miss, history.task)
+                self.requests += 1  # it was sent: the runner did the work
+                self.sent += 1
+                if sample.cancelled:  # no verdict either way: the probe stops undecided
+                    _report(self.on_sample, number, rung, sample, len(rung.samples) + 1, kind)
+                    return budget.stop(why, rung, cut=sample)
+                reloaded = False
+                budget.observe(sample)
+                grown = _grown_window(sample, request, self.declared, self.sample_max_tokens)
+                if grown:  # our estimate chose too small a window: not a fact about the model
+                    self.num_ctx = grown
+                    request = dataclasses.replace(request, num_ctx=grown)
+                    rung = Rung(phase, turns, target, rung.chars, grown, rung.samples)
+                    reloaded = True
+                    continue
+                rung = Rung(phase, turns, target, rung.chars, self.num_ctx, (*rung.samples, sample))
+                _report(self.on_sample, number, rung, sample, len(rung.samples), kind)
+            search.record(rung)
+        return None
+
+    async def _sample(
+        self, request: ChatRequest, miss: bool, task: ProbeTask
+    ) -> tuple[Sample, str]:
+        """One sample, raced against the deadline and the pause: one still running when
+        either comes is cut (cancelled, undecided). Returns it and the stop reason it implies."""
+        started = time.perf_counter_ns()
+        sending = asyncio.ensure_future(
+            sample_once(self.provider, request, miss, task, timeout_s=self.sample_timeout_s)
+        )
+        paused = asyncio.ensure_future(self.pause.wait()) if self.pause is not None else None
+        try:
+            waiting = {sending} | ({paused} if paused is not None else set())
+            await asyncio.wait(
+                waiting, timeout=self.budget.remaining_s(), return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            if paused is not None:
+                paused.cancel()
+            if not sending.done():
+                sending.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sending
+        if sending.done() and not sending.cancelled():
+            sample = sending.result()
+            return sample, (SAMPLE_TIMEOUT if sample.cancelled else "")
+        wall = time.perf_counter_ns() - started
+        reason = PAUSED if self.pause is not None and self.pause.is_set() else "cancelled"
+        why = "paused" if reason == PAUSED else ""
+        return Sample(False, wall_ns=wall, miss=miss, cancelled=True, undecided=why), reason
+
+
 async def run_probe(
     provider: ChatProvider,
     model: str,
@@ -184,12 +307,19 @@ async def run_probe(
     prefix: ProbePrefix | None = None,
     sample_timeout_s: float | None = SAMPLE_TIMEOUT_S,
     deadline_s: float | None = None,
+    memory: bool = False,
+    keep: CapacityProfile | None = None,
+    resume: ProbeResume | None = None,
+    pause: asyncio.Event | None = None,
 ) -> ProbeRecord:
     """Run the whole ladder for `model` and return what it measured, every rung at `num_ctx`
     (0: `probe_window`). `prefix`: the system text and schemas of the model's real requests
-    (`TurnRunner.probe_prefix`); without one the synthetic pair is sent. Provider errors other
-    than an over-length refusal, a server failure or a timeout at one size propagate; a
-    cancelled probe raises CancelledError and records nothing."""
+    (`TurnRunner.probe_prefix`); without one the synthetic pair is sent. `memory`: probe the
+    answer-from-memory task too. `keep`: the profile the model has now (kept when this probe
+    confirms no rung). `resume`: an earlier run's decided rungs to continue from. `pause`:
+    set it to stop after (cutting) the sample in flight, keeping every decided rung.
+    Provider errors other than an over-length refusal, a server failure or a timeout at one
+    size propagate; a cancelled probe raises CancelledError and records nothing."""
     budget = ProbeBudget(deadline_s)  # the budget covers the whole probe, its `show` too
     if details is None and isinstance(provider, ModelInspector):
         details = await provider.show(model)
@@ -203,71 +333,46 @@ async def run_probe(
     )
     declared = base.declared_window
     thinking = details is not None and "thinking" in details.capabilities
-    history = ProbeHistory(nonce or secrets.token_hex(4), prefix=prefix)
-    search = HorizonSearch(history, probe_ceiling(declared, max_prompt_tokens))
-    requests = 0
-    stop: ProbeStop | None = None
-    num_ctx = num_ctx or probe_window(declared, max_prompt_tokens, sample_max_tokens)
-    while stop is None and (planned := search.next_rung()) is not None:
-        phase, turns, target = planned
-        if not budget.affords(search.estimate(turns), AGREE):  # a rung too big to decide
-            affordable = budget.largest_affordable(AGREE)
-            if phase == "climb" and affordable and search.cap(int(affordable * CAP_MARGIN)):
-                continue  # climb to the largest size the budget affords instead
-            predicted = budget.predict_s(search.estimate(turns), AGREE)
-            stop = budget.stop("predicted", predicted_s=predicted)
-            break
-        estimate = search.estimate(turns) * NUM_CTX_HEADROOM + sample_max_tokens
-        wanted = choose_num_ctx(int(estimate), declared, num_ctx)
-        reloaded, num_ctx = wanted != num_ctx, wanted
-        request = ChatRequest(
-            model=model,
-            messages=history.messages(turns),
-            tools=history.tools,
-            num_ctx=num_ctx,
-            max_tokens=sample_max_tokens,
-            think=False if thinking else None,
-            keep_alive=keep_alive,
-        )
-        rung = Rung(phase, turns, target, request.chars(), num_ctx)
-
-        while sequential_verdict(rung.samples, rung.votes) is None:
-            if rung.samples and not budget.affords(rung.tokens):  # the next one cannot finish
-                stop = budget.stop("predicted", rung, predicted_s=budget.predict_s(rung.tokens))
-                break
-            miss = requests == 0 or reloaded
-            started = time.perf_counter_ns()
-            try:  # a sample still running at the deadline is cut: its verdict is undecided
-                async with asyncio.timeout(budget.remaining_s()):
-                    sample = await sample_once(
-                        provider, request, miss, history.task, timeout_s=sample_timeout_s
-                    )
-            except TimeoutError:
-                wall = time.perf_counter_ns() - started
-                cut = Sample(False, wall_ns=wall, miss=miss, cancelled=True)
-                requests += 1  # it was sent: the runner did the work
-                stop = budget.stop("cancelled", rung, cut=cut)
-                _report(on_sample, len(search.rungs) + 1, rung, cut, len(rung.samples) + 1)
-                break
-            requests += 1
-            reloaded = False
-            budget.observe(sample)
-            grown = _grown_window(sample, request, declared, sample_max_tokens)
-            if grown:  # our estimate chose too small a window: not a fact about the model
-                num_ctx = grown
-                request = dataclasses.replace(request, num_ctx=grown)
-                rung = Rung(phase, turns, target, rung.chars, grown, rung.samples)
-                reloaded = True
-                continue
-            rung = Rung(phase, turns, target, rung.chars, num_ctx, (*rung.samples, sample))
-            _report(on_sample, len(search.rungs) + 1, rung, sample, len(rung.samples))
-        if sequential_verdict(rung.samples, rung.votes) is not None:
-            search.record(rung)
-    wall_ns = time.perf_counter_ns() - budget.started
-    profile = probe_profile(
-        base, search, now=clock(), requests=requests, wall_ns=wall_ns, stop=stop
+    nonce = resume.nonce if resume is not None else nonce or secrets.token_hex(4)
+    history = ProbeHistory(nonce, prefix=prefix, memory=memory)
+    ceiling = probe_ceiling(declared, max_prompt_tokens)
+    search = HorizonSearch(history, ceiling)
+    recall = None
+    if history.memory is not None:
+        recall = HorizonSearch(history.for_task(history.memory), ceiling, confirm=False)
+    for rung in resume.rungs if resume is not None else ():
+        search.record(rung)
+    for rung in resume.memory_rungs if resume is not None and recall is not None else ():
+        recall.record(rung)
+    ladder = _Ladder(
+        provider,
+        model,
+        budget,
+        declared,
+        num_ctx or probe_window(declared, max_prompt_tokens, sample_max_tokens),
+        sample_max_tokens,
+        sample_timeout_s,
+        False if thinking else None,
+        keep_alive,
+        on_sample,
+        pause,
+        requests=resume.requests if resume is not None else 0,
     )
-    return ProbeRecord(profile, probe_activity(profile, search, stop))
+    stop = await ladder.run(search)
+    if stop is None and recall is not None:
+        stop = await ladder.run(recall, offset=len(search.rungs))
+    wall_ns = time.perf_counter_ns() - budget.started + (resume.wall_ns if resume else 0)
+    profile = probe_profile(
+        base,
+        search,
+        now=clock(),
+        requests=ladder.requests,
+        wall_ns=wall_ns,
+        stop=stop,
+        keep=keep,
+        memory=recall,
+    )
+    return ProbeRecord(profile, probe_activity(profile, search, stop, recall))
 
 
 def _report(
@@ -276,10 +381,13 @@ def _report(
     rung: Rung,
     sample: Sample,
     index: int,
+    task: str = TOOL,
 ) -> None:
     if on_sample is not None:
         on_sample(
-            ProbeProgress(number, rung.phase, rung.turns, rung.tokens, index, sample, rung.num_ctx)
+            ProbeProgress(
+                number, rung.phase, rung.turns, rung.tokens, index, sample, rung.num_ctx, task
+            )
         )
 
 
