@@ -37,6 +37,7 @@ class StatusBar(QStatusBar):
     """Shows the inspection's gauge and the service's model and server state."""
 
     pauseRequested = Signal(str)  # the model whose probe the user paused
+    resumeRequested = Signal(str)  # the model whose paused probe the user resumed
     compactionStopRequested = Signal()  # the user stopped "Compact now"
 
     def __init__(self, inspection: Inspection, parent: QWidget | None = None) -> None:
@@ -68,9 +69,16 @@ class StatusBar(QStatusBar):
         self.probe_pause.setText("Pause")
         self.probe_pause.setAccessibleName("Pause the capacity probe")
         self.probe_pause.setToolTip(
-            "Stop measuring now; the probe runs again after a later turn, or from Tools → Models"
+            "Pause measuring now: the rungs measured so far are kept, and Resume continues "
+            "from the next one"
         )
         self.probe_pause.clicked.connect(self._pause)
+        self.paused = ""  # the model whose probe is paused, '' when none
+        self.probe_resume = QToolButton()
+        self.probe_resume.setText("Resume")
+        self.probe_resume.setAccessibleName("Resume the capacity probe")
+        self.probe_resume.setToolTip("Continue measuring from the next rung")
+        self.probe_resume.clicked.connect(self._resume)
         self._build_compaction()
         for widget in (
             self.compact_status,
@@ -78,6 +86,7 @@ class StatusBar(QStatusBar):
             self.compact_stop,
             self.probe_status,
             self.probe_pause,
+            self.probe_resume,
             self.model_status,
             self.gauge,
             self.gauge_label,
@@ -138,15 +147,19 @@ class StatusBar(QStatusBar):
         running = progress is not None
         was = self.probing
         self.probing = model if running else ""
+        if running:
+            self.paused = ""
         if bool(was) != running:
             self.show_gauge(self._inspection.gauge)
         # the probe's line names the model; the bound model's own line makes room for it
         binding = self._inspection.binding
         self.model_status.setVisible(not (running and binding and binding.model == model))
-        self.probe_status.setVisible(running)
+        self.probe_status.setVisible(running or bool(self.paused))
         self.probe_pause.setVisible(running)
+        self.probe_resume.setVisible(not running and bool(self.paused))
         if progress is not None:
-            self.probe_status.setText(f"measuring {model}… rung {progress.rung}")
+            what = " (answer from memory)" if progress.task == "memory" else ""
+            self.probe_status.setText(f"measuring {model}… rung {progress.rung}{what}")
             self.probe_status.setToolTip(
                 f"Capacity probe: rung {progress.rung} ({progress.phase}), "
                 f"{progress.tokens:,} tokens, sample {progress.sample}"
@@ -155,6 +168,26 @@ class StatusBar(QStatusBar):
     def _pause(self) -> None:
         if self.probing:
             self.pauseRequested.emit(self.probing)
+
+    def show_paused(self, model: str, words: str) -> None:
+        """'probe of MODEL paused after 3 rungs' with Resume, until it resumes ('' words: the
+        paused state ended)."""
+        self.paused = model if words else ""
+        self.probe_status.setVisible(bool(words))
+        self.probe_resume.setVisible(bool(words))
+        self.probe_pause.hide()
+        if words:
+            self.probe_status.setText(f"probe of {model} {words}")
+            self.probe_status.setToolTip(
+                "The capacity probe is paused: the rungs it measured are kept; Resume "
+                "continues from the next one"
+            )
+
+    def _resume(self) -> None:
+        if self.paused:
+            model, self.paused = self.paused, ""
+            self.probe_resume.hide()
+            self.resumeRequested.emit(model)
 
     # -- model ----------------------------------------------------------------------------
 
