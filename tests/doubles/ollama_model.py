@@ -266,13 +266,13 @@ def default_reply(
         chunk_chars=chunk_chars,
         delay_per_chunk=delay_per_chunk,
     )
-    if search_requests and recalls is not None and last.get("role") == "user":
-        if _RECALL.search(content):
-            told = [_FACT.search(str(m.get("content") or "")) for m in messages[:-1]]
-            fact = next((f[1] for f in told if f is not None), None)
-            remembered = fact is not None and recalls()
-            reply.text = f"It is {fact}." if remembered else "I do not remember that."
-            return reply
+    asks_back = last.get("role") == "user" and _RECALL.search(content)
+    if search_requests and recalls is not None and asks_back:
+        told = [_FACT.search(str(m.get("content") or "")) for m in messages[:-1]]
+        fact = next((f[1] for f in told if f is not None), None)
+        remembered = fact is not None and recalls()
+        reply.text = f"It is {fact}." if remembered else "I do not remember that."
+        return reply
     names = {str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)}
     found = _INSTRUCTION.search(content) if last.get("role") == "user" else None
     wanted = (found[1] or found[2]) if found else None

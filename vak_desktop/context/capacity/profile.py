@@ -71,6 +71,17 @@ def usable_horizon(profile: CapacityProfile, *, tool_free: bool = False) -> int:
     return max(0, min(limits))
 
 
+def in_current_window(profile: CapacityProfile, current: int | None) -> CapacityProfile:
+    """`profile` for the model as it is served now: the window the server reports at bind
+    (Ollama `/api/show`, llama.cpp `/props`) beats the declared window a stored profile kept
+    from when it was measured — a model restarted at 8,192 tokens must not be planned at the
+    11,620 it was measured at (a certain HTTP 400) — and the runner window never exceeds it."""
+    if not current or current == profile.declared_window:
+        return profile
+    num_ctx = min(profile.num_ctx, current) if profile.num_ctx else 0
+    return dataclasses.replace(profile, declared_window=current, num_ctx=num_ctx)
+
+
 def is_small(profile: CapacityProfile) -> bool:
     """Whether the profile's usable horizon makes the model a small one (see SMALL_HORIZON)."""
     return usable_horizon(profile) < SMALL_HORIZON
