@@ -27,7 +27,8 @@ from vak_desktop.context.capacity.profile import (
     metadata_profile,
     usable_horizon,
 )
-from vak_desktop.context.payloads import Activity, Horizon
+from vak_desktop.context.payloads import Activity, Directive, Horizon
+from vak_desktop.context.planning.turns import build_turn_index
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
@@ -35,6 +36,8 @@ from vak_desktop.runtime import TurnRunner, bind_model, default_tools
 from vak_desktop.runtime.capacity.probe import run_probe
 from vak_desktop.runtime.capacity.scheduler import ProbePolicy, ProbeScheduler
 from vak_desktop.runtime.capacity.service import CapacityService, key_of
+from vak_desktop.runtime.tools import tool_surface
+from vak_desktop.runtime.turn.projection import plan_turn, tail_context_now
 
 MODEL = "qwen2.5-coder:0.5b"
 TRAINED = 32_768
@@ -258,3 +261,36 @@ async def test_the_window_the_server_reports_at_bind_beats_a_stored_declared_win
     assert binding.num_ctx <= 8_192
     assert key_of(binding)[1] == model
     ledger.close()
+
+
+@pytest.mark.parametrize(
+    ("directive", "tool_free"),
+    [
+        ("What was the name of the supplier I mentioned last week?", True),
+        ("Search my files for the order number QX-1234.", False),
+        ("Please call the `grep` tool with the pattern invoice.", False),
+    ],
+)
+def test_a_turn_that_needs_no_tool_is_planned_against_the_larger_confirmed_horizon(
+    ledger: Ledger, directive: str, tool_free: bool
+) -> None:
+    profile = dataclasses.replace(
+        metadata_profile("ollama", MODEL, TRAINED),
+        instruction_horizon=Horizon(1_358, 0.88, "2026-12-01T08:00:00Z"),
+        memory_horizon=Horizon(6_000, 0.88, "2026-12-01T08:00:00Z"),
+    )
+    session = ledger.create_session().id
+    ledger.append(session, Directive(directive, model=MODEL, provider="ollama"))
+    index = build_turn_index(ledger.chain_to_root(session))
+    tools = tool_surface(default_tools(), "You are Vak.", directive).tools
+    projection = plan_turn(
+        index,
+        profile,
+        system="You are Vak.",
+        tools=tools,
+        tail_context=tail_context_now(),
+        pending=True,
+    )
+    horizon = projection.plan.to_json()["budget"]["horizon"]
+    assert horizon == (6_000 if tool_free else 1_358)
+    assert projection.profile == profile  # the reserve and ratio are the profile's own
