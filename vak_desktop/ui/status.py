@@ -12,15 +12,24 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QToolButton, QWidget
 
-from vak_desktop.context.capacity.probe import is_probed
 from vak_desktop.context.capacity.profile import usable_horizon
 from vak_desktop.runtime import ModelBinding
 from vak_desktop.runtime.capacity.probe import ProbeProgress
 from vak_desktop.runtime.events import CompactionProgress
 from vak_desktop.ui.chat_service import Reachability
+from vak_desktop.ui.inspector.horizon_words import DECLARED, STOPPED, UNDECIDED, probe_state
 from vak_desktop.ui.inspector.source import Gauge, Inspection
 
 GAUGE_WIDTH = 110
+STATE_TIPS = {
+    DECLARED: "Not measured yet: the window the model declares. ",
+    UNDECIDED: (
+        "The capacity probe was undecided (it confirmed no size): the horizon is the one the "
+        "model had, or the window it declares, at low confidence; it is probed again when the "
+        "machine is idle. "
+    ),
+    STOPPED: "The capacity probe stopped before it finished: the largest size it confirmed. ",
+}
 
 
 def gauge_text(gauge: Gauge) -> str:
@@ -172,10 +181,15 @@ class StatusBar(QStatusBar):
     def show_paused(self, model: str, words: str) -> None:
         """'probe of MODEL paused after 3 rungs' with Resume, until it resumes ('' words: the
         paused state ended)."""
-        self.paused = model if words else ""
+        was, self.paused = self.paused, model if words else ""
+        if bool(was) != bool(self.paused):
+            self.show_gauge(self._inspection.gauge)  # its fidelities make room for the line
         self.probe_status.setVisible(bool(words))
         self.probe_resume.setVisible(bool(words))
         self.probe_pause.hide()
+        # as while it runs, the probe's line names the model and the model's own line yields
+        binding = self._inspection.binding
+        self.model_status.setVisible(not (words and binding and binding.model == model))
         if words:
             self.probe_status.setText(f"probe of {model} {words}")
             self.probe_status.setToolTip(
@@ -185,8 +199,8 @@ class StatusBar(QStatusBar):
 
     def _resume(self) -> None:
         if self.paused:
-            model, self.paused = self.paused, ""
-            self.probe_resume.hide()
+            model = self.paused
+            self.show_paused(model, "")
             self.resumeRequested.emit(model)
 
     # -- model ----------------------------------------------------------------------------
@@ -201,15 +215,11 @@ class StatusBar(QStatusBar):
             self.show_model(binding.model)
             return
         horizon = usable_horizon(profile)
-        how = "measured" if is_probed(profile) else "declared"
+        how = probe_state(profile)
         self.model_status.setText(f"{binding.model} · horizon {horizon:,} ({how})")
         window = binding.declared_window
         self.model_status.setToolTip(
-            (
-                "Measured by the capacity probe. "
-                if is_probed(profile)
-                else "Not measured yet: the window the model declares. "
-            )
+            STATE_TIPS.get(how, "Measured by the capacity probe. ")
             + f"Instruction horizon {profile.instruction_horizon.tokens:,} tokens, confidence "
             f"{profile.instruction_horizon.confidence:.1f}"
             + (f"; trained window {window:,}" if window else "")
@@ -228,9 +238,12 @@ class StatusBar(QStatusBar):
         self.gauge_label.setVisible(not self.compacting)
         self.gauge.setRange(0, gauge.horizon)
         self.gauge.setValue(min(gauge.request_tokens, gauge.horizon))
+        # over 100 %: never without saying why (issue #25 item 3), in the label's short form
+        short, whole = gauge.over()
         # while a probe's line shows, the fidelities go to the tooltip: the bar has 1,100 px
-        fidelities = "" if self.probing else f" · {fidelity_text(gauge)}"
-        self.gauge_label.setText(gauge_text(gauge) + fidelities)
+        fidelities = "" if self.probing or self.paused or short else f" · {fidelity_text(gauge)}"
+        over = f" · over: {short}" if short else ""
+        self.gauge_label.setText(gauge_text(gauge) + over + fidelities)
         share = gauge.request_tokens / gauge.horizon
         source = (
             "counted by the provider for the last request"
@@ -240,8 +253,14 @@ class StatusBar(QStatusBar):
         self.gauge.setAccessibleDescription(f"{share:.0%} of the horizon, {source}")
         tip = (
             f"{gauge.request_tokens:,} tokens ({share:.0%} of the {gauge.horizon:,}-token "
-            f"horizon), {source}.\nEarlier turns: {fidelity_text(gauge)}."
+            f"horizon), {source}."
+            + (f"\nOver the horizon because {whole}." if whole else "")
+            + f"\nEarlier turns: {fidelity_text(gauge)}."
         )
+        if whole:
+            self.gauge.setAccessibleDescription(
+                f"{share:.0%} of the horizon, {source}; over it because {whole}"
+            )
         self.gauge.setToolTip(tip)
         self.gauge_label.setToolTip(tip)
 
