@@ -176,7 +176,7 @@ async def cmd_probe(args: argparse.Namespace) -> int:
                 deadline_s=args.timeout if args.timeout is not None else DEADLINE_S,
                 memory=not args.no_memory,
                 keep=stored.profile if stored is not None else None,
-                resume=resume_from(stored.activity) if resumable else None,
+                resume=resume_from(stored.activity) if resumable and stored else None,
             )
         finally:
             await tools.aclose()

@@ -340,10 +340,12 @@ async def run_probe(
     recall = None
     if history.memory is not None:
         recall = HorizonSearch(history.for_task(history.memory), ceiling, confirm=False)
-    for rung in resume.rungs if resume is not None else ():
-        search.record(rung)
-    for rung in resume.memory_rungs if resume is not None and recall is not None else ():
-        recall.record(rung)
+    if resume is not None:  # continue from the rungs an earlier run decided
+        for rung in resume.rungs:
+            search.record(rung)
+        for rung in resume.memory_rungs:
+            if recall is not None:
+                recall.record(rung)
     ladder = _Ladder(
         provider,
         model,

@@ -84,10 +84,10 @@ def followed_above(chain: Sequence[Entry], model: str, since: str, horizon: int)
             and entry.created_at > since
             and payload.detail.get("model") == model
         ):
-            tokens = payload.detail.get("request_tokens")
-            over = isinstance(tokens, int) and tokens > horizon
-            if over and isinstance(tokens, int) and all(a.tokens != tokens for a in found):
-                found.append(Above(entry.created_at, tokens, horizon))
+            counted = payload.detail.get("request_tokens")
+            size = counted if isinstance(counted, int) else 0
+            if size > horizon and all(a.tokens != size for a in found):
+                found.append(Above(entry.created_at, size, horizon))
     return found
 
 
