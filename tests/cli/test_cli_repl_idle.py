@@ -54,7 +54,7 @@ def test_the_repl_probes_in_the_background_while_it_waits_for_the_next_line(
             process.stdin.flush()
             # stdin stays open: the REPL is waiting for the user's next line
             probed = _wait_for(
-                lambda: any(is_probe_body(b) for b in double.chat_bodies()), within=30
+                lambda: any(is_probe_body(b) for b in double.chat_bodies()), within=60
             )
             assert probed, "no probe request while the REPL waited (stdin read on the loop?)"
             out, err = process.communicate("", timeout=60)  # EOF: the REPL ends
