@@ -212,11 +212,11 @@ async def test_a_thinking_model_is_probed_with_thinking_off(http: httpx.AsyncCli
 # -- the pure parts ---------------------------------------------------------------------------
 
 
-def test_the_ladder_doubles_from_4k_and_ends_on_the_ceiling_itself() -> None:
+def test_the_ladder_doubles_from_2k_and_ends_on_the_ceiling_itself() -> None:
     top = probe_ceiling(131_072)
-    assert ladder_targets(top) == (4_096, 8_192, 16_384, 32_768, 65_536, top)
-    assert ladder_targets(probe_ceiling(131_072, 20_000)) == (4_096, 8_192, 16_384, 20_000)
-    assert ladder_targets(probe_ceiling(131_072, 16_384)) == (4_096, 8_192, 16_384)
+    assert ladder_targets(top) == (2_048, 4_096, 8_192, 16_384, 32_768, 65_536, top)
+    assert ladder_targets(probe_ceiling(131_072, 20_000)) == (2_048, 4_096, 8_192, 16_384, 20_000)
+    assert ladder_targets(probe_ceiling(131_072, 16_384)) == (2_048, 4_096, 8_192, 16_384)
     assert ladder_targets(probe_ceiling(2_048)) == (1_843,)
 
 

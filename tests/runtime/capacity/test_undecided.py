@@ -71,7 +71,7 @@ async def test_a_paused_probe_keeps_its_rungs_and_resume_continues_from_the_next
     http: httpx.AsyncClient, ledger: Ledger
 ) -> None:
     with _double() as double:
-        provider = HeldAfter(http, double, allowed=4)  # two rungs' worth of samples
+        provider = HeldAfter(http, double, allowed=6)  # three rungs' worth of samples
         binding = await bind_model(provider, MODEL)
         prefix = TurnRunner(ledger, provider, default_tools()).probe_prefix(binding)
         pause = asyncio.Event()
@@ -79,11 +79,11 @@ async def test_a_paused_probe_keeps_its_rungs_and_resume_continues_from_the_next
             run_probe(provider, MODEL, prefix=prefix, pause=pause, nonce="pause")
         )
         await asyncio.wait_for(provider.probe_waiting.wait(), 10)
-        pause.set()  # the fifth sample is held: Pause cuts it
+        pause.set()  # the seventh sample is held: Pause cuts it
         paused = await asyncio.wait_for(probing, 10)
         assert paused.paused and paused.activity.detail["stopped"]["reason"] == "paused"
         decided = paused.activity.detail["rungs"]
-        assert [r["followed"] for r in decided] == [True, False]  # 4k follows, 8k does not
+        assert [r["followed"] for r in decided] == [True, True, False]  # 2k, 4k; not 8k
         sent_before = sum(is_probe_body(b) for b in double.chat_bodies())
 
         provider.gate.set()
@@ -91,14 +91,14 @@ async def test_a_paused_probe_keeps_its_rungs_and_resume_continues_from_the_next
             provider, MODEL, prefix=prefix, resume=resume_from(paused.activity)
         )
         rungs = resumed.activity.detail["rungs"]
-        assert rungs[:2] == decided  # the decided rungs are kept, not sent again
-        first_new = rungs[2]
+        assert rungs[:3] == decided  # the decided rungs are kept, not sent again
+        first_new = rungs[3]
         sent = [b for b in double.chat_bodies() if is_probe_body(b)][sent_before:]
         # the resumed probe's first request is the third rung, in the same conversation
         assert sent[0]["messages"][0]["content"].startswith("[probe pause]")
         assert len(sent[0]["messages"]) > len(double.chat_bodies()[0]["messages"])
         assert first_new["phase"] == "bisect"  # between the two it decided
-        assert decided[0]["turns"] < first_new["turns"] < decided[1]["turns"]
+        assert decided[1]["turns"] < first_new["turns"] < decided[2]["turns"]
         assert resumed.profile.provenance["outcome"] == "completed"
         assert 0.85 * 6_000 <= resumed.profile.instruction_horizon.tokens <= 6_000
         # every request sent is counted: the decided samples and the one Pause cut
