@@ -20,6 +20,7 @@ import pytest
 from tests.doubles.ollama_server import OllamaDouble
 from tests.doubles.openai_server import OpenAIDouble
 from tests.runtime.probe_doubles import HeldAfter, is_probe_body
+from vak_desktop.context.capacity.probe import left_undecided
 from vak_desktop.context.capacity.probe_result import resume_from
 from vak_desktop.context.capacity.profile import (
     METADATA_CONFIDENCE,
@@ -294,3 +295,32 @@ def test_a_turn_that_needs_no_tool_is_planned_against_the_larger_confirmed_horiz
     horizon = projection.plan.to_json()["budget"]["horizon"]
     assert horizon == (6_000 if tool_free else 1_358)
     assert projection.profile == profile  # the reserve and ratio are the profile's own
+
+
+async def test_the_memory_task_past_its_time_target_is_left_for_an_idle_run(
+    http: httpx.AsyncClient, ledger: Ledger
+) -> None:
+    with _double(horizon=3_000, memory=14_000) as double:
+        provider = OllamaProvider(http, double.url)
+        binding = await bind_model(provider, MODEL)
+        prefix = TurnRunner(ledger, provider, default_tools()).probe_prefix(binding)
+        first = await run_probe(
+            provider, MODEL, prefix=prefix, memory=True, nonce="target", memory_target_s=0.0
+        )
+        # the tool task completed; the memory task had no time left and is undecided
+        provenance = first.profile.provenance
+        assert provenance["outcome"] == "completed" and "stopped" not in provenance
+        assert provenance["memory"]["stopped"]["reason"] == "predicted"
+        assert first.profile.memory_horizon is None and left_undecided(first.profile)
+        assert 0 < provenance["tool_wall_ns"] <= provenance["wall_ns"]
+        # a later run (the scheduler's, on an idle machine) continues with the memory task
+        sent = sum(is_probe_body(b) for b in double.chat_bodies())
+        later = await run_probe(
+            provider, MODEL, prefix=prefix, memory=True, resume=resume_from(first.activity)
+        )
+        bodies = [b for b in double.chat_bodies() if is_probe_body(b)][sent:]
+    assert bodies and all(b["messages"][-1]["content"].startswith("What is") for b in bodies)
+    assert later.activity.detail["rungs"] == first.activity.detail["rungs"]
+    assert later.profile.memory_horizon is not None
+    assert 0.85 * 14_000 <= later.profile.memory_horizon.tokens <= 14_000
+    assert not left_undecided(later.profile)

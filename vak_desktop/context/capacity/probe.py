@@ -290,8 +290,12 @@ def left_undecided(profile: CapacityProfile) -> bool:
     """Whether the probe that measured `profile` stopped with rungs it never decided (out of
     time, a sample unanswered in its time, paused): it is retried when the machine is idle."""
     provenance = profile.provenance
+    memory = provenance.get("memory")
+    recall_stopped = isinstance(memory, dict) and bool(memory.get("stopped"))
     return is_probed(profile) and (
-        bool(provenance.get("stopped")) or provenance.get("outcome") == "timed_out"
+        bool(provenance.get("stopped"))
+        or recall_stopped
+        or provenance.get("outcome") == "timed_out"
     )
 
 

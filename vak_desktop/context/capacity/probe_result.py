@@ -132,6 +132,7 @@ def probe_profile(
     stop: ProbeStop | None = None,
     keep: CapacityProfile | None = None,
     memory: HorizonSearch | None = None,
+    memory_stop: ProbeStop | None = None,
 ) -> CapacityProfile:
     """The profile a search measured, on top of the metadata-only `base` (module docstring
     for its outcomes). `keep`: the profile the model had before (its horizon stays when this
@@ -185,7 +186,7 @@ def probe_profile(
                 "failed_tokens": search.boundary_rung.tokens if search.boundary_rung else None,
             },
             "task": search.history.task.directive,
-            **({"memory": _memory_json(memory)} if memory is not None else {}),
+            **({"memory": _memory_json(memory, memory_stop)} if memory is not None else {}),
         },
     )
     if confirmed is None:  # no horizon of its own: nor a window sized on one
@@ -193,7 +194,7 @@ def probe_profile(
     return dataclasses.replace(profile, num_ctx=profile_num_ctx(profile))
 
 
-def _memory_json(memory: HorizonSearch) -> dict[str, Any]:
+def _memory_json(memory: HorizonSearch, stop: ProbeStop | None) -> dict[str, Any]:
     lo, hi = memory.bracket()
     return {
         "task": memory.history.task.directive,
@@ -201,6 +202,7 @@ def _memory_json(memory: HorizonSearch) -> dict[str, Any]:
         "passed": memory.tally(lo),
         "failed": memory.tally(hi),
         "undecided": memory.horizon_rung is None,
+        **({"stopped": stop.to_json()} if stop is not None else {}),
     }
 
 
@@ -209,6 +211,7 @@ def probe_activity(
     search: HorizonSearch,
     stop: ProbeStop | None = None,
     memory: HorizonSearch | None = None,
+    memory_stop: ProbeStop | None = None,
 ) -> Activity:
     """The probe as one ledger Activity: every rung, sample, verdict, timing and request —
     and, when it stopped early, how it stopped and the rung it left undecided, with the
@@ -229,6 +232,10 @@ def probe_activity(
         )
     if provenance.get("rescue"):
         message += "; it followed at no size tried, not even the bare prefix"
+    if memory_stop is not None and memory_stop.reason == PAUSED:
+        message += "; paused in the answer-from-memory task, it continues from its next rung"
+    elif memory_stop is not None:
+        message += "; the answer-from-memory task is continued when the machine is idle"
     if stop is not None and stop.reason == PAUSED:
         message += "; paused, it continues from its next rung"
     elif outcome != "completed" and (stop is not None or outcome == "timed_out"):
@@ -265,6 +272,7 @@ def probe_activity(
             **({"stopped": stop.to_json(full=True)} if stop is not None else {}),
             **(
                 {
+                    **({"memory_stopped": memory_stop.to_json(full=True)} if memory_stop else {}),
                     "memory_rungs": [r.to_json(full=True) for r in memory.rungs],
                     "memory_horizon": (
                         profile.memory_horizon.tokens if profile.memory_horizon else None
