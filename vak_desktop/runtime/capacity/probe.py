@@ -201,4 +201,5 @@ async def run_probe(
         memory_stop=recall_stop,
     )
     profile.provenance["tool_wall_ns"] = tool_ns  # the tool task's part of `wall_ns`
+    profile.provenance["budget_s"] = deadline_s  # the time it was given (None: no limit)
     return ProbeRecord(profile, probe_activity(profile, search, stop, recall, recall_stop))

@@ -414,6 +414,8 @@ class Inspection(QObject):
             horizon = usable_horizon(profile) if profile is not None else 0
             budget = view.plan.get("budget") or {}
             planned = int(budget.get("horizon") or 0)
+            if profile is not None and horizon < planned <= usable_horizon(profile, tool_free=True):
+                horizon = planned  # a tool-free turn, planned to the answer-from-memory horizon
             self._gauge = Gauge(
                 view.model,
                 horizon or planned,
