@@ -324,3 +324,30 @@ async def test_the_memory_task_past_its_time_target_is_left_for_an_idle_run(
     assert later.profile.memory_horizon is not None
     assert 0.85 * 14_000 <= later.profile.memory_horizon.tokens <= 14_000
     assert not left_undecided(later.profile)
+
+
+async def test_a_stored_horizon_an_older_probe_confirmed_nowhere_is_not_trusted(
+    http: httpx.AsyncClient, ledger: Ledger
+) -> None:
+    """The window's probe stored 466 tokens at confidence 0.0 ("passed": null), smaller than
+    Vak's own prefix, and every later turn went behind a reset: read now as undecided."""
+    with _double() as double:
+        binding = await bind_model(OllamaProvider(http, double.url), MODEL)
+    stored = dataclasses.replace(
+        metadata_profile("ollama", MODEL, TRAINED, quantisation="Q4_K_M"),
+        instruction_horizon=Horizon(466, 0.0, "2026-12-01T08:00:00Z"),
+        num_ctx=4_096,
+        provenance={
+            "source": "probe",
+            "probed_at": "2026-12-01T08:00:00Z",
+            "rescue": True,
+            "outcome": "completed",
+            "verdict": {"passed": None, "failed": [0, 2]},
+        },
+    )
+    ledger.profiles().record(stored, Activity("capacity_probe", "", {}))
+    profile = CapacityService(ledger).profile_for(binding, [], "2026-12-01T09:00:00Z")
+    assert profile.instruction_horizon.tokens == TRAINED  # it planned at 466 before
+    assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE
+    assert profile.provenance["undecided"] is True
+    assert binding.num_ctx != 4_096  # nor the runner window sized on that horizon

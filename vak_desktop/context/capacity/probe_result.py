@@ -31,6 +31,7 @@ from vak_desktop.context.capacity.probe import (
     profile_num_ctx,
 )
 from vak_desktop.context.capacity.probe_verdict import AGREE, Sample
+from vak_desktop.context.capacity.profile import METADATA_CONFIDENCE
 from vak_desktop.context.payloads import Activity, CapacityProfile, Ewma, Horizon
 
 CACHE_SPEEDUP = 5  # a repeated request whose prefill is ≥ 5× faster: the prefix is cached
@@ -93,6 +94,24 @@ def resume_from(activity: Activity | None) -> ProbeResume | None:
         return None
     requests, wall = int(detail.get("requests") or 0), int(detail.get("wall_ns") or 0)
     return ProbeResume(nonce, rungs, memory, requests, wall)
+
+
+def distrust_unconfirmed(profile: CapacityProfile) -> CapacityProfile:
+    """A profile an older probe stored from no confirmed rung (its horizon at confidence 0.0,
+    no passing tally: the 466 and 2,387 tokens of issue #22/#25) read as this module would
+    store it now: undecided, the declared window at the metadata confidence, no runner window."""
+    provenance = profile.provenance
+    verdict = provenance.get("verdict")
+    passed = verdict.get("passed") if isinstance(verdict, dict) else None
+    if provenance.get("source") != "probe" or provenance.get("undecided") is not None:
+        return profile
+    if profile.instruction_horizon.confidence > 0.0 or passed is not None:
+        return profile
+    horizon = Horizon(
+        profile.declared_window, METADATA_CONFIDENCE, profile.instruction_horizon.last_confirmed
+    )
+    marked = provenance | {"undecided": True, "outcome": "undecided"}
+    return dataclasses.replace(profile, instruction_horizon=horizon, num_ctx=0, provenance=marked)
 
 
 def cache_behaviour(rungs: list[Rung]) -> str:
