@@ -98,7 +98,9 @@ class ModelsController(QObject):
 
     def probing(self, model: str) -> bool:
         """A probe of `model` runs: this controller's, or one the window was told of."""
-        return self.service.probing(model) or model in self._elsewhere
+        task = self._probes.get(model)  # started here, its first await not reached yet
+        mine = task is not None and not task.done()
+        return mine or self.service.probing(model) or model in self._elsewhere
 
     def probe_elsewhere(self, model: str, progress: ProbeProgress | None) -> None:
         """A probe of `model` this controller did not start (the chat's background probe)
@@ -221,7 +223,8 @@ class ModelsController(QObject):
     def probe(self, model: str) -> asyncio.Task[None] | None:
         """Measure `model` now — continuing a paused probe of it from its next rung —;
         progress arrives as `probeProgress`. None if one is running."""
-        if self.service.probing(model):
+        started = self._probes.get(model)
+        if self.service.probing(model) or (started is not None and not started.done()):
             return None
         pause = self._pauses[model] = asyncio.Event()
         resume = self.paused.pop(model, None)
