@@ -76,6 +76,7 @@ class ModelsController(QObject):
         self._pulling = ""
         self._probes: dict[str, asyncio.Task[None]] = {}
         self._pauses: dict[str, asyncio.Event] = {}  # set one: that probe pauses
+        self._running: set[str] = set()  # models whose probe this controller runs
         self.paused: dict[str, ProbeRecord] = {}  # paused probes, each resumable from here
         self._elsewhere: set[str] = set()  # models a background probe is measuring
 
@@ -98,8 +99,8 @@ class ModelsController(QObject):
 
     def probing(self, model: str) -> bool:
         """A probe of `model` runs: this controller's, or one the window was told of."""
-        task = self._probes.get(model)  # started here, its first await not reached yet
-        mine = task is not None and not task.done()
+        # started here: from `probe` on, before its first await, until it says it finished
+        mine = model in self._running
         return mine or self.service.probing(model) or model in self._elsewhere
 
     def probe_elsewhere(self, model: str, progress: ProbeProgress | None) -> None:
@@ -223,15 +224,19 @@ class ModelsController(QObject):
     def probe(self, model: str) -> asyncio.Task[None] | None:
         """Measure `model` now — continuing a paused probe of it from its next rung —;
         progress arrives as `probeProgress`. None if one is running."""
-        started = self._probes.get(model)
-        if self.service.probing(model) or (started is not None and not started.done()):
+        if self.service.probing(model) or model in self._running:
             return None
+        self._running.add(model)
         pause = self._pauses[model] = asyncio.Event()
         resume = self.paused.pop(model, None)
         task = self._tasks.spawn(self._run_probe(model, pause, resume), f"probe-{model}")
         self._probes[model] = task
-        task.add_done_callback(lambda _done: self._probes.pop(model, None))
+        task.add_done_callback(lambda _done: self._ended(model))
         return task
+
+    def _ended(self, model: str) -> None:
+        self._probes.pop(model, None)
+        self._running.discard(model)  # (also for a task cancelled before it ever ran)
 
     def pause_probe(self, model: str) -> bool:
         """Pause the probe of `model` this controller started (the status bar's Pause): it
@@ -279,6 +284,7 @@ class ModelsController(QObject):
         except ProviderError as exc:
             message = str(exc)
         finally:
+            self._running.discard(model)
             self.probeFinished.emit(model, outcome, message)
         await self._refresh()
 
