@@ -4,6 +4,7 @@ with `--model PATH`, the probe on a real GGUF beside a direct measurement.
     python bench/probe.py [--horizon 13000] [--prefill-tps 8000] [--decode-tps 200]
     python bench/probe.py --model ~/.cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
         [--direct 2000,4000,8000,12000] [--tries 6] [--budget 90] [--n-ctx 32768] [--threads 2]
+        [--memory]
 
 Real model (issue #17): one llama.cpp server (the project's embedded engine, started as
 `bench/efficacy.py` starts it) serves both. The probe runs with the prefix a real turn of this
@@ -163,6 +164,11 @@ def main() -> None:
     parser.add_argument("--n-ctx", type=int, default=32_768)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--budget", type=float, default=90.0, help="the probe's time, seconds")
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="real-model mode: probe the answer-from-memory task too (as the app does)",
+    )
     args = parser.parse_args()
     if args.model is not None:
         from bench.probe_real import real_model  # the engine is an optional extra

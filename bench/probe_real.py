@@ -150,6 +150,7 @@ async def real_model(args: argparse.Namespace) -> int:
                     nonce="bench",
                     on_sample=_progress,
                     deadline_s=args.budget,
+                    memory=getattr(args, "memory", False),
                 )
                 probe_s = time.monotonic() - began
                 rows = await direct(provider, engine.model, prefix, sizes, args.tries)
@@ -167,6 +168,17 @@ async def real_model(args: argparse.Namespace) -> int:
         f"(passed {verdict.get('passed')}, failed {verdict.get('failed')} at "
         f"{verdict.get('failed_tokens')})"
     )
+    if profile.memory_horizon is not None or "memory" in profile.provenance:
+        recalled = profile.memory_horizon
+        tool_s = int(profile.provenance.get("tool_wall_ns", 0)) / 1e9
+        print(
+            f"        tool task {tool_s:.0f} s; answer-from-memory horizon "
+            + (
+                f"{recalled.tokens:,} tokens, confidence {recalled.confidence:.2f}"
+                if recalled is not None
+                else "undecided"
+            )
+        )
     stopped = profile.provenance.get("stopped")
     if stopped:
         undecided = stopped.get("undecided") or {}

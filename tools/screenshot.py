@@ -21,6 +21,7 @@ written through the ledger API, an archived one, and a turn with one card of eve
     code-block-THEME.png        an answer with a code block coloured by Pygments
     streaming-code-THEME.png    a long code block mid-stream, coloured as its lines complete
     probe-running-THEME.png     the status bar while the capacity probe measures the model
+    probe-paused-THEME.png      … and once it is paused (Resume continues from its next rung)
     preset-editor-THEME.png     Chat → System prompt… with a saved preset
     export-dialog-THEME.png     File → Export chat…
     import-dialog-THEME.png     File → Import chats… after a ChatGPT export, with its report
@@ -271,7 +272,11 @@ async def shoot_issue_15(
     if models.probe(MODEL) is not None:
         await until(lambda: window.status.probe_status.isVisible())
         await save(window, out, f"probe-running-{theme}")
-        await until(lambda: not window.status.probe_status.isVisible(), within=60)
+        window.status.probe_pause.click()  # a state (#25 item 7): Resume continues from it
+        await until(lambda: window.status.probe_resume.isVisible(), within=30)
+        await save(window, out, f"probe-paused-{theme}")
+        window.status.probe_resume.click()
+        await until(lambda: not models.probing(MODEL), within=60)
     dialog = window.edit_system_prompt()
     dialog.name.setText("Terse reviewer")
     dialog.editor.setPlainText(

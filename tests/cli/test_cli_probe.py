@@ -10,6 +10,7 @@ import pytest
 
 from tests.cli.test_cli import vak
 from tests.doubles.ollama_server import OllamaDouble
+from vak_desktop.runtime.capacity.scheduler import DEADLINE_S
 
 MODEL = "gemma4:e2b"
 CONTRACT_KEYS = {
@@ -110,4 +111,28 @@ def test_a_model_that_never_follows_gets_a_notice_not_a_hang(
         double.add_model(MODEL, trained_window=32_768)
         code, out, _ = vak(capsys, "probe", MODEL, "--host", double.url)
     assert code == 0 and "notice: the model followed the instruction at no size tried" in out
-    assert "(confidence 0.00)" in out
+    # undecided, never a horizon at confidence 0.00 (issue #22): the declared window stays
+    assert "instruction horizon 32,768 tokens (confidence 0.30)" in out
+    assert "notice: undecided" in out
+
+
+def test_vak_probe_has_the_background_budget_and_probes_both_tasks_by_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with OllamaDouble(instruction_horizon=3_000, memory_horizon=9_000, search_requests=True) as d:
+        d.add_model(MODEL, trained_window=32_768)
+        code, out, err = vak(capsys, "probe", MODEL, "--json", "--host", d.url)
+    assert code == 0, err
+    profile = json.loads(out)
+    assert profile["provenance"]["budget_s"] == DEADLINE_S  # it had no limit by default
+    assert 0.85 * 3_000 <= profile["instruction_horizon"]["tokens"] <= 3_000
+    memory = profile["memory_horizon"]
+    assert memory is not None and 0.85 * 9_000 <= memory["tokens"] <= 9_000
+    assert memory["confidence"] >= 0.85
+    assert "(memory)" in err  # the memory task's samples have their own progress lines
+    with OllamaDouble(instruction_horizon=3_000, search_requests=True) as d:
+        d.add_model(MODEL, trained_window=32_768)
+        code, _, err = vak(capsys, "probe", MODEL, "--force", "--no-memory", "--host", d.url)
+        asks = {str(b["messages"][-1]["content"]) for b in d.chat_bodies() if b.get("tools")}
+    assert code == 0 and "(memory)" not in err
+    assert asks and not any(ask.startswith("What is") for ask in asks)

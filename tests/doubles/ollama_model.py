@@ -18,6 +18,9 @@ With `search_requests=True` a natural request "Search my files for … WORD." co
 the request offers `grep` (or `glob`): within the horizon the reply is that call with
 {"pattern": WORD} (the capacity probe's real-shaped request).
 `noise` is the chance of flipping that verdict within ±10% of the horizon (seeded by `seed`).
+With `search_requests=True` a closing question "… I asked you to remember? …" is answered with
+the code an earlier user message asked it to remember ("remember … QX-1234") when the prompt is
+within `memory_horizon` (default: the instruction horizon), else "I do not remember that."
 
 Timing model: prompt_eval_duration covers only tokens after the prefix shared with the model's
 previous prompt, at `prefill_tps`; eval_duration is eval_count at `decode_tps`; load_duration is
@@ -48,6 +51,8 @@ OVERFLOW_TEXT = (
 )
 _INSTRUCTION = re.compile(r"call the `?([\w.-]+)`? tool\b|call the tool `?([\w.-]+)`?", re.I)
 _SEARCH = re.compile(r"\bsearch my files for\b.*?([\w-]+)\W*$", re.I | re.S)
+_RECALL = re.compile(r"\bI asked you to remember\b", re.I)
+_FACT = re.compile(r"\bremember\b[^\n]*?\b(QX-\d+)", re.I)
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 _DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
 _DURATION = re.compile(r"(?:[0-9]*\.?[0-9]+(?:ns|us|µs|μs|ms|s|m|h))+")
@@ -251,6 +256,7 @@ def default_reply(
     chunk_chars: int,
     delay_per_chunk: float,
     search_requests: bool = False,
+    recalls: Callable[[], bool] | None = None,
 ) -> Reply:
     """The unscripted answer: the instructed tool call if `follows()`, else prose (module doc)."""
     last = messages[-1]
@@ -260,6 +266,13 @@ def default_reply(
         chunk_chars=chunk_chars,
         delay_per_chunk=delay_per_chunk,
     )
+    asks_back = last.get("role") == "user" and _RECALL.search(content)
+    if search_requests and recalls is not None and asks_back:
+        told = [_FACT.search(str(m.get("content") or "")) for m in messages[:-1]]
+        fact = next((f[1] for f in told if f is not None), None)
+        remembered = fact is not None and recalls()
+        reply.text = f"It is {fact}." if remembered else "I do not remember that."
+        return reply
     names = {str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)}
     found = _INSTRUCTION.search(content) if last.get("role") == "user" else None
     wanted = (found[1] or found[2]) if found else None

@@ -61,6 +61,7 @@ class OllamaRoutes:
         default_delay_per_chunk: float = 0.0,
         pull_delay_per_line: float = 0.0,
         search_requests: bool = False,
+        memory_horizon: int | None = None,
     ) -> None:
         self.chars_per_token, self.default_num_ctx = chars_per_token, default_num_ctx
         self.instruction_horizon, self.noise = instruction_horizon, noise
@@ -71,6 +72,9 @@ class OllamaRoutes:
         self.default_delay_per_chunk = default_delay_per_chunk
         self.pull_delay_per_line = pull_delay_per_line
         self.search_requests = search_requests  # "Search my files for X" → grep (ollama_model)
+        # a question about a fact told earlier is answered within this (None: the instruction
+        # horizon), and only with `search_requests` (ollama_model.default_reply)
+        self.memory_horizon = memory_horizon
         self.requests: list[tuple[str, str, Any]] = []  # (method, path, parsed JSON or None)
         self.models: dict[str, Model] = {}
         self.loads: list[Load] = []  # every model load, with its reason (see `reloads`)
@@ -323,14 +327,15 @@ class OllamaRoutes:
             messages,
             tools,
             follows=lambda: self._follows(tokens),
+            recalls=lambda: self._follows(tokens, self.memory_horizon),
             text=self.default_text,
             chunk_chars=self.default_chunk_chars,
             delay_per_chunk=self.default_delay_per_chunk,
             search_requests=self.search_requests,
         )
 
-    def _follows(self, tokens: int) -> bool:
-        horizon = self.instruction_horizon
+    def _follows(self, tokens: int, horizon: int | None = None) -> bool:
+        horizon = self.instruction_horizon if horizon is None else horizon
         if horizon is None:
             return True
         verdict = tokens <= horizon

@@ -128,6 +128,27 @@ class GatedRunner(_Wrapper):
             yield event
 
 
+class HeldAfter(_Wrapper):
+    """The first `allowed` probe requests go through; every later one waits at `gate` (and
+    sets `probe_waiting`), so a test can pause or stop a probe a known number of samples in."""
+
+    def __init__(self, client: httpx.AsyncClient, double: OllamaDouble, allowed: int) -> None:
+        super().__init__(client, double)
+        self.allowed = allowed
+        self.gate = asyncio.Event()
+        self.probe_waiting = asyncio.Event()
+
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        if is_probe_request(request):
+            if self.allowed <= 0:
+                self.probe_waiting.set()
+                await self.gate.wait()
+            self.allowed -= 1
+        self.requests.append(request)
+        async for event in self.inner.stream(request):
+            yield event
+
+
 class HostedModel(_Wrapper):
     """The double presented as a hosted provider: probing it would cost money."""
 

@@ -27,7 +27,9 @@ def _collect_on_the_ui_thread() -> None:
 
 @pytest.fixture
 def small_double() -> Iterator[OllamaDouble]:
-    with OllamaDouble(instruction_horizon=2_500) as server:
+    # search_requests: the probe's real-shaped requests are followed within the horizon (the
+    # bare double never followed them; the old probe then stored ~200 tokens as a horizon)
+    with OllamaDouble(instruction_horizon=2_500, search_requests=True) as server:
         server.add_model(MODEL, trained_window=32_768)
         yield server
 
@@ -85,7 +87,7 @@ async def test_a_probe_shows_while_it_runs_and_its_horizon_reaches_the_bar_the_m
             await tools.aclose()
 
 
-async def test_pause_stops_the_probe_and_the_bar_stops_saying_measuring(
+async def test_pause_stops_the_probe_and_the_bar_says_paused_with_resume(
     small_double: OllamaDouble, qtbot: Any, ledger_path: Path
 ) -> None:
     small_double.default_delay_per_chunk = 0.05
@@ -99,8 +101,10 @@ async def test_pause_stops_the_probe_and_the_bar_stops_saying_measuring(
             await until(lambda: window.status.probe_pause.isVisible(), what="the probe line")
             window.status.probe_pause.click()
             await until(lambda: ended, what="the probe to stop")
-            assert ended == ["cancelled"]
-            assert not window.status.probe_status.isVisible()
+            assert ended == ["paused"]  # a state now, not a cancel (#25 item 7)
+            assert window.status.probe_status.text().startswith(f"probe of {MODEL} paused")
+            assert window.status.probe_resume.isVisible()
+            assert not window.status.probe_pause.isVisible()
             assert "(declared)" in window.model_status.text()
         finally:
             await tools.aclose()

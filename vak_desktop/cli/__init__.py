@@ -63,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--session", help="continue this session (default: a new one)")
     chat.add_argument("--keep-alive", default="30m", help="how long Ollama keeps the model loaded")
     chat.add_argument("--think", action=argparse.BooleanOptionalAction, default=None)
+    chat.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="in the REPL, never probe the model's capacity in the background",
+    )
     chat.set_defaults(func=cmd_chat)
     sub.add_parser("sessions", parents=common, help="sessions, newest first").set_defaults(
         func=cmd_sessions

@@ -1,17 +1,27 @@
-"""`vak chat`: one streamed turn, or a REPL, on the same runtime as the window."""
+"""`vak chat`: one streamed turn, or a REPL, on the same runtime as the window.
+
+The REPL reads stdin in a worker thread (`asyncio.to_thread`), never on the event loop, so
+what runs between turns runs while the user types, as in the window: the look-ahead packet
+and the background capacity probe (`probing_capacity`; a turn stops it, keeping its rungs,
+and the next finished turn continues it). `--no-probe` turns the probe off; a one-shot
+`vak chat MODEL MESSAGE` has no idle time and never probes.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable
 
 from vak_desktop.cli.common import CliError, bind, emit, open_ledger, tools_for, with_provider
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.ledger import LedgerError, SessionBusy
 from vak_desktop.providers import ChatProvider
-from vak_desktop.runtime import TurnRunner
+from vak_desktop.runtime import ModelBinding, TurnRunner
+from vak_desktop.runtime.capacity.probe import ProbeProgress
+from vak_desktop.runtime.capacity.scheduler import probing_capacity
 from vak_desktop.runtime.events import (
     CardShown,
     CompactionEvent,
@@ -129,19 +139,23 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     async def work(provider: ChatProvider) -> int:
         binding = await bind(provider, args.model)
         repl = args.message is None
+        capacity = None
+        if repl and not getattr(args, "no_probe", False):
+            capacity = probing_capacity(ledger, provider, on_progress=_probe_watcher(args.json))
         runner = TurnRunner(
             ledger,
             provider,
             tools_for(args, ledger),
             keep_alive=args.keep_alive,
             compact_ahead=repl,
+            capacity=capacity,
         )
         session = args.session or ledger.create_session().id
-        messages = _repl_lines() if repl else [args.message]
+        messages = _repl_lines() if repl else _one(args.message)
         show = _json_event if args.json else _TextPrinter()
         status = 0
         try:
-            for message in messages:
+            async for message in messages:
                 if repl and message.strip() == COMPACT_COMMAND:
                     await runner.settle(session)
                     shown = _CompactionPrinter(args.json)
@@ -157,6 +171,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                     raise CliError(str(exc)) from None
         finally:
             await runner.aclose()
+            await runner.capacity.aclose()  # stops a background probe (its rungs not stored)
             await runner.tools.aclose()  # stops any MCP server a call started
         return status
 
@@ -214,13 +229,43 @@ class _CompactionPrinter:
         self.call = event.call
 
 
-def _repl_lines() -> Iterator[str]:
+async def _one(message: str) -> AsyncIterator[str]:
+    yield message
+
+
+async def _repl_lines() -> AsyncIterator[str]:
+    """The REPL's lines, each read in a worker thread: the event loop keeps running the
+    look-ahead packet and the background probe while the user types."""
     while True:
         if sys.stdin.isatty():
             sys.stderr.write("you> ")
             sys.stderr.flush()
-        line = sys.stdin.readline()
+        line = await asyncio.to_thread(sys.stdin.readline)
         if not line:
             return
         if line.strip():
             yield line.rstrip("\n")
+
+
+def _probe_watcher(as_json: bool) -> Callable[[ModelBinding, ProbeProgress | None], None]:
+    """Says on stderr (a `probe` line with --json) when a background probe starts and ends;
+    its samples are not printed (they would interleave with what the user types)."""
+    running: set[str] = set()
+
+    def watch(binding: ModelBinding, progress: ProbeProgress | None) -> None:
+        model = binding.model
+        if progress is not None and model not in running:
+            running.add(model)
+            _say(as_json, model, "started", f"measuring {model} in the background…")
+        elif progress is None and model in running:
+            running.discard(model)
+            _say(as_json, model, "ended", f"background probe of {model} ended")
+
+    return watch
+
+
+def _say(as_json: bool, model: str, state: str, words: str) -> None:
+    if as_json:
+        emit({"event": "probe", "model": model, "state": state})
+    else:
+        print(f"· {words}", file=sys.stderr, flush=True)

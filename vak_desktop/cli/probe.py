@@ -1,7 +1,9 @@
 """`vak probe` and `vak profile`: a model's measured CapacityProfile, from a terminal.
 
 `vak probe MODEL` runs the capacity ladder in the foreground — the same `run_probe` the
-background scheduler uses — with one progress line per sample on stderr, records the result
+background scheduler uses, with its time budget (`DEADLINE_S`) unless `--timeout` says
+otherwise, and its two tasks (file search, and answer-from-memory unless `--no-memory`) —
+with one progress line per sample on stderr, records the result
 in the ledger's profile store (where every session finds it at its next bind) and prints the
 profile. A fresh stored profile (24 h local, 7 d hosted, same model digest) is printed without
 probing unless `--force`. `vak profile MODEL` prints the stored profile and never touches the
@@ -14,12 +16,21 @@ import argparse
 import sys
 
 from vak_desktop.cli.common import CliError, bind, emit, open_ledger, tools_for, with_provider
-from vak_desktop.context.capacity.probe import TTL_HOSTED_S, TTL_LOCAL_S, is_fresh, probed_at
+from vak_desktop.context.capacity.probe import (
+    TTL_HOSTED_S,
+    TTL_LOCAL_S,
+    is_fresh,
+    left_undecided,
+    probed_at,
+)
+from vak_desktop.context.capacity.probe_history import MEMORY
+from vak_desktop.context.capacity.probe_result import resume_from
 from vak_desktop.context.capacity.profile import profile_to_json
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.providers import ChatProvider, ModelDigests, is_local
 from vak_desktop.runtime.capacity.probe import ProbeProgress, run_probe
+from vak_desktop.runtime.capacity.scheduler import DEADLINE_S
 from vak_desktop.runtime.capacity.service import key_of
 from vak_desktop.runtime.turn.runner import TurnRunner
 
@@ -28,7 +39,7 @@ def progress_line(progress: ProbeProgress) -> str:
     """One sample, for stderr: rung, phase, size, verdict, time."""
     sample = progress.sample_result
     if sample.cancelled:
-        verdict = "undecided: cut at the probe's time budget"
+        verdict = "undecided: " + (sample.undecided or "cut at the probe's time budget")
     elif sample.overflow:
         verdict = "refused: longer than the window"
     elif sample.error:
@@ -37,8 +48,9 @@ def progress_line(progress: ProbeProgress) -> str:
         verdict = "followed (written as text)" if sample.as_text else "followed"
     else:
         verdict = f"not followed (called {sample.called})" if sample.called else "not followed"
+    task = " (memory)" if progress.task == MEMORY else ""
     return (
-        f"rung {progress.rung:>2} {progress.phase:<7} {progress.tokens:>8,} tokens "
+        f"rung {progress.rung:>2}{task} {progress.phase:<7} {progress.tokens:>8,} tokens "
         f"({progress.turns} turns, num_ctx {progress.num_ctx:,})  sample {progress.sample}: "
         f"{verdict}  {sample.wall_ns / 1e9:.2f} s"
     )
@@ -55,9 +67,10 @@ def _show(profile: CapacityProfile, as_json: bool) -> None:
     horizon = profile.instruction_horizon
     provenance = profile.provenance
     verified = f"{profile.verified_window:,}" if profile.verified_window else "not refused yet"
+    undecided = " — undecided" if provenance.get("undecided") else ""
     print(
         f"{profile.model}: instruction horizon {horizon.tokens:,} tokens "
-        f"(confidence {horizon.confidence:.2f})"
+        f"(confidence {horizon.confidence:.2f}){undecided}"
     )
     basis = confidence_basis(profile)
     if basis:
@@ -82,12 +95,24 @@ def _show(profile: CapacityProfile, as_json: bool) -> None:
         if provenance.get("rescue"):
             print(
                 "  notice: the model followed the instruction at no size tried, not even the "
-                "bare prefix; its turns are planned from a reset with a handoff"
+                "bare prefix"
             )
-        if provenance.get("outcome") == "timed_out":
+        if provenance.get("outcome") == "undecided":
+            print(
+                "  notice: undecided — the probe confirmed no size; the horizon is the one "
+                "the model had (or its declared window, at low confidence); it is retried "
+                "when the machine is idle"
+            )
+        elif provenance.get("outcome") == "timed_out":
             print(
                 "  notice: the probe ran out of time; the horizon is the largest size it "
                 "confirmed before that (probe again when the machine is idle)"
+            )
+        if profile.memory_horizon is not None:
+            recalled = profile.memory_horizon
+            print(
+                f"  answers from memory up to {recalled.tokens:,} tokens (confidence "
+                f"{recalled.confidence:.2f}); a turn that needs no tool plans to the larger"
             )
     else:
         print(f"  {source} only: not probed")
@@ -131,6 +156,13 @@ async def cmd_probe(args: argparse.Namespace) -> int:
             _show(stored.profile, args.json)
             return 0
         tools = tools_for(args, ledger)
+        # a stored probe that left rungs undecided continues from the rungs it decided
+        resumable = (
+            stored is not None
+            and not args.force
+            and left_undecided(stored.profile)
+            and (not digest or stored.profile.model_digest in ("", digest))
+        )
         try:  # the ladder carries the prefix this model's real turns would
             prefix = TurnRunner(ledger, provider, tools).probe_prefix(binding)
             record = await run_probe(
@@ -141,7 +173,10 @@ async def cmd_probe(args: argparse.Namespace) -> int:
                 max_prompt_tokens=args.max_tokens,
                 on_sample=_print_progress,
                 prefix=prefix,
-                deadline_s=args.timeout,
+                deadline_s=args.timeout if args.timeout is not None else DEADLINE_S,
+                memory=not args.no_memory,
+                keep=stored.profile if stored is not None else None,
+                resume=resume_from(stored.activity) if resumable and stored else None,
             )
         finally:
             await tools.aclose()
@@ -191,7 +226,15 @@ def add_commands(
         type=float,
         default=None,
         metavar="S",
-        help="stop climbing after S seconds and keep what was measured (default: no limit)",
+        help=(
+            "stop after S seconds and keep what was confirmed (default: the background "
+            f"probe's budget, {DEADLINE_S:.0f} s)"
+        ),
+    )
+    probe.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="probe only the file-search task, not the answer-from-memory one",
     )
     probe.set_defaults(func=cmd_probe)
     profile = sub.add_parser(

@@ -314,6 +314,10 @@ class CapacityProfile:
     prefix_tokens: Ewma = Ewma(0.0)
     prefix_chars: int = 0
     prefix_digest: str = ""
+    # the largest prompt the model still answered a fact from early in it (the probe's
+    # answer-from-memory task); None: not probed or not confirmed. A tool-free turn may plan to
+    # the larger of the two horizons (`context/capacity/profile.py`, `usable_horizon`)
+    memory_horizon: Horizon | None = None
 
 
 @dataclass(frozen=True)

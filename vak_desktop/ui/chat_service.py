@@ -224,8 +224,23 @@ class ChatService(CompactNow, SessionBrowsing, SessionPrompts):
         self.probeProgress.emit(binding.model, progress)
 
     def pause_probe(self, model: str) -> bool:
-        """Stop a background probe of `model` now; it runs again after a later turn."""
-        return any([scheduler.cancel_model(model) for scheduler in self._schedulers])
+        """Pause a background probe of `model` now: it keeps the rungs it decided and waits
+        for `resume_probe` (no later turn restarts it)."""
+        return any([scheduler.pause_model(model) for scheduler in self._schedulers])
+
+    def paused_probe(self, model: str) -> str | None:
+        """'paused after N rungs' for a paused background probe of `model`, else None."""
+        for scheduler in self._schedulers:
+            paused = scheduler.paused(model)
+            if paused is not None:
+                detail = paused.record.activity.detail
+                decided = len(detail.get("rungs") or ()) + len(detail.get("memory_rungs") or ())
+                return f"paused after {decided} rung{'s' if decided != 1 else ''}"
+        return None
+
+    def resume_probe(self, model: str) -> bool:
+        """Continue a paused background probe of `model` from its next rung, now."""
+        return any([scheduler.resume_model(model) is not None for scheduler in self._schedulers])
 
     def open_session(self, session: str | None) -> bool:
         """Show `session` (None: a new chat). Refused while a turn runs, and for a session

@@ -311,13 +311,21 @@ class MainWindow(QMainWindow):
         models.probeProgress.connect(self.status.show_probe)
         models.probeFinished.connect(self._probe_ended)
         self.status.pauseRequested.connect(self._pause_probe)
+        self.status.resumeRequested.connect(self._resume_probe)
 
     def _pause_probe(self, model: str) -> None:
-        if not self.tools.models.cancel_probe(model):
+        if not self.tools.models.pause_probe(model):
             self.service.pause_probe(model)
 
-    def _probe_ended(self, model: str, _outcome: str, _message: str) -> None:
+    def _resume_probe(self, model: str) -> None:
+        if self.tools.models.resume_probe(model) is None:
+            self.service.resume_probe(model)
+
+    def _probe_ended(self, model: str, outcome: str, message: str) -> None:
         self.status.show_probe(model, None)
+        paused = message if outcome == "paused" else self.service.paused_probe(model)
+        if paused:
+            self.status.show_paused(model, paused)
         self.profile_changed()
 
     def profile_changed(self) -> None:

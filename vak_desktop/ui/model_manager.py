@@ -33,7 +33,13 @@ from PySide6.QtWidgets import (
 
 from vak_desktop.runtime.capacity.probe import ProbeProgress
 from vak_desktop.runtime.providers.models import ModelRow, PullState
-from vak_desktop.ui.models_controller import CANCELLED, ENDED, SUCCEEDED, ModelsController
+from vak_desktop.ui.models_controller import (
+    CANCELLED,
+    ENDED,
+    PAUSED,
+    SUCCEEDED,
+    ModelsController,
+)
 from vak_desktop.ui.pull_panel import PullPanel, human_size
 
 COLUMNS = (
@@ -373,7 +379,12 @@ class ModelManager(QDialog):
     def _probe_finished(self, model: str, outcome: str, message: str) -> None:
         self.probe_bar.hide()
         self.probe_button.setEnabled(True)
-        words = {SUCCEEDED: "Probe finished", CANCELLED: "Probe cancelled", ENDED: "Probe ended"}
+        words = {
+            SUCCEEDED: "Probe finished",
+            CANCELLED: "Probe cancelled",
+            ENDED: "Probe ended",
+            PAUSED: "Probe paused",
+        }
         said = f": {message}" if message else ""
         self.probe_status.setText(f"{words.get(outcome, 'Probe failed')} ({model}){said}")
 

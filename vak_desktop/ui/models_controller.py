@@ -22,13 +22,23 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
-from vak_desktop.runtime.capacity.probe import ProbeProgress
+from vak_desktop.runtime.capacity.probe import ProbeProgress, ProbeRecord
 from vak_desktop.runtime.providers.models import ModelRow, ModelService
 from vak_desktop.runtime.settings import check_keep_alive, full_model_name
 from vak_desktop.ui.settings_dialog import SettingsController
 from vak_desktop.ui.tasks import TaskSet
 
 SUCCEEDED, CANCELLED, FAILED = "succeeded", "cancelled", "failed"
+PAUSED = "paused"  # a probe's outcome: stopped by the user, its decided rungs kept
+
+
+def paused_words(record: ProbeRecord) -> str:
+    """'paused after 3 rungs' — what a paused probe has kept."""
+    detail = record.activity.detail
+    decided = len(detail.get("rungs") or ()) + len(detail.get("memory_rungs") or ())
+    return f"paused after {decided} rung{'s' if decided != 1 else ''}"
+
+
 ENDED = "ended"  # a probe this controller did not start ended (measured or not)
 
 
@@ -65,6 +75,9 @@ class ModelsController(QObject):
         self._pull: asyncio.Task[None] | None = None
         self._pulling = ""
         self._probes: dict[str, asyncio.Task[None]] = {}
+        self._pauses: dict[str, asyncio.Event] = {}  # set one: that probe pauses
+        self._running: set[str] = set()  # models whose probe this controller runs
+        self.paused: dict[str, ProbeRecord] = {}  # paused probes, each resumable from here
         self._elsewhere: set[str] = set()  # models a background probe is measuring
 
     async def use_provider(self, provider: ChatProvider) -> None:
@@ -86,7 +99,9 @@ class ModelsController(QObject):
 
     def probing(self, model: str) -> bool:
         """A probe of `model` runs: this controller's, or one the window was told of."""
-        return self.service.probing(model) or model in self._elsewhere
+        # started here: from `probe` on, before its first await, until it says it finished
+        mine = model in self._running
+        return mine or self.service.probing(model) or model in self._elsewhere
 
     def probe_elsewhere(self, model: str, progress: ProbeProgress | None) -> None:
         """A probe of `model` this controller did not start (the chat's background probe)
@@ -207,23 +222,41 @@ class ModelsController(QObject):
     # -- probe ------------------------------------------------------------------------------
 
     def probe(self, model: str) -> asyncio.Task[None] | None:
-        """Measure `model` now; progress arrives as `probeProgress`. None if one is running."""
-        if self.service.probing(model):
+        """Measure `model` now — continuing a paused probe of it from its next rung —;
+        progress arrives as `probeProgress`. None if one is running."""
+        if self.service.probing(model) or model in self._running:
             return None
-        task = self._tasks.spawn(self._run_probe(model), f"probe-{model}")
+        self._running.add(model)
+        pause = self._pauses[model] = asyncio.Event()
+        resume = self.paused.pop(model, None)
+        task = self._tasks.spawn(self._run_probe(model, pause, resume), f"probe-{model}")
         self._probes[model] = task
-        task.add_done_callback(lambda _done: self._probes.pop(model, None))
+        task.add_done_callback(lambda _done: self._ended(model))
         return task
 
-    def cancel_probe(self, model: str) -> bool:
-        """Stop the probe of `model` this controller started (the status bar's Pause)."""
-        task = self._probes.get(model)
-        if task is None or task.done():
+    def _ended(self, model: str) -> None:
+        self._probes.pop(model, None)
+        self._running.discard(model)  # (also for a task cancelled before it ever ran)
+
+    def pause_probe(self, model: str) -> bool:
+        """Pause the probe of `model` this controller started (the status bar's Pause): it
+        stops after cutting the sample in flight and keeps every rung it decided; `probe`
+        (Resume) continues from the next one. False when it started none."""
+        task, pause = self._probes.get(model), self._pauses.get(model)
+        if task is None or task.done() or pause is None:
             return False
-        task.cancel()
+        pause.set()
         return True
 
-    async def _run_probe(self, model: str) -> None:
+    cancel_probe = pause_probe  # Pause was a cancel once; callers of that name pause now
+
+    def resume_probe(self, model: str) -> asyncio.Task[None] | None:
+        """Continue the paused probe of `model` from its next rung (None: none is paused)."""
+        return self.probe(model) if model in self.paused else None
+
+    async def _run_probe(
+        self, model: str, pause: asyncio.Event, resume: ProbeRecord | None
+    ) -> None:
         def report(progress: ProbeProgress) -> None:
             self.probeProgress.emit(model, progress)
 
@@ -234,15 +267,24 @@ class ModelsController(QObject):
                 keep_alive=self.keep_alive_for(model),
                 on_sample=report,
                 prefix_for=self.prefix_for,
+                pause=pause,
+                resume=resume,
             )
-            outcome = SUCCEEDED
-            message = f"horizon {record.profile.instruction_horizon.tokens:,} tokens"
+            if record.paused:
+                self.paused[model] = record
+                outcome, message = PAUSED, paused_words(record)
+            elif record.profile.provenance.get("undecided"):
+                outcome, message = SUCCEEDED, "undecided: no size was confirmed"
+            else:
+                outcome = SUCCEEDED
+                message = f"horizon {record.profile.instruction_horizon.tokens:,} tokens"
         except asyncio.CancelledError:
             outcome, message = CANCELLED, "probe cancelled"
             raise
         except ProviderError as exc:
             message = str(exc)
         finally:
+            self._running.discard(model)
             self.probeFinished.emit(model, outcome, message)
         await self._refresh()
 

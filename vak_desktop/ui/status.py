@@ -12,15 +12,24 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QToolButton, QWidget
 
-from vak_desktop.context.capacity.probe import is_probed
 from vak_desktop.context.capacity.profile import usable_horizon
 from vak_desktop.runtime import ModelBinding
 from vak_desktop.runtime.capacity.probe import ProbeProgress
 from vak_desktop.runtime.events import CompactionProgress
 from vak_desktop.ui.chat_service import Reachability
+from vak_desktop.ui.inspector.horizon_words import DECLARED, STOPPED, UNDECIDED, probe_state
 from vak_desktop.ui.inspector.source import Gauge, Inspection
 
 GAUGE_WIDTH = 110
+STATE_TIPS = {
+    DECLARED: "Not measured yet: the window the model declares. ",
+    UNDECIDED: (
+        "The capacity probe was undecided (it confirmed no size): the horizon is the one the "
+        "model had, or the window it declares, at low confidence; it is probed again when the "
+        "machine is idle. "
+    ),
+    STOPPED: "The capacity probe stopped before it finished: the largest size it confirmed. ",
+}
 
 
 def gauge_text(gauge: Gauge) -> str:
@@ -37,6 +46,7 @@ class StatusBar(QStatusBar):
     """Shows the inspection's gauge and the service's model and server state."""
 
     pauseRequested = Signal(str)  # the model whose probe the user paused
+    resumeRequested = Signal(str)  # the model whose paused probe the user resumed
     compactionStopRequested = Signal()  # the user stopped "Compact now"
 
     def __init__(self, inspection: Inspection, parent: QWidget | None = None) -> None:
@@ -68,9 +78,16 @@ class StatusBar(QStatusBar):
         self.probe_pause.setText("Pause")
         self.probe_pause.setAccessibleName("Pause the capacity probe")
         self.probe_pause.setToolTip(
-            "Stop measuring now; the probe runs again after a later turn, or from Tools → Models"
+            "Pause measuring now: the rungs measured so far are kept, and Resume continues "
+            "from the next one"
         )
         self.probe_pause.clicked.connect(self._pause)
+        self.paused = ""  # the model whose probe is paused, '' when none
+        self.probe_resume = QToolButton()
+        self.probe_resume.setText("Resume")
+        self.probe_resume.setAccessibleName("Resume the capacity probe")
+        self.probe_resume.setToolTip("Continue measuring from the next rung")
+        self.probe_resume.clicked.connect(self._resume)
         self._build_compaction()
         for widget in (
             self.compact_status,
@@ -78,6 +95,7 @@ class StatusBar(QStatusBar):
             self.compact_stop,
             self.probe_status,
             self.probe_pause,
+            self.probe_resume,
             self.model_status,
             self.gauge,
             self.gauge_label,
@@ -138,15 +156,19 @@ class StatusBar(QStatusBar):
         running = progress is not None
         was = self.probing
         self.probing = model if running else ""
+        if running:
+            self.paused = ""
         if bool(was) != running:
             self.show_gauge(self._inspection.gauge)
         # the probe's line names the model; the bound model's own line makes room for it
         binding = self._inspection.binding
         self.model_status.setVisible(not (running and binding and binding.model == model))
-        self.probe_status.setVisible(running)
+        self.probe_status.setVisible(running or bool(self.paused))
         self.probe_pause.setVisible(running)
+        self.probe_resume.setVisible(not running and bool(self.paused))
         if progress is not None:
-            self.probe_status.setText(f"measuring {model}… rung {progress.rung}")
+            what = " (answer from memory)" if progress.task == "memory" else ""
+            self.probe_status.setText(f"measuring {model}… rung {progress.rung}{what}")
             self.probe_status.setToolTip(
                 f"Capacity probe: rung {progress.rung} ({progress.phase}), "
                 f"{progress.tokens:,} tokens, sample {progress.sample}"
@@ -155,6 +177,31 @@ class StatusBar(QStatusBar):
     def _pause(self) -> None:
         if self.probing:
             self.pauseRequested.emit(self.probing)
+
+    def show_paused(self, model: str, words: str) -> None:
+        """'probe of MODEL paused after 3 rungs' with Resume, until it resumes ('' words: the
+        paused state ended)."""
+        was, self.paused = self.paused, model if words else ""
+        if bool(was) != bool(self.paused):
+            self.show_gauge(self._inspection.gauge)  # its fidelities make room for the line
+        self.probe_status.setVisible(bool(words))
+        self.probe_resume.setVisible(bool(words))
+        self.probe_pause.hide()
+        # as while it runs, the probe's line names the model and the model's own line yields
+        binding = self._inspection.binding
+        self.model_status.setVisible(not (words and binding and binding.model == model))
+        if words:
+            self.probe_status.setText(f"probe of {model} {words}")
+            self.probe_status.setToolTip(
+                "The capacity probe is paused: the rungs it measured are kept; Resume "
+                "continues from the next one"
+            )
+
+    def _resume(self) -> None:
+        if self.paused:
+            model = self.paused
+            self.show_paused(model, "")
+            self.resumeRequested.emit(model)
 
     # -- model ----------------------------------------------------------------------------
 
@@ -168,15 +215,11 @@ class StatusBar(QStatusBar):
             self.show_model(binding.model)
             return
         horizon = usable_horizon(profile)
-        how = "measured" if is_probed(profile) else "declared"
+        how = probe_state(profile)
         self.model_status.setText(f"{binding.model} · horizon {horizon:,} ({how})")
         window = binding.declared_window
         self.model_status.setToolTip(
-            (
-                "Measured by the capacity probe. "
-                if is_probed(profile)
-                else "Not measured yet: the window the model declares. "
-            )
+            STATE_TIPS.get(how, "Measured by the capacity probe. ")
             + f"Instruction horizon {profile.instruction_horizon.tokens:,} tokens, confidence "
             f"{profile.instruction_horizon.confidence:.1f}"
             + (f"; trained window {window:,}" if window else "")
@@ -195,9 +238,12 @@ class StatusBar(QStatusBar):
         self.gauge_label.setVisible(not self.compacting)
         self.gauge.setRange(0, gauge.horizon)
         self.gauge.setValue(min(gauge.request_tokens, gauge.horizon))
+        # over 100 %: never without saying why (issue #25 item 3), in the label's short form
+        short, whole = gauge.over()
         # while a probe's line shows, the fidelities go to the tooltip: the bar has 1,100 px
-        fidelities = "" if self.probing else f" · {fidelity_text(gauge)}"
-        self.gauge_label.setText(gauge_text(gauge) + fidelities)
+        fidelities = "" if self.probing or self.paused or short else f" · {fidelity_text(gauge)}"
+        over = f" · over: {short}" if short else ""
+        self.gauge_label.setText(gauge_text(gauge) + over + fidelities)
         share = gauge.request_tokens / gauge.horizon
         source = (
             "counted by the provider for the last request"
@@ -207,8 +253,14 @@ class StatusBar(QStatusBar):
         self.gauge.setAccessibleDescription(f"{share:.0%} of the horizon, {source}")
         tip = (
             f"{gauge.request_tokens:,} tokens ({share:.0%} of the {gauge.horizon:,}-token "
-            f"horizon), {source}.\nEarlier turns: {fidelity_text(gauge)}."
+            f"horizon), {source}."
+            + (f"\nOver the horizon because {whole}." if whole else "")
+            + f"\nEarlier turns: {fidelity_text(gauge)}."
         )
+        if whole:
+            self.gauge.setAccessibleDescription(
+                f"{share:.0%} of the horizon, {source}; over it because {whole}"
+            )
         self.gauge.setToolTip(tip)
         self.gauge_label.setToolTip(tip)
 

@@ -20,17 +20,17 @@ from vak_desktop.context.capacity.probe import (
     SAMPLE_MAX_TOKENS,
     HorizonSearch,
     Rung,
-    cache_behaviour,
     ladder_targets,
     probe_ceiling,
 )
 from vak_desktop.context.capacity.probe_history import PROBE_TOOL, ProbeHistory
+from vak_desktop.context.capacity.probe_result import cache_behaviour
 from vak_desktop.context.capacity.probe_verdict import (
     Sample,
     sequential_verdict,
     verdict_confidence,
 )
-from vak_desktop.context.capacity.profile import usable_horizon
+from vak_desktop.context.capacity.profile import METADATA_CONFIDENCE, usable_horizon
 from vak_desktop.context.evidence.text_calls import text_form_call
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime.capacity.probe import ProbeProgress, ProbeRecord, run_probe
@@ -162,7 +162,12 @@ async def test_a_model_that_follows_nowhere_is_reported_for_the_rescue(
         double.instruction_horizon = 50  # below even the bare prefix
         record = await _probe(OllamaProvider(http, double.url))
     assert record.profile.provenance["rescue"] is True
-    assert record.profile.instruction_horizon.confidence == 0.0
+    # a probe that confirmed no rung stores no horizon of its own (issue #22): the declared
+    # window at the metadata confidence, and it says "undecided" (it stored ~50 tokens before)
+    horizon = record.profile.instruction_horizon
+    assert horizon.tokens == TRAINED and horizon.confidence == METADATA_CONFIDENCE
+    assert record.profile.provenance["outcome"] == "undecided"
+    assert record.profile.num_ctx == 0  # nor a runner window sized on a horizon it lacks
     assert min(r["turns"] for r in _rungs(record)) == 0  # it went down to the bare prefix
 
 
@@ -207,11 +212,11 @@ async def test_a_thinking_model_is_probed_with_thinking_off(http: httpx.AsyncCli
 # -- the pure parts ---------------------------------------------------------------------------
 
 
-def test_the_ladder_doubles_from_4k_and_ends_on_the_ceiling_itself() -> None:
+def test_the_ladder_doubles_from_2k_and_ends_on_the_ceiling_itself() -> None:
     top = probe_ceiling(131_072)
-    assert ladder_targets(top) == (4_096, 8_192, 16_384, 32_768, 65_536, top)
-    assert ladder_targets(probe_ceiling(131_072, 20_000)) == (4_096, 8_192, 16_384, 20_000)
-    assert ladder_targets(probe_ceiling(131_072, 16_384)) == (4_096, 8_192, 16_384)
+    assert ladder_targets(top) == (2_048, 4_096, 8_192, 16_384, 32_768, 65_536, top)
+    assert ladder_targets(probe_ceiling(131_072, 20_000)) == (2_048, 4_096, 8_192, 16_384, 20_000)
+    assert ladder_targets(probe_ceiling(131_072, 16_384)) == (2_048, 4_096, 8_192, 16_384)
     assert ladder_targets(probe_ceiling(2_048)) == (1_843,)
 
 

@@ -25,6 +25,7 @@ from vak_desktop.context.capacity.probe_verdict import (
     sequential_verdict,
     verdict_confidence,
 )
+from vak_desktop.context.capacity.profile import METADATA_CONFIDENCE
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, TurnRunner, bind_model, default_tools
@@ -193,8 +194,13 @@ async def test_a_model_that_never_follows_gets_a_rescue_profile_with_a_clear_mes
         )
     profile = record.profile
     assert profile.provenance["rescue"] is True
-    assert profile.instruction_horizon.confidence == 0.0
+    # undecided: the declared window at the metadata confidence, never a horizon below the
+    # prefix (the window's probe stored 466 tokens, smaller than Vak's own prefix)
+    assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE
+    assert profile.instruction_horizon.tokens == TRAINED
+    assert profile.provenance["outcome"] == "undecided"
     assert "followed at no size tried" in record.activity.message
+    assert "undecided" in record.activity.message
     assert min(r["turns"] for r in record.activity.detail["rungs"]) == 0  # down to the bare prefix
 
 
@@ -205,9 +211,16 @@ async def test_a_probe_whose_samples_never_answer_times_out_instead_of_hanging(
     record, _ = await asyncio.wait_for(
         _probe_with_real_prefix(ledger, provider, sample_timeout_s=0.05), 30
     )
-    samples = [s for r in record.activity.detail["rungs"] for s in r["sample_detail"]]
-    assert samples and all(s["error"] == "no answer within 0 s" for s in samples)
-    assert record.profile.provenance["rescue"] is True
+    # a sample that runs out of time is undecided, not failed (it failed every size before,
+    # and the probe stored the smallest as a horizon at confidence 0.0)
+    assert record.activity.detail["rungs"] == []  # no verdict made up
+    stopped = record.activity.detail["stopped"]
+    assert stopped["reason"] == "sample_timeout"
+    assert stopped["undecided"]["followed"] is None
+    profile = record.profile
+    assert profile.provenance["outcome"] == "undecided" and not profile.provenance["rescue"]
+    assert profile.instruction_horizon.tokens == TRAINED
+    assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE
 
 
 async def test_a_probe_past_its_deadline_reports_what_it_measured(
@@ -220,9 +233,10 @@ async def test_a_probe_past_its_deadline_reports_what_it_measured(
         record, _ = await asyncio.wait_for(
             _probe_with_real_prefix(ledger, provider, deadline_s=0.2), 30
         )
-    assert record.profile.provenance["outcome"] == "timed_out"
-    assert record.activity.detail["outcome"] == "timed_out"
-    assert "stopped at its time budget" in record.activity.message
+    outcome = record.profile.provenance["outcome"]
+    assert outcome == ("undecided" if record.profile.provenance["undecided"] else "timed_out")
+    assert record.activity.detail["outcome"] == outcome
+    assert "stopped before it finished" in record.activity.message
     assert record.profile.provenance["requests"] < 8
 
 
@@ -237,5 +251,5 @@ async def test_a_background_probe_out_of_time_before_any_verdict_stores_nothing(
     task = scheduler.maybe_start(binding)
     assert task is not None and await asyncio.wait_for(task, 10) is None
     assert ledger.profiles().count() == 0 and scheduler.cache.get(key_of(binding)) is None
-    assert "stopped at its time budget" in scheduler.last_error[key_of(binding)]
+    assert "stopped before it finished" in scheduler.last_error[key_of(binding)]
     assert scheduler.needs_probe(key_of(binding), "")  # the next idle moment tries again

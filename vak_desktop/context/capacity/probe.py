@@ -1,5 +1,5 @@
-"""The capacity probe's decisions, as pure values: the rung ladder, the horizon search, sequential
-verdicts, and the CapacityProfile and Activity a finished search yields (spec §1).
+"""The capacity probe's decisions, as pure values: the rung ladder and the horizon search
+(spec §1). The profile and Activity a finished search yields are in `probe_result.py`.
 
 Why pure: the search is what decides a model's budget for a day, so it must be testable without
 a server (noise, overflow, a model that follows nowhere) and replayable from what it recorded.
@@ -26,9 +26,9 @@ first are served from the runner's prefix cache and cost decode time only.
 Sizes are the provider's own token counts, never our estimate: the planner converts with the
 learned tokens-per-char.
 
-Over the ~400-line guideline on purpose: the search, the record of how a probe stopped at its
-time budget (`ProbeStop`) and the profile and Activity built from both are one contract that
-`vak probe`, the scheduler and the ledger read; split, each half would import the other.
+A probe need not finish in one go (issue #22: slowness is never failure): a search can be
+seeded with the rungs an earlier run of the same probe decided (`Rung.from_json` over its
+Activity), so a paused probe, or one that ran out of time, continues from its next rung.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ from typing import Any
 
 from vak_desktop.context.capacity.probe_history import ProbeHistory
 from vak_desktop.context.capacity.probe_verdict import (
-    AGREE,
     VOTES,
     Sample,
     sequential_verdict,
@@ -51,16 +50,14 @@ from vak_desktop.context.capacity.profile import (
     choose_num_ctx,
     usable_horizon,
 )
-from vak_desktop.context.payloads import Activity, CapacityProfile, Ewma, Horizon
+from vak_desktop.context.payloads import CapacityProfile
 
-FIRST_RUNG = 4_096
+FIRST_RUNG = 2_048  # a 2-core runner prefills it in ~25 s (decision draft-probe-undecided)
 LADDER_FRACTION = 0.9  # the ladder stops at 0.9 × the declared window (spec §1)
 RESOLUTION = 1 / 16  # the bisection stops inside this fraction of the passing size
 SAMPLE_MAX_TOKENS = 48  # each sample asks for this many output tokens at most (a Qwen text-form
 # call in its <tool_call> tags is ~30 tokens)
 CAP_STEP = 0.9  # a lower cap of the climb must lie this far below the last one
-CACHE_SPEEDUP = 5  # a repeated request whose prefill is ≥ 5× faster: the prefix is cached
-NO_HORIZON_CONFIDENCE = 0.0  # nothing passed, not even the bare prefix: the rescue case
 TTL_LOCAL_S = 24 * 3600
 TTL_HOSTED_S = 7 * 24 * 3600
 PROBE_ACTIVITY = "capacity_probe"
@@ -116,34 +113,22 @@ class Rung:
             out["sample_detail"] = [dataclasses.asdict(s) for s in self.samples]
         return out
 
-
-@dataclass(frozen=True)
-class ProbeStop:
-    """Why a probe ended at its time budget, and what it left undecided (issue #17: the
-    deadline is a promise). `reason` "predicted": the next sample's predicted time would have
-    ended past the deadline, so it was not sent; "cancelled": a sample still running at the
-    deadline was cut. `rung` is the rung in progress (its answered samples, no verdict)."""
-
-    reason: str
-    elapsed_s: float
-    deadline_s: float
-    predicted_s: float = 0.0  # the next sample's (or rung's) predicted seconds, when predicted
-    rung: Rung | None = None
-    cut: Sample | None = None
-
-    def to_json(self, full: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "reason": self.reason,
-            "elapsed_s": round(self.elapsed_s, 3),
-            "deadline_s": self.deadline_s,
-        }
-        if self.reason == "predicted":
-            out["predicted_s"] = round(self.predicted_s, 3)
-        if self.rung is not None:  # the undecided rung
-            out["undecided"] = self.rung.to_json(full=full) | {"followed": None}
-        if self.cut is not None:
-            out["cut_after_s"] = round(self.cut.wall_ns / 1e9, 3)
-        return out
+    @classmethod
+    def from_json(cls, document: dict[str, Any]) -> Rung:
+        """A rung back from its full JSON (`to_json(full=True)`, as the Activity keeps it)."""
+        known = {f.name for f in dataclasses.fields(Sample)}
+        samples = tuple(
+            Sample(**{k: v for k, v in s.items() if k in known})
+            for s in document.get("sample_detail") or ()
+        )
+        return cls(
+            str(document.get("phase", "climb")),
+            int(document.get("turns", 0)),
+            int(document.get("target", 0)),
+            int(document.get("chars", 0)),
+            int(document.get("num_ctx", 0)),
+            samples,
+        )
 
 
 class HorizonSearch:
@@ -287,131 +272,6 @@ class HorizonSearch:
         return min(sizes) if sizes else None
 
 
-def cache_behaviour(rungs: list[Rung]) -> str:
-    """The cache rung: the first rung's first two samples are identical requests back to back.
-    `provider_reported` when the provider counted cached tokens; `prefix_stable` when the
-    second prefilled ≥ CACHE_SPEEDUP× faster (Ollama reports no cached tokens); else `none`."""
-    if not rungs or len(rungs[0].samples) < 2:
-        return "none"
-    first, second = rungs[0].samples[:2]
-    if first.final or second.final:
-        return "none"
-    if second.cached_tokens > 0:
-        return "provider_reported"
-    if first.prompt_eval_ns > 0 and second.prompt_eval_ns * CACHE_SPEEDUP <= first.prompt_eval_ns:
-        return "prefix_stable"
-    return "none"
-
-
-def probe_profile(
-    base: CapacityProfile,
-    search: HorizonSearch,
-    *,
-    now: str,
-    requests: int,
-    wall_ns: int,
-    stop: ProbeStop | None = None,
-) -> CapacityProfile:
-    """The profile a finished search measured, on top of the metadata-only `base`; its
-    outcome is "timed_out" when the probe stopped at its deadline (`stop`), and the horizon
-    is then the best bracket decided before it."""
-    limited = search.capped is not None and search.bracket()[1] is None  # no failure found
-    outcome = "timed_out" if stop is not None or limited else "completed"
-    samples = [(s, r) for r in search.rungs for s in r.samples if not s.final]
-    ratio = Ewma(0.0)
-    for sample, rung in samples:
-        if sample.prompt_tokens and rung.chars:
-            ratio = ratio.update(sample.prompt_tokens / rung.chars)
-    prefill = Ewma(0.0)
-    for sample, _ in samples:
-        if sample.miss and sample.prompt_eval_ns > 0 and sample.prompt_tokens:
-            prefill = prefill.update(sample.prompt_tokens / (sample.prompt_eval_ns / 1e9))
-    passed = search.horizon_rung
-    if not search.rungs:  # out of time before any verdict: nothing was measured
-        horizon = base.instruction_horizon
-    elif passed is None:
-        smallest = min(r.tokens for r in search.rungs)
-        horizon = Horizon(smallest, NO_HORIZON_CONFIDENCE, now)
-    else:
-        lo, hi = search.bracket()
-        confidence = round(min(search.confidence(lo), search.confidence(hi)), 2)
-        horizon = Horizon(passed.tokens, confidence, now)
-    profile = dataclasses.replace(
-        base,
-        verified_window=search.verified_window or base.verified_window,
-        instruction_horizon=horizon,
-        tokens_per_char=ratio if ratio.samples else base.tokens_per_char,
-        prefill_tps=prefill if prefill.samples else base.prefill_tps,
-        cache=cache_behaviour(search.rungs),
-        provenance={
-            "source": "probe",
-            "probed_at": now,
-            "rungs": [r.to_json() for r in search.rungs],
-            "requests": requests,
-            "prompt_tokens": sum(s.prompt_tokens for r in search.rungs for s in r.samples),
-            "wall_ns": wall_ns,
-            "ceiling": search.ceiling,
-            "text_form_calls": sum(s.as_text for r in search.rungs for s in r.samples),
-            "rescue": bool(search.rungs) and passed is None,  # not even the bare prefix
-            "outcome": outcome,
-            **({"stopped": stop.to_json()} if stop is not None else {}),
-            **({"budget_ceiling": search.capped} if search.capped is not None else {}),
-            "verdict": {
-                "test": "sequential",
-                "agree": AGREE,
-                "max_samples": search.votes,
-                "passed": search.tally(search.bracket()[0]),  # [followed, samples] at the horizon
-                "failed": search.tally(search.bracket()[1]),  # … at the size above it
-                "failed_tokens": search.boundary_rung.tokens if search.boundary_rung else None,
-            },
-            "task": search.history.task.directive,
-        },
-    )
-    return dataclasses.replace(profile, num_ctx=profile_num_ctx(profile))
-
-
-def probe_activity(
-    profile: CapacityProfile, search: HorizonSearch, stop: ProbeStop | None = None
-) -> Activity:
-    """The probe as one ledger Activity: every rung, sample, verdict, timing and request —
-    and, when it ran out of time, how it stopped and the rung it left undecided."""
-    horizon = profile.instruction_horizon
-    provenance = profile.provenance
-    outcome = str(provenance.get("outcome") or "completed")
-    message = (
-        f"probed {profile.model}: instruction horizon {horizon.tokens:,} tokens "
-        f"(confidence {horizon.confidence:.2f}) in {provenance.get('requests', 0)} requests"
-    )
-    if provenance.get("rescue"):
-        message += "; it followed at no size tried, not even the bare prefix"
-    if outcome == "timed_out":
-        message += "; stopped at its time budget, the horizon is what it confirmed before"
-        if stop is not None and stop.rung is not None:
-            message += f" (the rung at {stop.rung.tokens:,} tokens is undecided)"
-    return Activity(
-        type=PROBE_ACTIVITY,
-        message=message,
-        detail={
-            "provider": profile.provider,
-            "model": profile.model,
-            "quantisation": profile.quantisation,
-            "model_digest": profile.model_digest,
-            "outcome": outcome,
-            "probed_at": provenance.get("probed_at", ""),
-            "ceiling": search.ceiling,
-            "requests": provenance.get("requests", 0),
-            "prompt_tokens": provenance.get("prompt_tokens", 0),
-            "wall_ns": provenance.get("wall_ns", 0),
-            "horizon": horizon.tokens,
-            "verified_window": profile.verified_window,
-            "cache": profile.cache,
-            "rescue": provenance.get("rescue", False),
-            "rungs": [r.to_json(full=True) for r in search.rungs],
-            **({"stopped": stop.to_json(full=True)} if stop is not None else {}),
-        },
-    )
-
-
 def profile_num_ctx(profile: CapacityProfile) -> int:
     """The one runner window for a bound profile: a ladder size holding the usable horizon
     plus the output reserve, never above the trained window."""
@@ -426,10 +286,23 @@ def is_probed(profile: CapacityProfile) -> bool:
     return profile.provenance.get("source") == "probe"
 
 
+def left_undecided(profile: CapacityProfile) -> bool:
+    """Whether the probe that measured `profile` stopped with rungs it never decided (out of
+    time, a sample unanswered in its time, paused): it is retried when the machine is idle."""
+    provenance = profile.provenance
+    memory = provenance.get("memory")
+    recall_stopped = isinstance(memory, dict) and bool(memory.get("stopped"))
+    return is_probed(profile) and (
+        bool(provenance.get("stopped"))
+        or recall_stopped
+        or provenance.get("outcome") == "timed_out"
+    )
+
+
 def is_fresh(profile: CapacityProfile, now: str, *, ttl_s: float, digest: str = "") -> bool:
-    """Whether a probed profile still stands: younger than `ttl_s` and, when the model's
-    current digest is known, measured on that same digest."""
-    if not is_probed(profile) or not probed_at(profile):
+    """Whether a probed profile still stands: younger than `ttl_s`, its probe not left
+    undecided, and, when the model's current digest is known, measured on that same digest."""
+    if not is_probed(profile) or not probed_at(profile) or left_undecided(profile):
         return False
     if digest and profile.model_digest and digest != profile.model_digest:
         return False

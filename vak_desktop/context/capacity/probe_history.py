@@ -25,10 +25,19 @@ request ("Search my files for the order number QX-…") whose compliance is chec
 deterministically: a call of one of the task's tools whose arguments carry the requested token.
 Without a prefix (a bare provider, the benchmarks' double) it falls back to the synthetic
 `lookup` / `probe_ack` pair.
+
+The answer-from-memory task (issue #22: which horizon governs a turn that needs no tool): with
+`memory=True` the conversation opens, right after the system prompt, on a fact the user asks
+the model to remember ("the order number of the Lisbon shipment is QX-…"), and `for_task`
+gives the same conversation closing on the question instead ("What is the order number … ?
+Answer from our conversation"), followed when the reply's text names the number. Both tasks
+share every byte up to their closing message, so the runner's prefix cache serves one from
+the other's prefill.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import random
@@ -68,6 +77,13 @@ SYSTEM = (
 )
 SEARCH_TOOLS = ("grep", "glob", "read")  # the file tools a "search my files" request is met by
 PROBE_REQUEST = "Search my files for the order number {token}."
+MEMORY_FACT = "Please remember this for later: the order number of the Lisbon shipment is {token}."
+MEMORY_NOTED = "Noted: the Lisbon shipment's order number is {token}."
+MEMORY_REQUEST = (
+    "What is the order number of the Lisbon shipment I asked you to remember? "
+    "Answer from our conversation in a few words."
+)
+TOOL, MEMORY = "tool", "memory"  # the two kinds of probe task
 
 
 @dataclass(frozen=True)
@@ -78,15 +94,20 @@ class ProbeTask:
     directive: str
     tools: tuple[str, ...]
     token: str = ""  # "" accepts any arguments (the synthetic `probe_ack` takes none)
+    kind: str = TOOL  # MEMORY: followed when the reply's text names `token`, no tool needed
 
     def followed(self, calls: Sequence[ToolCall], text: str, specs: Sequence[ToolSpec]) -> bool:
         """Whether a reply (its native calls and its text) did what the task asked."""
+        if self.kind == MEMORY:
+            return bool(self.token) and self.token.lower() in text.lower()
         admitted = {s.name: s.parameters for s in specs if s.name in self.tools}
         written = [ToolCall("", c.name, c.arguments) for c in find_text_calls(text, admitted)]
         return any(self._meets(call) for call in (*calls, *written))
 
     def as_text(self, calls: Sequence[ToolCall]) -> bool:
         """Whether no native call met the task (so a follow came written in the text)."""
+        if self.kind == MEMORY:
+            return False
         return not any(self._meets(call) for call in calls)
 
     def _meets(self, call: ToolCall) -> bool:
@@ -107,6 +128,12 @@ def search_task(nonce: str, offered: Sequence[str]) -> ProbeTask | None:
     digits = int(hashlib.sha256(nonce.encode()).hexdigest()[:8], 16) % 9000 + 1000
     token = f"QX-{digits}"
     return ProbeTask(PROBE_REQUEST.format(token=token), tools, token)
+
+
+def memory_task(nonce: str) -> ProbeTask:
+    """The answer-from-memory question: the fact's number, asked last (never the tool task's)."""
+    digits = int(hashlib.sha256(f"memory {nonce}".encode()).hexdigest()[:8], 16) % 9000 + 1000
+    return ProbeTask(MEMORY_REQUEST, (), f"QX-{digits}", MEMORY)
 
 
 @dataclass(frozen=True)
@@ -203,24 +230,44 @@ class ProbeHistory:
     sample of k filler turns; any two samples share everything up to the shorter one's turns."""
 
     def __init__(
-        self, nonce: str, *, system: str = SYSTEM, prefix: ProbePrefix | None = None
+        self,
+        nonce: str,
+        *,
+        system: str = SYSTEM,
+        prefix: ProbePrefix | None = None,
+        memory: bool = False,
     ) -> None:
         task = prefix.task(nonce) if prefix is not None else None
         if prefix is None or task is None:  # the synthetic pair: nothing real to shape it on
             prefix, task = ProbePrefix(system, PROBE_TOOLS), SYNTHETIC_TASK
-        self.prefix, self.task = prefix, task
+        self.prefix, self.task, self.nonce = prefix, task, nonce
         self.tools = prefix.tools
         self.system = Message(role="system", content=f"[probe {nonce}] {prefix.system}")
         self.instruction = Message(role="user", content=task.directive)
+        self.memory = memory_task(nonce) if memory else None
+        self.fact: tuple[Message, ...] = ()  # the answer-from-memory task's fact, early
+        if self.memory is not None:
+            token = self.memory.token
+            self.fact = (
+                Message(role="user", content=MEMORY_FACT.format(token=token)),
+                Message(role="assistant", content=MEMORY_NOTED.format(token=token)),
+            )
         by_name = {spec.name: spec for spec in prefix.tools}
         # the filler turns take turns with the task's tools; the synthetic ones call `lookup`
         self._fillers: tuple[ToolSpec | None, ...] = (None,)
         if task is not SYNTHETIC_TASK:
             self._fillers = tuple(by_name[n] for n in task.tools if n in by_name)
         self._turns: list[tuple[Message, ...]] = []
-        fixed = (self.system, self.instruction)
+        fixed = (self.system, *self.fact, self.instruction)
         self._base = ChatRequest(model="", messages=fixed, tools=self.tools).chars()
-        self._cumulative = [self._base]  # request chars with k turns, k = index
+        self._cumulative = [0]  # the filler turns' chars with k turns, k = index
+
+    def for_task(self, task: ProbeTask) -> ProbeHistory:
+        """The same conversation (its turns shared, grown once) closing on `task` instead."""
+        other = copy.copy(self)
+        other.task, other.instruction = task, Message(role="user", content=task.directive)
+        other._base = self._base - self.instruction.chars() + other.instruction.chars()
+        return other
 
     def _grow(self, turns: int) -> None:
         while len(self._turns) < turns:
@@ -233,12 +280,12 @@ class ProbeHistory:
     def messages(self, turns: int) -> tuple[Message, ...]:
         self._grow(turns)
         body = [m for turn in self._turns[:turns] for m in turn]
-        return (self.system, *body, self.instruction)
+        return (self.system, *self.fact, *body, self.instruction)
 
     def request_chars(self, turns: int) -> int:
         """`ChatRequest.chars()` of the sample with `turns` filler turns (tools included)."""
         self._grow(turns)
-        return self._cumulative[turns]
+        return self._base + self._cumulative[turns]
 
     def turns_within(self, chars: int, limit: int = 100_000) -> int:
         """The most filler turns whose request stays within `chars` characters (0 if none)."""

@@ -38,7 +38,8 @@ class Sample:
     rejected: int = 0  # on overflow: the window it named, else the size it counted
     error: str = ""
     reply: str = ""  # the start of what the model wrote (REPLY_CHARS), to read a miss by
-    cancelled: bool = False  # cut at the probe's deadline: no verdict either way, never counted
+    cancelled: bool = False  # cut (deadline, pause, its own time limit): no verdict, never counted
+    undecided: str = ""  # why a cancelled sample has no verdict, when not the probe's deadline
 
     @property
     def final(self) -> bool:

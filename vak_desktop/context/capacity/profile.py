@@ -60,13 +60,28 @@ def metadata_profile(
     )
 
 
-def usable_horizon(profile: CapacityProfile) -> int:
+def usable_horizon(profile: CapacityProfile, *, tool_free: bool = False) -> int:
     """The largest request the planner may build: the horizon, never past what the provider
-    accepted or declared."""
-    limits = [profile.instruction_horizon.tokens, profile.declared_window]
+    accepted or declared. A `tool_free` turn (one that asks for no tool) is planned against
+    the larger of the tool horizon and the confirmed answer-from-memory horizon."""
+    horizon = profile.instruction_horizon.tokens
+    if tool_free and profile.memory_horizon is not None:
+        horizon = max(horizon, profile.memory_horizon.tokens)
+    limits = [horizon, profile.declared_window]
     if profile.verified_window:
         limits.append(profile.verified_window)
     return max(0, min(limits))
+
+
+def in_current_window(profile: CapacityProfile, current: int | None) -> CapacityProfile:
+    """`profile` for the model as it is served now: the window the server reports at bind
+    (Ollama `/api/show`, llama.cpp `/props`) beats the declared window a stored profile kept
+    from when it was measured — a model restarted at 8,192 tokens must not be planned at the
+    11,620 it was measured at (a certain HTTP 400) — and the runner window never exceeds it."""
+    if not current or current == profile.declared_window:
+        return profile
+    num_ctx = min(profile.num_ctx, current) if profile.num_ctx else 0
+    return dataclasses.replace(profile, declared_window=current, num_ctx=num_ctx)
 
 
 def is_small(profile: CapacityProfile) -> bool:
@@ -155,8 +170,30 @@ def profile_to_json(profile: CapacityProfile) -> dict[str, Any]:
         "output_reserve": profile.output_reserve,
         "num_ctx": profile.num_ctx,
         "prefix_tokens": round(prefix.value) if prefix.samples else None,
+        "memory_horizon": _horizon_json(profile.memory_horizon),
         "provenance": profile.provenance,
     }
+
+
+def _horizon_json(horizon: Horizon | None) -> dict[str, Any] | None:
+    if horizon is None:
+        return None
+    return {
+        "tokens": horizon.tokens,
+        "confidence": horizon.confidence,
+        "last_confirmed": horizon.last_confirmed,
+    }
+
+
+def for_turn(profile: CapacityProfile, *, tool_free: bool) -> CapacityProfile:
+    """The profile a turn is planned with: a tool-free turn's horizon is `usable_horizon`'s
+    tool-free choice (the planner reads `instruction_horizon`); any other turn, unchanged."""
+    if not tool_free or profile.memory_horizon is None:
+        return profile
+    memory = profile.memory_horizon
+    if memory.tokens <= profile.instruction_horizon.tokens:
+        return profile
+    return dataclasses.replace(profile, instruction_horizon=memory)
 
 
 def profile_from_json(document: Any, base: CapacityProfile) -> CapacityProfile:
@@ -176,13 +213,15 @@ def profile_from_json(document: Any, base: CapacityProfile) -> CapacityProfile:
             changes[key] = int(number(key, document[key]))
     if document.get("verified_window") is not None:
         changes["verified_window"] = int(number("verified_window", document["verified_window"]))
-    horizon = document.get("instruction_horizon")
-    if horizon is not None:
+    for field in ("instruction_horizon", "memory_horizon"):
+        horizon = document.get(field)
+        if horizon is None:
+            continue
         if not isinstance(horizon, dict) or "tokens" not in horizon:
-            raise ValueError("profile field 'instruction_horizon' needs {tokens, confidence}")
-        changes["instruction_horizon"] = Horizon(
-            int(number("instruction_horizon.tokens", horizon["tokens"])),
-            float(number("instruction_horizon.confidence", horizon.get("confidence", 1.0))),
+            raise ValueError(f"profile field {field!r} needs {{tokens, confidence}}")
+        changes[field] = Horizon(
+            int(number(f"{field}.tokens", horizon["tokens"])),
+            float(number(f"{field}.confidence", horizon.get("confidence", 1.0))),
             str(horizon.get("last_confirmed", "")),
         )
     for key in ("tokens_per_char", "prefill_tps"):

@@ -1,8 +1,9 @@
 """The capacity probe ladder, run against a provider (spec §1): the async half of the probe.
 
 Why it exists: `context/capacity/probe.py` decides which rung comes next and what the answers mean; this
-module sends the requests, through the `ChatProvider` and `ModelInspector` protocols only, and
-times them. It is used in the foreground by `vak probe` and in the background by the
+module runs a probe — its tasks, its budget, what it keeps and continues from — and its
+`probe_ladder.Ladder` sends the requests, through the `ChatProvider` and `ModelInspector`
+protocols only, and times them. It is used in the foreground by `vak probe` and in the background by the
 `ProbeScheduler`; it never touches a session: its result is a `ProbeRecord` (the profile and
 the one Activity holding every rung, sample, verdict, timing and request count).
 
@@ -11,67 +12,69 @@ never above the trained window), which is also the window an unmeasured model's 
 the probe and the turns between its runs never make Ollama reload the model. It steps up only
 when a refusal shows our own estimate chose too small a window.
 
-Never a hang (issue #17 "Bad input"): a sample that gets no answer within `sample_timeout_s`
-fails its size like a refusal (a size the runner cannot answer in that time is beyond what a
-turn can use). A probe with a time budget (`deadline_s`) keeps it as a promise: it sends no
+Never a hang (issue #17 "Bad input"), and slowness is never failure (issue #22): a sample
+that gets no answer within `sample_timeout_s` is undecided, not failed — the probe stops there
+(`ProbeStop` "sample_timeout") with what it confirmed, and a later run, on an idle machine,
+continues from the rungs it decided (`resume`). The user's Pause (`pause`, an event) stops it
+the same way ("paused"), the sample in flight cut. A probe with a time budget (`deadline_s`) keeps it as a promise: it sends no
 sample whose time, predicted from the prefill and generation speed of the samples so far
 (`ProbeBudget`), would end past the deadline, and cuts a sample still running at the deadline
 (its verdict undecided). A climb rung the budget cannot afford gives way to the largest size it
 can (`HorizonSearch.cap`). It reports the best bracket decided before the deadline, its outcome
-`timed_out` and a `ProbeStop` saying how it stopped.
+`timed_out` and a `ProbeStop` saying how it stopped (`context/capacity/probe_result.py`:
+a probe that confirmed no rung stores no horizon of its own).
+
+With `memory=True` the same conversation is also probed with the answer-from-memory task
+after the tool task, until the probe is MEMORY_TARGET_S old (or its budget ends): its samples
+up to the tool task's largest size are served from the runner's prefix cache, and what it
+leaves undecided a later idle run continues.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from vak_desktop.context.capacity.probe import (
-    SAMPLE_MAX_TOKENS,
-    HorizonSearch,
-    ProbeStop,
-    Rung,
+from vak_desktop.context.capacity.probe import SAMPLE_MAX_TOKENS, HorizonSearch, probe_ceiling
+from vak_desktop.context.capacity.probe_history import ProbeHistory, ProbePrefix
+from vak_desktop.context.capacity.probe_result import (
+    PAUSED,
+    ProbeResume,
     probe_activity,
-    probe_ceiling,
     probe_profile,
 )
-from vak_desktop.context.capacity.probe_history import (
-    SYNTHETIC_TASK,
-    ProbeHistory,
-    ProbePrefix,
-    ProbeTask,
-)
-from vak_desktop.context.capacity.probe_verdict import (
-    AGREE,
-    REPLY_CHARS,
-    Sample,
-    sequential_verdict,
-)
 from vak_desktop.context.capacity.profile import choose_num_ctx, metadata_profile
-from vak_desktop.context.payloads import Activity, CapacityProfile, ToolCall
-from vak_desktop.context.request import ChatRequest
+from vak_desktop.context.payloads import Activity, CapacityProfile
 from vak_desktop.ledger.canonical import utc_now
-from vak_desktop.providers.base import (
-    ChatProvider,
-    Done,
-    ModelDetails,
-    ModelInspector,
-    TextDelta,
-    ToolCallEvent,
-)
-from vak_desktop.providers.errors import ContextOverflow, ServerError
+from vak_desktop.providers.base import ChatProvider, ModelDetails, ModelInspector
 from vak_desktop.runtime.capacity.probe_budget import ProbeBudget
+from vak_desktop.runtime.capacity.probe_ladder import (
+    NUM_CTX_HEADROOM,
+    SAMPLE_TIMEOUT_S,
+    Ladder,
+    ProbeProgress,
+    sample_once,
+)
 
-# Room above our estimate of a sample when choosing its num_ctx: the estimate uses the ratio
-# of the previous rung, and the output tokens need space too.
-NUM_CTX_HEADROOM = 1.1
-SAMPLE_TIMEOUT_S = 300.0  # a sample unanswered this long fails its size (never a hang)
-CAP_MARGIN = 0.9  # the climb's budget ceiling sits this far below the largest affordable size
+__all__ = [
+    "SAMPLE_TIMEOUT_S",
+    "ProbeProgress",
+    "ProbeRecord",
+    "ladder_within",
+    "probe_window",
+    "run_probe",
+    "sample_once",
+]
+
+# The answer-from-memory task runs in what is left of this (issue #22: the default probe in
+# ≤ 90 s on an idle 2-core machine): estimated on the double at 100 prefill / 12 decode
+# tokens/s, the tool task alone takes ≤ 59 s at a 1,358-token horizon, and the memory task
+# climbing past it cost another ~100-135 s (decision draft-probe-undecided)
+MEMORY_TARGET_S = 90.0
 
 
 def probe_window(
@@ -92,80 +95,18 @@ def ladder_within(num_ctx: int, sample_max_tokens: int = SAMPLE_MAX_TOKENS) -> i
 
 
 @dataclass(frozen=True)
-class ProbeProgress:
-    """One sample, as the progress line of `vak probe` shows it."""
-
-    rung: int  # 1-based
-    phase: str
-    turns: int
-    tokens: int
-    sample: int  # 1-based within the rung
-    sample_result: Sample
-    num_ctx: int
-
-
-@dataclass(frozen=True)
 class ProbeRecord:
     """What a finished probe measured, and the Activity recording how."""
 
     profile: CapacityProfile
     activity: Activity
 
-
-async def sample_once(
-    provider: ChatProvider,
-    request: ChatRequest,
-    miss: bool,
-    task: ProbeTask = SYNTHETIC_TASK,
-    *,
-    timeout_s: float | None = SAMPLE_TIMEOUT_S,
-) -> Sample:
-    """Send one sample and read its verdict: the task's call made natively or written as text
-    (`ProbeTask.followed`). No answer within `timeout_s` is a failed sample, never a hang."""
-    started = time.perf_counter_ns()
-    text, calls, done = "", list[ToolCall](), None
-    try:
-        async with asyncio.timeout(timeout_s):
-            async with contextlib.aclosing(provider.stream(request)) as stream:
-                async for event in stream:
-                    if isinstance(event, TextDelta):
-                        text += event.text
-                    elif isinstance(event, ToolCallEvent):
-                        calls.append(event.call)
-                    elif isinstance(event, Done):
-                        done = event
-    except TimeoutError:
-        wall = time.perf_counter_ns() - started
-        return Sample(False, wall_ns=wall, error=f"no answer within {timeout_s:.0f} s")
-    except ContextOverflow as exc:
-        wall = time.perf_counter_ns() - started
-        rejected = exc.limit or exc.requested or request.num_ctx
-        return Sample(
-            False,
-            prompt_tokens=exc.requested or 0,
-            overflow=True,
-            rejected=rejected,
-            wall_ns=wall,
-            error=str(exc),
-        )
-    except ServerError as exc:  # e.g. the runner could not allocate this window
-        return Sample(False, wall_ns=time.perf_counter_ns() - started, error=str(exc))
-    followed = task.followed(calls, text, request.tools)
-    usage = done.usage if done else None
-    timings = done.timings if done else None
-    return Sample(
-        followed=followed,
-        as_text=followed and task.as_text(calls),
-        called="" if followed or not calls else calls[0].name,
-        reply=text[:REPLY_CHARS] or "; ".join(f"{c.name}({c.arguments})" for c in calls),
-        prompt_tokens=usage.prompt_tokens() if usage else 0,
-        cached_tokens=usage.cache_read_tokens if usage else 0,
-        prompt_eval_ns=timings.prompt_eval_ns if timings else 0,
-        eval_ns=timings.eval_ns if timings else 0,
-        load_ns=timings.load_ns if timings else 0,
-        wall_ns=time.perf_counter_ns() - started,
-        miss=miss,
-    )
+    @property
+    def paused(self) -> bool:
+        """Whether the user (or a turn) paused it: either task's stop says so."""
+        detail = self.activity.detail
+        stops = (detail.get("stopped"), detail.get("memory_stopped"))
+        return any(isinstance(s, dict) and s.get("reason") == PAUSED for s in stops)
 
 
 async def run_probe(
@@ -184,12 +125,22 @@ async def run_probe(
     prefix: ProbePrefix | None = None,
     sample_timeout_s: float | None = SAMPLE_TIMEOUT_S,
     deadline_s: float | None = None,
+    memory: bool = False,
+    keep: CapacityProfile | None = None,
+    resume: ProbeResume | None = None,
+    pause: asyncio.Event | None = None,
+    memory_target_s: float | None = MEMORY_TARGET_S,
 ) -> ProbeRecord:
     """Run the whole ladder for `model` and return what it measured, every rung at `num_ctx`
     (0: `probe_window`). `prefix`: the system text and schemas of the model's real requests
-    (`TurnRunner.probe_prefix`); without one the synthetic pair is sent. Provider errors other
-    than an over-length refusal, a server failure or a timeout at one size propagate; a
-    cancelled probe raises CancelledError and records nothing."""
+    (`TurnRunner.probe_prefix`); without one the synthetic pair is sent. `memory`: probe the
+    answer-from-memory task too. `keep`: the profile the model has now (kept when this probe
+    confirms no rung). `resume`: an earlier run's decided rungs to continue from. `pause`:
+    set it to stop after (cutting) the sample in flight, keeping every decided rung.
+    `memory_target_s`: the answer-from-memory task runs only until the probe is this old (its
+    rungs left undecided are continued by a later run, on an idle machine).
+    Provider errors other than an over-length refusal, a server failure or a timeout at one
+    size propagate; a cancelled probe raises CancelledError and records nothing."""
     budget = ProbeBudget(deadline_s)  # the budget covers the whole probe, its `show` too
     if details is None and isinstance(provider, ModelInspector):
         details = await provider.show(model)
@@ -203,92 +154,52 @@ async def run_probe(
     )
     declared = base.declared_window
     thinking = details is not None and "thinking" in details.capabilities
-    history = ProbeHistory(nonce or secrets.token_hex(4), prefix=prefix)
-    search = HorizonSearch(history, probe_ceiling(declared, max_prompt_tokens))
-    requests = 0
-    stop: ProbeStop | None = None
-    num_ctx = num_ctx or probe_window(declared, max_prompt_tokens, sample_max_tokens)
-    while stop is None and (planned := search.next_rung()) is not None:
-        phase, turns, target = planned
-        if not budget.affords(search.estimate(turns), AGREE):  # a rung too big to decide
-            affordable = budget.largest_affordable(AGREE)
-            if phase == "climb" and affordable and search.cap(int(affordable * CAP_MARGIN)):
-                continue  # climb to the largest size the budget affords instead
-            predicted = budget.predict_s(search.estimate(turns), AGREE)
-            stop = budget.stop("predicted", predicted_s=predicted)
-            break
-        estimate = search.estimate(turns) * NUM_CTX_HEADROOM + sample_max_tokens
-        wanted = choose_num_ctx(int(estimate), declared, num_ctx)
-        reloaded, num_ctx = wanted != num_ctx, wanted
-        request = ChatRequest(
-            model=model,
-            messages=history.messages(turns),
-            tools=history.tools,
-            num_ctx=num_ctx,
-            max_tokens=sample_max_tokens,
-            think=False if thinking else None,
-            keep_alive=keep_alive,
-        )
-        rung = Rung(phase, turns, target, request.chars(), num_ctx)
-
-        while sequential_verdict(rung.samples, rung.votes) is None:
-            if rung.samples and not budget.affords(rung.tokens):  # the next one cannot finish
-                stop = budget.stop("predicted", rung, predicted_s=budget.predict_s(rung.tokens))
-                break
-            miss = requests == 0 or reloaded
-            started = time.perf_counter_ns()
-            try:  # a sample still running at the deadline is cut: its verdict is undecided
-                async with asyncio.timeout(budget.remaining_s()):
-                    sample = await sample_once(
-                        provider, request, miss, history.task, timeout_s=sample_timeout_s
-                    )
-            except TimeoutError:
-                wall = time.perf_counter_ns() - started
-                cut = Sample(False, wall_ns=wall, miss=miss, cancelled=True)
-                requests += 1  # it was sent: the runner did the work
-                stop = budget.stop("cancelled", rung, cut=cut)
-                _report(on_sample, len(search.rungs) + 1, rung, cut, len(rung.samples) + 1)
-                break
-            requests += 1
-            reloaded = False
-            budget.observe(sample)
-            grown = _grown_window(sample, request, declared, sample_max_tokens)
-            if grown:  # our estimate chose too small a window: not a fact about the model
-                num_ctx = grown
-                request = dataclasses.replace(request, num_ctx=grown)
-                rung = Rung(phase, turns, target, rung.chars, grown, rung.samples)
-                reloaded = True
-                continue
-            rung = Rung(phase, turns, target, rung.chars, num_ctx, (*rung.samples, sample))
-            _report(on_sample, len(search.rungs) + 1, rung, sample, len(rung.samples))
-        if sequential_verdict(rung.samples, rung.votes) is not None:
+    nonce = resume.nonce if resume is not None else nonce or secrets.token_hex(4)
+    history = ProbeHistory(nonce, prefix=prefix, memory=memory)
+    ceiling = probe_ceiling(declared, max_prompt_tokens)
+    search = HorizonSearch(history, ceiling)
+    recall = None
+    if history.memory is not None:
+        recall = HorizonSearch(history.for_task(history.memory), ceiling, confirm=False)
+    if resume is not None:  # continue from the rungs an earlier run decided
+        for rung in resume.rungs:
             search.record(rung)
-    wall_ns = time.perf_counter_ns() - budget.started
-    profile = probe_profile(
-        base, search, now=clock(), requests=requests, wall_ns=wall_ns, stop=stop
+        for rung in resume.memory_rungs:
+            if recall is not None:
+                recall.record(rung)
+    ladder = Ladder(
+        provider,
+        model,
+        budget,
+        declared,
+        num_ctx or probe_window(declared, max_prompt_tokens, sample_max_tokens),
+        sample_max_tokens,
+        sample_timeout_s,
+        False if thinking else None,
+        keep_alive,
+        on_sample,
+        pause,
+        requests=resume.requests if resume is not None else 0,
     )
-    return ProbeRecord(profile, probe_activity(profile, search, stop))
-
-
-def _report(
-    on_sample: Callable[[ProbeProgress], None] | None,
-    number: int,
-    rung: Rung,
-    sample: Sample,
-    index: int,
-) -> None:
-    if on_sample is not None:
-        on_sample(
-            ProbeProgress(number, rung.phase, rung.turns, rung.tokens, index, sample, rung.num_ctx)
-        )
-
-
-def _grown_window(
-    sample: Sample, request: ChatRequest, declared: int, sample_max_tokens: int
-) -> int:
-    """A larger num_ctx to resend with, when the refusal only says our own window was short
-    (the limit it names is the num_ctx we asked for and the model's window is larger)."""
-    if not sample.overflow or sample.rejected != request.num_ctx or not sample.prompt_tokens:
-        return 0
-    grown = choose_num_ctx(sample.prompt_tokens + sample_max_tokens, declared, request.num_ctx)
-    return grown if grown > request.num_ctx else 0
+    stop = await ladder.run(search)
+    tool_ns = time.perf_counter_ns() - budget.started
+    recall_stop = None
+    if stop is None and recall is not None:  # within what is left of MEMORY_TARGET_S too
+        limits = [d for d in (deadline_s, memory_target_s) if d is not None]
+        ladder.budget = dataclasses.replace(budget, deadline_s=min(limits) if limits else None)
+        recall_stop = await ladder.run(recall, offset=len(search.rungs))
+    wall_ns = time.perf_counter_ns() - budget.started + (resume.wall_ns if resume else 0)
+    profile = probe_profile(
+        base,
+        search,
+        now=clock(),
+        requests=ladder.requests,
+        wall_ns=wall_ns,
+        stop=stop,
+        keep=keep,
+        memory=recall,
+        memory_stop=recall_stop,
+    )
+    profile.provenance["tool_wall_ns"] = tool_ns  # the tool task's part of `wall_ns`
+    profile.provenance["budget_s"] = deadline_s  # the time it was given (None: no limit)
+    return ProbeRecord(profile, probe_activity(profile, search, stop, recall, recall_stop))

@@ -30,7 +30,8 @@ import math
 import time
 from dataclasses import dataclass
 
-from vak_desktop.context.capacity.probe import ProbeStop, Rung
+from vak_desktop.context.capacity.probe import Rung
+from vak_desktop.context.capacity.probe_result import ProbeStop
 from vak_desktop.context.capacity.probe_verdict import Sample
 
 ATTENTION_TOKENS = 1_024  # at this position a token's attention costs about its other layers

@@ -20,7 +20,8 @@ from typing import Protocol
 from vak_desktop.context.capacity.feedback import fold_feedback, followed_activity, reprobe_due
 from vak_desktop.context.capacity.probe import probed_at
 from vak_desktop.context.capacity.probe_history import ProbePrefix
-from vak_desktop.context.capacity.profile import metadata_profile
+from vak_desktop.context.capacity.probe_result import distrust_unconfirmed
+from vak_desktop.context.capacity.profile import in_current_window, metadata_profile
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.actions import requested_tool
 from vak_desktop.context.planning.instructions import unmet_tool_instruction
@@ -91,7 +92,20 @@ def capacity_profile_for(
     store: ProfileStore | None = None,
 ) -> CapacityProfile:
     """The profile to plan this binding's next request with: the newest baseline, revised by
-    the session's feedback recorded after it. Synchronous and cheap; never probes."""
+    the session's feedback recorded after it, within the window the server reported when the
+    model was bound (`in_current_window`). Synchronous and cheap; never probes."""
+    baseline = _baseline_for(binding, chain, now, cache=cache, store=store)
+    return in_current_window(distrust_unconfirmed(baseline), binding.declared_window)
+
+
+def _baseline_for(
+    binding: ModelBinding,
+    chain: Sequence[Entry],
+    now: str,
+    *,
+    cache: ProfileCache | None,
+    store: ProfileStore | None,
+) -> CapacityProfile:
     key = key_of(binding)
     recorded = _in_chain(chain, key)
     outside = newest_outside(key, cache, store)

@@ -21,6 +21,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 
 from vak_desktop.context.capacity.probe_history import ProbePrefix
+from vak_desktop.context.capacity.probe_result import resume_from
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import (
@@ -38,6 +39,7 @@ from vak_desktop.providers.base import (
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.capacity.probe import ProbeProgress, ProbeRecord, run_probe
+from vak_desktop.runtime.capacity.scheduler import DEADLINE_S
 from vak_desktop.runtime.settings import full_model_name
 
 # A small instruct model to offer when nothing is installed (about 400 MB, tools-capable).
@@ -227,17 +229,22 @@ class ModelService:
         on_sample: Callable[[ProbeProgress], None] | None = None,
         max_prompt_tokens: int | None = None,
         prefix_for: Callable[[ModelBinding], ProbePrefix] | None = None,
+        pause: asyncio.Event | None = None,
+        resume: ProbeRecord | None = None,
     ) -> ProbeRecord:
-        """Measure `model` now (the whole ladder) and record the result in the profile store,
-        where every session's next bind finds it. `prefix_for` gives the prefix the model's
-        real requests carry (`TurnRunner.probe_prefix`, as `vak probe` sends); without it the
-        synthetic pair is sent. One probe per model at a time: a second call while one runs
-        waits for the same result."""
+        """Measure `model` now (the whole ladder, both tasks, within the background probe's
+        time budget) and record the result in the profile store, where every session's next
+        bind finds it. `prefix_for` gives the prefix the model's real requests carry
+        (`TurnRunner.probe_prefix`, as `vak probe` sends); without it the synthetic pair is
+        sent. Setting `pause` stops it after the sample in flight, keeping its decided rungs:
+        the record it returns then is paused (`ProbeRecord.paused`) and is not stored; pass it
+        back as `resume` to continue from the next rung. One probe per model at a time: a
+        second call while one runs waits for the same result."""
         running = self._probes.get(model)
         if running is not None and not running.done():
             return await asyncio.shield(running)
         task = asyncio.get_running_loop().create_task(
-            self._probe(model, keep_alive, on_sample, max_prompt_tokens, prefix_for),
+            self._probe(model, keep_alive, on_sample, max_prompt_tokens, prefix_for, pause, resume),
             name=f"probe {model}",
         )
         self._probes[model] = task
@@ -250,6 +257,8 @@ class ModelService:
         on_sample: Callable[[ProbeProgress], None] | None,
         max_prompt_tokens: int | None,
         prefix_for: Callable[[ModelBinding], ProbePrefix] | None,
+        pause: asyncio.Event | None,
+        resume: ProbeRecord | None,
     ) -> ProbeRecord:
         if not isinstance(self.provider, ModelInspector):
             raise self._unsupported("describe models")
@@ -261,6 +270,7 @@ class ModelService:
                 if full_model_name(summary.name) == wanted:
                     digest = summary.digest
         binding = ModelBinding(provider=self.provider.name, model=model, details=details)
+        stored = self.ledger.profiles().latest(self.provider.name, model, details.quantisation)
         record = await run_probe(
             self.provider,
             model,
@@ -270,8 +280,14 @@ class ModelService:
             on_sample=on_sample,
             max_prompt_tokens=max_prompt_tokens,
             prefix=prefix_for(binding) if prefix_for is not None else None,
+            deadline_s=DEADLINE_S,
+            memory=True,
+            keep=stored.profile if stored is not None else None,
+            resume=resume_from(resume.activity) if resume is not None else None,
+            pause=pause,
         )
-        self.ledger.profiles().record(record.profile, record.activity)
+        if not record.paused:
+            self.ledger.profiles().record(record.profile, record.activity)
         return record
 
     async def aclose(self) -> None:

@@ -6,6 +6,11 @@ stored one covers exactly, the request carries the deterministic packet (no mode
 summary is a background job for later requests. Every later step of the turn reuses that plan and tail, so request k+1 is request k plus
 the new steps: the prefix cache hits and nothing already sent changes shape.
 
+A turn that asks for no tool (no asked-for action, no explicit "call the X tool") is planned
+against the larger of the profile's two confirmed horizons, the tool one and the
+answer-from-memory one (`profile.for_turn`, issue #22 item 5); every other turn against the
+tool horizon.
+
 `TurnIndexes` keeps each session's latest TurnIndex for the runner, so each request advances it
 over the entries written since (and carries its card index on) instead of rebuilding it.
 """
@@ -18,9 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from vak_desktop.context.capacity.profile import tokens_per_char
+from vak_desktop.context.capacity.profile import for_turn, tokens_per_char
 from vak_desktop.context.payloads import CapacityProfile
+from vak_desktop.context.planning.actions import requested_tools
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
+from vak_desktop.context.planning.instructions import unmet_tool_instruction
 from vak_desktop.context.planning.planner import Plan
 from vak_desktop.context.planning.reading import reading_for
 from vak_desktop.context.planning.turns import (
@@ -97,9 +104,10 @@ def plan_turn(
     """Plan the next request of a session; `pending` when its last turn is the one running."""
     current = index.turns[-1] if pending and index.turns else None
     reading = reading_for(current.directive.text, lexicons()) if current else None
+    tool_free = current is not None and not asks_for_a_tool(current.directive.text, tools)
     plan, tail = plan_request(
         index,
-        profile,
+        for_turn(profile, tool_free=tool_free),
         current,
         system=system,
         tools=tools,
@@ -109,6 +117,20 @@ def plan_turn(
         reading=reading,
     )
     return Projection(profile, plan, tail)
+
+
+FILE_TOOLS = ("grep", "glob", "read")
+
+
+def asks_for_a_tool(directive: str, tools: Sequence[ToolSpec]) -> bool:
+    """Whether a directive needs a tool: an asked-for action on the user's things, or an
+    explicit instruction to call one of `tools`."""
+    offered = [spec.name for spec in tools]
+    # the file tools too, loaded or not: "search my files …" needs one even from the catalogue
+    offered += [name for name in FILE_TOOLS if name not in offered]
+    if requested_tools(directive, offered, lexicons()):
+        return True
+    return unmet_tool_instruction(directive, offered, (), lexicons()) is not None
 
 
 def project_turn(

@@ -4,6 +4,11 @@ When it was measured, each rung of the ladder with its samples and verdict, the 
 verified window, the cache behaviour — all from the `capacity_probe` Activity — and what the
 session's turns have taught the profile since (its receipts and feedback Activities), so the
 horizon in the status bar can be traced back to the requests that established it.
+
+It never trusts a probe that decided nothing (issue #25 item 3): an undecided probe is shown
+as undecided, with the horizon the planner keeps instead; a rung a probe left undecided is a
+row of its own; and a tool call the model made in a request above the stored horizon is
+listed as evidence against it — "nothing contradicted it" is said only when nothing did.
 """
 
 from __future__ import annotations
@@ -25,6 +30,12 @@ from PySide6.QtWidgets import (
 )
 
 from vak_desktop.context.capacity.profile import tokens_per_char, usable_horizon
+from vak_desktop.ui.inspector.horizon_words import (
+    PAUSED,
+    STOPPED,
+    UNDECIDED,
+    probe_state,
+)
 from vak_desktop.ui.inspector.source import Inspection, Provenance
 
 RUNG_COLUMNS = ("#", "Phase", "Tokens", "num_ctx", "Samples", "Verdict", "Prefill ms", "Wall ms")
@@ -38,6 +49,18 @@ FEEDBACK_WORDS = {
     "context_overflow": "refused as too long",
     "silent_truncation": "silently cut by the server",
     "instruction_failed": "an explicit instruction was not followed",
+    "followed_above": "followed above the horizon",
+}
+STATE_WORDS = {
+    UNDECIDED: (
+        "the probe was undecided. It confirmed no size, so it stored no horizon of its own: "
+        "requests are planned against the horizon the model had, or the window it declares"
+    ),
+    PAUSED: "the probe is paused. Resume continues from its next rung",
+    STOPPED: (
+        "the probe stopped before it finished. The horizon is the largest size it confirmed; "
+        "the rest is retried when the machine is idle"
+    ),
 }
 
 
@@ -57,10 +80,18 @@ def sample_marks(rung: dict[str, Any]) -> str:
             marks.append("refused")
         elif sample.get("error"):
             marks.append("error")
+        elif sample.get("cancelled"):
+            marks.append("cut")
         else:
             mark = "✓" if sample.get("followed") else "✗"
             marks.append(mark + (" (text)" if sample.get("as_text") else ""))
     return "  ".join(marks)
+
+
+def _verdict(followed: object) -> str:
+    if followed is None:
+        return "undecided"
+    return "followed" if followed else "not followed"
 
 
 def _cell(text: str, right: bool = False) -> QTableWidgetItem:
@@ -91,6 +122,7 @@ class ProbePanel(QWidget):
         super().__init__(parent)
         self._inspection = inspection
         self.provenance: Provenance | None = None
+        self.state = ""  # probe_state of the shown profile
         self.heading = QLabel()
         self.heading.setObjectName("inspectorHeading")
         self.heading.setAccessibleName("Probe heading")
@@ -102,6 +134,7 @@ class ProbePanel(QWidget):
         form.setVerticalSpacing(3)
         for key, label in (
             ("horizon", "Instruction horizon"),
+            ("memory", "Answer from memory"),
             ("windows", "Windows"),
             ("ratio", "Tokens per char"),
             ("prefill", "Prefill"),
@@ -138,10 +171,11 @@ class ProbePanel(QWidget):
         inner.setSpacing(8)
         inner.addWidget(self.heading)
         inner.addLayout(form)
-        inner.addWidget(self.rungs_title)
-        inner.addWidget(self.rungs)
+        # what this chat says about the horizon before the ladder, which can run long
         inner.addWidget(self.feedback_title)
         inner.addWidget(self.feedback)
+        inner.addWidget(self.rungs_title)
+        inner.addWidget(self.rungs)
         inner.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 10)
@@ -159,12 +193,15 @@ class ProbePanel(QWidget):
         profile, activity = provenance.profile, provenance.activity
         detail = activity.detail if activity else {}
         probed = profile.provenance.get("source") == "probe" or bool(activity)
+        state = probe_state(provenance.baseline, detail)
+        self.state = state if probed else "declared"
         if probed:
+            when = _when(str(detail.get("probed_at", "")))
+            words = STATE_WORDS.get(state)
             self.heading.setText(
-                f"<b>{profile.model}</b> was measured by the capacity probe on "
-                f"{_when(str(detail.get('probed_at', '')))}"
-                + (f" ({detail.get('outcome')})" if detail.get("outcome") != "completed" else "")
-                + "."
+                f"<b>{profile.model}</b> was probed on {when}; {words}."
+                if words
+                else f"<b>{profile.model}</b> was measured by the capacity probe on {when}."
             )
         else:
             self.heading.setText(
@@ -172,10 +209,18 @@ class ProbePanel(QWidget):
                 "the window it declares. The probe runs in the background while the model is idle."
             )
         horizon = profile.instruction_horizon
+        kept = " — undecided, not measured by this probe" if state == UNDECIDED else ""
         self.facts["horizon"].setText(
-            f"{horizon.tokens:,} tokens (confidence {horizon.confidence:.1f}); the planner uses "
-            f"{usable_horizon(profile):,}"
-            + (" — not even the bare prefix passed: reset rescue" if detail.get("rescue") else "")
+            f"{horizon.tokens:,} tokens (confidence {horizon.confidence:.1f}){kept}; the "
+            f"planner uses {usable_horizon(profile):,}"
+            + (" — the model followed at no size tried" if detail.get("rescue") else "")
+        )
+        memory = profile.memory_horizon
+        self.facts["memory"].setText(
+            f"{memory.tokens:,} tokens (confidence {memory.confidence:.1f}); a turn that asks "
+            f"for no tool is planned to {usable_horizon(profile, tool_free=True):,}"
+            if memory is not None
+            else "not measured"
         )
         verified = (
             f"verified {profile.verified_window:,}" if profile.verified_window else "none refused"
@@ -204,7 +249,15 @@ class ProbePanel(QWidget):
             if activity
             else "—"
         )
-        self._fill_rungs(detail.get("rungs", []))
+        rungs = list(detail.get("rungs", []))
+        rungs += [
+            r | {"phase": "memory " + str(r.get("phase", ""))}
+            for r in detail.get("memory_rungs", [])
+        ]
+        stopped = detail.get("stopped")
+        if isinstance(stopped, dict) and isinstance(stopped.get("undecided"), dict):
+            rungs.append(stopped["undecided"])  # the rung it left without a verdict
+        self._fill_rungs(rungs)
         self._fill_feedback(provenance)
 
     def _fill_rungs(self, rungs: list[dict[str, Any]]) -> None:
@@ -221,19 +274,33 @@ class ProbePanel(QWidget):
                 _cell(f"{int(rung['tokens']):,}", right=True),
                 _cell(f"{int(rung.get('num_ctx', 0)):,}", right=True),
                 _cell(sample_marks(rung)),
-                _cell("followed" if rung["followed"] else "not followed"),
+                _cell(_verdict(rung.get("followed"))),
                 _cell(" · ".join(_ms(ns) for ns in prefill) or "—", right=True),
                 _cell(_ms(wall), right=True),
             ]
             for column, cell in enumerate(cells):
                 self.rungs.setItem(row, column, cell)
 
+    def _nothing_against(self) -> str:
+        if self.state == UNDECIDED:
+            return "no measured horizon to contradict"
+        return "nothing contradicted it"
+
     def _fill_feedback(self, provenance: Provenance) -> None:
-        rows = provenance.feedback
+        rows = list(provenance.feedback)
+        rows += [(a.when, "followed_above", a.words()) for a in provenance.above]
+        rows.sort(key=lambda row: row[0])
+        said = []
+        if provenance.feedback:
+            n = len(provenance.feedback)
+            said.append(f"{n} contradiction{'s' if n != 1 else ''}")
+        if provenance.above:
+            largest = max(a.tokens for a in provenance.above)
+            said.append(f"the model called a tool at {largest:,} tokens, above the horizon")
         self.feedback_title.setText(
             f"<b>This chat</b>: {provenance.receipts_total} receipts of this model, "
-            f"{provenance.receipts} since the probe"
-            + (f", {len(rows)} contradictions" if rows else ", nothing contradicted it")
+            f"{provenance.receipts} since the probe, "
+            + ("; ".join(said) if said else self._nothing_against())
         )
         self.feedback.setRowCount(len(rows))
         self.feedback.setVisible(bool(rows))

@@ -50,6 +50,7 @@ from vak_desktop.runtime.inspection.replay import (
 from vak_desktop.runtime.inspection.replay import turn_receipts as receipts_of
 from vak_desktop.runtime.tools import ToolRegistry
 from vak_desktop.ui.chat_service import ChatService
+from vak_desktop.ui.inspector.horizon_words import Above, followed_above, over_horizon
 
 FEEDBACK_TYPES = (CONTEXT_OVERFLOW, SILENT_TRUNCATION, INSTRUCTION_FAILED)
 NEXT = ""  # the turn id that stands for "the next request" (a preview)
@@ -82,6 +83,14 @@ class Gauge:
     card: int
     packet: int
     measured: bool
+    planned_horizon: int = 0  # the horizon the request was planned against (0: not known)
+    prefix_tokens: int = 0  # the plan's prefix (system + tools)
+
+    def over(self) -> tuple[str, str]:
+        """(short, whole) why the request is over the horizon; ("", "") when it is not."""
+        return over_horizon(
+            self.request_tokens, self.horizon, self.planned_horizon, self.prefix_tokens
+        )
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,7 @@ class Provenance:
     feedback: list[tuple[str, str, str]] = field(default_factory=list)  # (when, what, detail)
     receipts: int = 0  # receipts of this model in the session since the baseline
     receipts_total: int = 0  # receipts of this model in the session, before the probe too
+    above: list[Above] = field(default_factory=list)  # tool calls followed over the horizon
 
 
 def _asked(turns: list[Turn]) -> dict[str, str]:
@@ -340,7 +350,9 @@ class Inspection(QObject):
                 and payload.detail.get("model") == binding.model
             ):
                 feedback.append((entry.created_at, payload.type, payload.message))
-        return Provenance(profile, baseline, activity, feedback, receipts, total)
+        horizon = baseline.instruction_horizon.tokens
+        above = followed_above(self.chain(), binding.model, since, horizon)
+        return Provenance(profile, baseline, activity, feedback, receipts, total, above)
 
     def measured(self) -> bool:
         profile = self.profile()
@@ -381,6 +393,8 @@ class Inspection(QObject):
                 gauge.card,
                 gauge.packet,
                 True,
+                gauge.planned_horizon,
+                gauge.prefix_tokens,
             )
             self.gaugeChanged.emit(self._gauge)
         self.changed.emit()
@@ -398,13 +412,19 @@ class Inspection(QObject):
             # last request moves it at once, not a turn later
             profile = self.profile()
             horizon = usable_horizon(profile) if profile is not None else 0
+            budget = view.plan.get("budget") or {}
+            planned = int(budget.get("horizon") or 0)
+            if profile is not None and horizon < planned <= usable_horizon(profile, tool_free=True):
+                horizon = planned  # a tool-free turn, planned to the answer-from-memory horizon
             self._gauge = Gauge(
                 view.model,
-                horizon or int(view.plan["budget"]["horizon"]),
+                horizon or planned,
                 view.last_tokens or view.request_tokens,
                 view.count("full"),
                 view.count("card"),
                 view.count("packet"),
                 view.measured,
+                planned,
+                int(budget.get("prefix_tokens") or 0),
             )
         self.gaugeChanged.emit(self._gauge)
