@@ -219,6 +219,7 @@ def cmd_ledger_verify(args: argparse.Namespace) -> int:
         "first_broken": to_json_value(broken) if broken else None,
         "removed": [to_json_value(r) for r in report.removed],
         "anchor_lost": report.anchor_lost,
+        "events_changed": report.events_changed or None,
         "notes": list(report.notes),
     }
     if args.json:
@@ -234,6 +235,8 @@ def cmd_ledger_verify(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     if report.anchor_lost:
         print("NOT VERIFIABLE: the head anchor went missing once (see the notes)")
+    if report.events_changed:
+        print(f"CHANGED: {report.events_changed} (the anchor recorded them)")
     if report.ok:
         print(f"ok: {report.entries} entries in {report.sessions} sessions verify")
     return 0 if report.ok else 1

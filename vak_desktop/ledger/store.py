@@ -32,7 +32,7 @@ import sqlite_utils
 
 from vak_desktop.context.codec import decode_payload, to_json_value
 from vak_desktop.context.payloads import AssistantStep, Directive, Payload
-from vak_desktop.ledger.anchor import AnchorPoint, HeadAnchor, anchor_path
+from vak_desktop.ledger.anchor import AnchorPoint, EventsPoint, HeadAnchor, anchor_path
 from vak_desktop.ledger.canonical import (
     ID_PREFIX,
     canonical_form,
@@ -46,10 +46,11 @@ from vak_desktop.ledger.integrity import (
     ANCHOR_STARTED,
     check_triggers,
     events,
+    events_digest,
     record_event,
 )
 from vak_desktop.ledger.journal import fold, unfolded
-from vak_desktop.ledger.migrations import KINDS_READ_ACROSS_SESSIONS, migrate
+from vak_desktop.ledger.migrations import KINDS_READ_ACROSS_SESSIONS, STARTS_THE_ANCHOR, migrate
 from vak_desktop.ledger.profiles import ProfileStore
 from vak_desktop.ledger.verification import VerifyReport, verify_ledger
 from vak_desktop.ledger.writers import hold_session
@@ -187,10 +188,12 @@ class Ledger:
             conn = _connect(where)
             try:
                 db = sqlite_utils.Database(conn)
-                migrate(db, utc_now())
+                ran = migrate(db, utc_now())
                 ledger = cls(db, None if where == ":memory:" else Path(where))
                 ledger.restored_triggers = check_triggers(db, utc_now(), where)
-                ledger._start_anchor()
+                started = ledger._start_anchor(STARTS_THE_ANCHOR not in ran)
+                if ran or ledger.restored_triggers or started:
+                    ledger._anchor_events()
             except BaseException:
                 conn.close()
                 raise
@@ -201,17 +204,19 @@ class Ledger:
             self._anchor.close()
         self._db.conn.close()
 
-    def _start_anchor(self) -> None:
+    def _start_anchor(self, had_one: bool) -> bool:
         """Anchor every session's current head if the anchor file is new; a missing file for a
-        ledger that had one is recorded (verify reports it) before it is started again."""
+        ledger that had one (`had_one`: an earlier open ran the migration that starts it, or
+        the events say one was started) is recorded (verify reports it) before it is started
+        again. True when it recorded an event."""
         anchor = self._anchor
         if anchor is None:
-            return
+            return False
         if anchor.exists():
             anchor.compact_if_large()
-            return
+            return False
         now = utc_now()
-        if events(self._db, ANCHOR_STARTED):
+        if events(self._db, ANCHOR_STARTED) or had_one:
             message = (
                 f"the head anchor {anchor.path} was missing at open: entries removed before "
                 f"{now} cannot be detected"
@@ -220,6 +225,17 @@ class Ledger:
             log.warning("%s", message)
         anchor.replace(self._current_heads())
         record_event(self._db, now, ANCHOR_STARTED, f"head anchor started at {anchor.path}")
+        return True
+
+    def _anchor_events(self) -> None:
+        """Record in the anchor how many ledger events there are and their digest, so that
+        verify recomputes them instead of trusting the rows (`anchor.py`)."""
+        if self._anchor is None:
+            return
+        try:
+            self._anchor.record_events(EventsPoint(*events_digest(self._db)))
+        except OSError as exc:  # a full disk: the next open that records an event retries
+            log.warning("cannot record the ledger's events in %s: %s", self._anchor.path, exc)
 
     def _current_heads(self) -> list[AnchorPoint]:
         rows = self._db.execute(
