@@ -20,6 +20,7 @@ import asyncio
 import codecs
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,15 +28,15 @@ from typing import Any
 
 from vak_desktop.context.planning.reading import FILES
 from vak_desktop.context.request import ToolSpec
+from vak_desktop.runtime.tools.contained import Outside, folders_under, open_inside, read_inside
 from vak_desktop.runtime.tools.file_safety import (
     CURRENT_STOP,
+    KINDS,
     Searcher,
     Stop,
     check_stop,
-    is_regular,
     line_range,
     linear_regex,
-    refuse_special,
 )
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
 from vak_desktop.runtime.tools.workspace import NO_FOLDERS, Workspace
@@ -151,7 +152,7 @@ def walk(workspace: Workspace, roots: Sequence[Path], match: re.Pattern[str]) ->
     visited = 0
     for root in roots:
         start = len(found.files)
-        for dirpath, dirnames, filenames in os.walk(root):
+        for dirpath, dirnames, filenames in folders_under(workspace, root):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
             check_stop()
             for name in sorted(filenames):
@@ -240,30 +241,45 @@ class ReadTool(_FileTool):
         raw = self.text_argument(arguments, "path")
         path = workspace.resolve(raw, "read")
         shown = workspace.shown(path)
-        if not path.exists():
-            raise ToolFailure(f"no such file: {raw!r} (workspace folders: {workspace.describe()})")
         if path.is_dir():
             raise ToolFailure(f"{shown} is a folder: glob lists the files in it")
-        refuse_special(path, shown)
-        size = path.stat().st_size
+        try:  # judged by the opened file, not the name (`contained.py`)
+            fd, info = open_inside(workspace, path)
+        except FileNotFoundError:
+            raise ToolFailure(
+                f"no such file: {raw!r} (workspace folders: {workspace.describe()})"
+            ) from None
+        except Outside:
+            raise workspace.refusal(raw, path, "read") from None
+        with os.fdopen(fd, "rb") as handle:
+            return self._opened(handle, info, shown, arguments)
+
+    def _opened(
+        self, handle: Any, info: os.stat_result, shown: str, arguments: dict[str, Any]
+    ) -> ToolOutput:
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolFailure(f"{shown} is a folder: glob lists the files in it")
+        kind = next((name for test, name in KINDS if test(info.st_mode)), "")
+        if kind:
+            raise ToolFailure(f"{shown} is {kind}, not a regular file: read reads files only")
+        size = info.st_size
         if "range" in arguments:
-            return ToolOutput(self._lines(path, shown, *_pair(arguments["range"])))
+            return ToolOutput(self._lines(handle, shown, *_pair(arguments["range"])))
         if size > READ_LIMIT:
             raise ToolFailure(
                 f"{shown} is {size:,} bytes, more than read returns whole ({READ_LIMIT:,}): "
                 "ask for part of it with `range` [first_line, last_line]"
             )
-        text, note = decode(path.read_bytes(), shown)
+        text, note = decode(handle.read(READ_LIMIT + 1), shown)
         if not text:
             return ToolOutput(f"({shown} is empty)")
         return ToolOutput(f"{text}\n[{note}]" if note else text)
 
-    def _lines(self, path: Path, shown: str, first: int, last: int) -> str:
-        with path.open("rb") as handle:
-            head = handle.read(SNIFF)
-            handle.seek(0)
-            decode(head, shown)  # a binary file is refused before any line is read
-            picked, total, cut = line_range(handle, first, last, READ_LIMIT)
+    def _lines(self, handle: Any, shown: str, first: int, last: int) -> str:
+        head = handle.read(SNIFF)
+        handle.seek(0)
+        decode(head, shown)  # a binary file is refused before any line is read
+        picked, total, cut = line_range(handle, first, last, READ_LIMIT)
         if first > total:
             raise ToolFailure(f"{shown} has {total} lines; range {[first, last]} starts after")
         text, note = decode(b"".join(picked), shown)
@@ -381,11 +397,11 @@ class GrepTool(_FileTool):
         total = files_with = passed = 0
         for path in files:
             check_stop()
-            if not is_regular(path) or path.stat().st_size > SEARCH_FILE_LIMIT:
-                passed += 1
-                continue
-            data = path.read_bytes()
-            if b"\x00" in data[:SNIFF]:
+            try:  # judged by the opened file, not the name (`contained.py`)
+                data = read_inside(workspace, path, SEARCH_FILE_LIMIT)
+            except OSError:  # gone, unreadable, or swapped for a link out since the walk
+                data = None
+            if data is None or b"\x00" in data[:SNIFF]:
                 passed += 1
                 continue
             name = workspace.shown(path)
