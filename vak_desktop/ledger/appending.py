@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from vak_desktop.ledger.anchor import AnchorPoint, HeadAnchor
 from vak_desktop.ledger.canonical import canonical_form, entry_id, envelope_bytes, utc_now
 from vak_desktop.ledger.errors import LedgerError, StorageError, storage
 from vak_desktop.ledger.journal import fold, unfolded
-from vak_desktop.ledger.reading import Entry, Reading, UnknownSession
+from vak_desktop.ledger.reading import STAGED, Entry, Reading, UnknownSession
 from vak_desktop.redaction import redact
 
 _HEAD = object()  # sentinel: "append after the session's current head"
@@ -42,6 +43,13 @@ _AFTER_KNOWN_HEAD = (
 _NOT_THE_KNOWN_HEAD = "NOT NULL constraint failed: entries.session"
 
 
+# A staged write commits after this much writing, then leaves the lock to others for
+# YIELD_SECONDS: SQLite's busy handler polls a waiting writer every 25-100 ms, so a 20 ms gap
+# every 0.25 s lets it in within a few chunks (bench/importing.py).
+CHUNK_SECONDS = 0.25
+YIELD_SECONDS = 0.02
+
+
 class Appending(Reading):
     """The writes of `Ledger` that add entries (and journal rows)."""
 
@@ -51,12 +59,16 @@ class Appending(Reading):
     _titled: set[str]  # sessions known to have a title
     _pending: dict[str, AnchorPoint] | None  # inside `transaction()`
     _journalled: set[str]  # sessions whose journal a step append folds
+    _staging: list[str] | None  # inside `staged()`: the sessions it made, hidden until done
+    _chunk_ends: float | None  # inside `staged()`: when the open chunk commits
 
     def append(self, session: str, payload: Payload, parent: Any = _HEAD) -> Entry:
         """Append `payload` to `session`, after its head unless `parent` names another entry.
 
         The entry is committed before this returns: a crash right after loses nothing.
         """
+        if self._chunk_ends is not None and time.monotonic() >= self._chunk_ends:
+            self._next_chunk()
         kind = type(payload).KIND
         payload_text, body = canonical_form(to_json_value(payload))
         cleaned = redact(payload_text)  # no secret the process holds is ever stored
@@ -194,6 +206,53 @@ class Appending(Reading):
         points, self._pending = self._pending, None
         if self._anchor is not None:
             self._anchor.record(points.values())
+
+    @contextlib.contextmanager
+    def staged(self) -> Iterator[None]:
+        """A long write (an import) that other writers can work beside, all or nothing to see.
+
+        What is appended inside is committed in chunks of at most `CHUNK_SECONDS` of writing,
+        each followed by `YIELD_SECONDS` without the lock, so that another process's append
+        waits at most about one chunk (one 13 s transaction used to outlast the 10 s busy
+        timeout, issue 24 F6). Every session created inside is staged (`sessions.archived =
+        STAGED`: left out of every list) and made visible by one UPDATE in the last chunk; if
+        anything fails, the chunk being written is rolled back and the chunks already
+        committed stay hidden (their entries are still links of a valid chain, as append-only
+        entries must be, and verify still checks them)."""
+        if self._pending is not None:
+            raise LedgerError("transactions do not nest")
+        self._begin()
+        self._pending, self._staging = {}, []
+        self._chunk_ends = time.monotonic() + CHUNK_SECONDS
+        try:
+            yield
+            made = self._staging
+            self._db.conn.executemany(
+                "UPDATE sessions SET archived = 0 WHERE id = ? AND archived = ?",
+                [(session, STAGED) for session in made],
+            )
+            self._commit()
+        except BaseException:
+            self._pending = None
+            self._rollback()
+            self._heads.clear()
+            self._titled.clear()
+            raise
+        finally:
+            self._staging = self._chunk_ends = None
+        points, self._pending = self._pending, None
+        if self._anchor is not None:
+            self._anchor.record(points.values())
+
+    def _next_chunk(self) -> None:
+        """Commit the chunk written so far, leave the lock to others a moment, begin the next."""
+        self._commit()
+        points, self._pending = self._pending or {}, {}
+        if self._anchor is not None:
+            self._anchor.record(points.values())
+        time.sleep(YIELD_SECONDS)
+        self._begin()
+        self._chunk_ends = time.monotonic() + CHUNK_SECONDS
 
     def _begin(self) -> None:
         with storage(str(self.path or ":memory:")):

@@ -103,7 +103,7 @@ class Reading:
             SELECT s.id, s.created_at, s.title, s.archived,
                    COALESCE((SELECT MAX(seq) FROM entries e WHERE e.session = s.id), 0) AS last
             FROM sessions s
-            WHERE ? OR s.archived = 0
+            WHERE (? OR s.archived = 0) AND s.archived != 2
             ORDER BY last DESC, s.created_at DESC
             """,
             [int(include_archived)],

@@ -33,7 +33,7 @@ from vak_desktop.ledger.integrity import check_triggers
 from vak_desktop.ledger.migrations import STARTS_THE_ANCHOR, migrate
 from vak_desktop.ledger.opening import anchor_events, connect, start_anchor
 from vak_desktop.ledger.profiles import ProfileStore
-from vak_desktop.ledger.reading import Entry, SessionInfo, UnknownEntry, UnknownSession
+from vak_desktop.ledger.reading import STAGED, Entry, SessionInfo, UnknownEntry, UnknownSession
 from vak_desktop.ledger.verification import VerifyReport, verify_ledger
 from vak_desktop.ledger.writers import hold_session
 
@@ -61,6 +61,8 @@ class Ledger(Appending):
         self._titled: set[str] = set()  # sessions known to have a title
         self._pending: dict[str, AnchorPoint] | None = None  # inside `transaction()`
         self._journalled: set[str] = set()  # sessions whose journal a step append folds
+        self._staging: list[str] | None = None
+        self._chunk_ends: float | None = None
         self.restored_triggers: list[str] = []
 
     @classmethod
@@ -109,11 +111,14 @@ class Ledger(Appending):
         info = SessionInfo(
             id=secrets.token_hex(8), created_at=utc_now(), title=title, archived=False
         )
+        hidden = 0 if self._staging is None else STAGED  # inside `staged()`: shown at its end
         with storage(str(self.path or ":memory:")):
             self._db.execute(
-                "INSERT INTO sessions (id, created_at, title, archived) VALUES (?, ?, ?, 0)",
-                [info.id, info.created_at, info.title],
+                "INSERT INTO sessions (id, created_at, title, archived) VALUES (?, ?, ?, ?)",
+                [info.id, info.created_at, info.title, hidden],
             )
+        if self._staging is not None:
+            self._staging.append(info.id)
         return info
 
     def rename_session(self, session: str, title: str) -> None:
