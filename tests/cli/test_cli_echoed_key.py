@@ -6,6 +6,7 @@ events the window draws, not only in what is stored. The key is held in an in-me
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -72,10 +73,8 @@ def test_an_echoed_key_is_redacted_on_stdout_and_stderr(
         data = _data(tmp_path, server)
         server.script(*_echoes(mode))
         argv = ["chat", MODEL, "say it", "--provider", "echo", "--data-dir", str(data)]
-        try:
+        with contextlib.suppress(SystemExit):
             main([*argv, "--json"] if as_json else argv)
-        except SystemExit:
-            pass
         out, err = capsys.readouterr()
     assert out or err  # the turn ran and said something
     assert KEY not in out and KEY not in err, (mode, out[-300:], err[-300:])

@@ -184,7 +184,10 @@ class Appending(Reading):
         if self._pending is not None:
             self._pending[point.session] = point  # anchored when the transaction commits
         elif self._anchor is not None:
-            self._anchor.record_one(point)
+            try:
+                self._anchor.record_one(point)
+            except OSError as exc:  # the entry is committed; its anchor line is not
+                raise StorageError(str(self._anchor.path), exc) from None
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -274,8 +277,15 @@ class Appending(Reading):
         self, session: str, stream: str, base_seq: int, text: str, thinking: str
     ) -> None:
         """Journal what a step streamed since its last checkpoint (outside the chain; the
-        step's append deletes it again, `journal.fold`)."""
+        step's append deletes it again, `journal.fold`). A full disk is a StorageError (it
+        was a 39-line traceback mid-stream, issue 24 F9); the row is then not written."""
         self._journalled.add(session)
+        with storage(str(self.path or ":memory:")):
+            self._checkpoint(session, stream, base_seq, text, thinking)
+
+    def _checkpoint(
+        self, session: str, stream: str, base_seq: int, text: str, thinking: str
+    ) -> None:
         self._db.conn.execute(
             "INSERT INTO stream_journal (session, stream, base_seq, text, thinking, at)"
             " VALUES (?, ?, ?, ?, ?, ?)",

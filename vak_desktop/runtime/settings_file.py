@@ -9,10 +9,11 @@ device, a socket, an unreadable file or a full disk is one line naming the file 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat
 from pathlib import Path
+
+from vak_desktop.ledger.errors import os_cause
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
@@ -35,17 +36,6 @@ def _not_a_file(path: Path, mode: int) -> SettingsFileError | None:
     return SettingsFileError(f"{path} is {kind}, not a settings file: move it away or fix it")
 
 
-def cause(exc: OSError) -> str:
-    """An OSError as the few words a user acts on."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return "the disk is full"
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        return "permission denied (check the file's permissions)"
-    if exc.errno == errno.EROFS:
-        return "the disk is read-only"
-    return exc.strerror or str(exc)
-
-
 def read_settings_bytes(path: Path) -> bytes | None:
     """The file's bytes, or None when there is no file."""
     try:
@@ -53,7 +43,7 @@ def read_settings_bytes(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise SettingsFileError(f"{path} cannot be read: {cause(exc)}") from None
+        raise SettingsFileError(f"{path} cannot be read: {os_cause(exc)}") from None
     refused = _not_a_file(path, mode)
     if refused is not None:
         raise refused
@@ -62,7 +52,7 @@ def read_settings_bytes(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise SettingsFileError(f"{path} cannot be read: {cause(exc)}") from None
+        raise SettingsFileError(f"{path} cannot be read: {os_cause(exc)}") from None
     with os.fdopen(fd, "rb") as handle:
         refused = _not_a_file(path, os.fstat(fd).st_mode)  # swapped since the stat
         if refused is not None:
@@ -70,7 +60,7 @@ def read_settings_bytes(path: Path) -> bytes | None:
         try:
             return handle.read()
         except OSError as exc:
-            raise SettingsFileError(f"{path} cannot be read: {cause(exc)}") from None
+            raise SettingsFileError(f"{path} cannot be read: {os_cause(exc)}") from None
 
 
 def write_settings_bytes(path: Path, data: bytes) -> None:
@@ -87,4 +77,4 @@ def write_settings_bytes(path: Path, data: bytes) -> None:
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise SettingsFileError(f"cannot save the settings {path}: {cause(exc)}") from None
+        raise SettingsFileError(f"cannot save the settings {path}: {os_cause(exc)}") from None
