@@ -11,7 +11,7 @@ from vak_desktop.runtime.providers.embedded import serve_if_engine_child
 serve_if_engine_child()
 
 if os.path.basename(sys.argv[0]).lower().removesuffix(".exe") == "vak":
-    from vak_desktop.cli import main
+    from vak_desktop.cli_start import main  # a Ctrl-C during the import is exit 130
 else:
     from vak_desktop.app import main
 

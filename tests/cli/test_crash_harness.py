@@ -26,9 +26,16 @@ import pytest
 from tests.doubles.fixtures import TOOL_MODEL
 from tests.doubles.ollama_model import Reply
 from tests.doubles.ollama_server import OllamaDouble
+from tests.ledger.test_table_guards import SHELL, _all_rewrites, _rows
 from tests.ledger.test_tamper import TAMPERS
+from tests.runtime.tools.test_file_race import SWAPPER
+from tests.runtime.tools.test_glob_linear import HOSTILE, NAME
 from vak_desktop.context.payloads import Directive
 from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.settings import Settings, save_settings
+from vak_desktop.runtime.tools.files import GrepTool, ReadTool
+from vak_desktop.runtime.tools.registry import ToolFailure
+from vak_desktop.runtime.tools.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = int(os.environ.get("VAK_CRASH_KILLS", "6"))
@@ -80,7 +87,8 @@ def _entry_ids(path: Path) -> set[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
+@pytest.mark.allow_log_warnings  # tamper cases reopen the ledger; raced reads are refused
 def test_random_kills_lose_nothing_and_every_tamper_is_named(tmp_path: Path) -> None:
     rng = random.Random(13)
     data = tmp_path / "data"
@@ -168,13 +176,134 @@ def test_random_kills_lose_nothing_and_every_tamper_is_named(tmp_path: Path) -> 
         report = _vak(copy, "ledger", "verify", "--json")
         named += report.returncode == 1 and not json.loads(report.stdout)["ok"]
 
+    refused, rewrites = _every_rewrite_of_every_table(tmp_path, data)
+    migrations = _migration_record_removed(tmp_path, data)
+    with OllamaDouble() as double:
+        double.add_model(TOOL_MODEL)
+        glob_answered = _hostile_glob_in_a_turn(tmp_path, double)
+    race_calls, race_leaks = _swap_race(tmp_path, calls=30_000)
+
     print(
         f"\ncrash harness: {survived}/{KILLS} kills survived ({interrupted} mid-stream), "
         f"{lost} committed entries lost, "
         f"{kept_total}/{shown_total} characters shown >1 s before a kill kept, "
-        f"{named}/{len(TAMPERS)} tamper cases named by verify"
+        f"{named}/{len(TAMPERS)} tamper cases named by verify, "
+        f"{refused}/{rewrites} rewrites of append-only tables refused"
+        f"{' by the sqlite3 shell' if SHELL else ''}, "
+        f"a removed migration record {'one line' if migrations else 'NOT one line'}, "
+        f"the hostile glob {'answered' if glob_answered else 'NOT answered'} in a turn, "
+        f"{race_leaks} leaks in {race_calls:,} raced reads and greps"
     )
     assert survived == KILLS and lost == 0
     assert kept_total >= 0.95 * shown_total
     assert shown_total > 0  # some kills landed mid-stream
     assert named == len(TAMPERS)
+    assert refused == rewrites and migrations and glob_answered
+    assert race_leaks == 0
+
+
+def _copy_of(data: Path, where: Path) -> Path:
+    where.mkdir()
+    for name in os.listdir(data):
+        if name.startswith("ledger.sqlite3") and not name.endswith(".locks"):
+            shutil.copy(data / name, where / name)
+    return where
+
+
+def _every_rewrite_of_every_table(tmp_path: Path, data: Path) -> tuple[int, int]:
+    """Every REPLACE / UPSERT / UPDATE / DELETE of every append-only table, on a copy of the
+    ledger the kills left (the sqlite3 shell when installed): (refused, tried)."""
+    copy = _copy_of(data, tmp_path / "rewrites") / "ledger.sqlite3"
+    store = Ledger.open(copy)  # every table gets a row to try
+    session = store.sessions()[0].id
+    store.checkpoint(session, "harness", store.last_seq(), "unfolded", "")
+    store.close()
+    with sqlite3.connect(copy) as conn:
+        conn.execute(
+            "INSERT INTO capacity_profiles (provider, model, quantisation, probed_at, profile,"
+            " activity, recorded_at) VALUES ('p', 'm', 'q', 't', '{}', '{}', 't')"
+        )
+    conn.close()
+    tried = _all_rewrites(copy)
+    refused = 0
+    for table, sql in tried:
+        before = _rows(copy, table)
+        if SHELL:
+            done = subprocess.run([SHELL, str(copy), sql + ";"], capture_output=True, timeout=20)
+            failed = done.returncode != 0
+        else:
+            try:
+                with sqlite3.connect(copy, isolation_level=None) as conn:
+                    conn.execute(sql)
+                failed = False
+            except sqlite3.IntegrityError:
+                failed = True
+            conn.close()
+        refused += failed and _rows(copy, table) == before
+    return refused, len(tried)
+
+
+def _migration_record_removed(tmp_path: Path, data: Path) -> bool:
+    """F7: the record of migrations emptied (its trigger dropped first): verify says so in
+    one line, exit 2, instead of "table entries already exists"."""
+    copy = _copy_of(data, tmp_path / "migrations")
+    with sqlite3.connect(copy / "ledger.sqlite3", isolation_level=None) as conn:
+        conn.execute("DROP TRIGGER _vak_migrations_no_delete")
+        conn.execute("DELETE FROM _vak_migrations")
+    conn.close()
+    done = _vak(copy, "ledger", "verify")
+    lines = done.stderr.strip().splitlines()
+    return done.returncode == 2 and len(lines) == 1 and "_vak_migrations" in lines[0]
+
+
+def _hostile_glob_in_a_turn(tmp_path: Path, double: OllamaDouble) -> bool:
+    """F3: a model's glob call with `*a*a*a*a*a*a*a*a*a*a*a*b` over a 100-character name, in a
+    real `vak chat` turn: the turn completes and the call's result is an answer."""
+    folder = tmp_path / "glob-ws"
+    folder.mkdir()
+    (folder / NAME).write_text("a\n")
+    data = tmp_path / "glob-data"
+    save_settings(Settings(workspace=(str(folder),)), data / "settings.toml")
+    double.enqueue(Reply(tool_calls=[("glob", {"pattern": HOSTILE})]), Reply(text="No match."))
+    done = _vak(data, "chat", TOOL_MODEL, "find it", "--json", "--host", double.url, timeout=90)
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    results = [e for e in events if e["event"] == "tool_result"]
+    finished = [e for e in events if e["event"] == "done"]
+    return (
+        done.returncode == 0
+        and bool(results)
+        and not results[0]["error"]
+        and bool(finished)
+        and finished[0]["outcome"] == "completed"
+    )
+
+
+def _swap_race(tmp_path: Path, calls: int) -> tuple[int, int]:
+    """F2: `calls` reads and greps while a second process swaps a workspace folder for a link
+    to an outside one: (calls made, calls that returned a byte of the outside file)."""
+    ws, outside = tmp_path / "race-ws", tmp_path / "race-outside"
+    (ws / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (ws / "sub" / "notes.txt").write_text("inside text\n")
+    (outside / "notes.txt").write_text("OUTSIDE-SECRET\n")
+    workspace = Workspace((ws.resolve(),))
+    read, grep = ReadTool(), GrepTool()
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(ws), str(outside)])
+    leaks = 0
+    try:
+        time.sleep(0.2)
+        for i in range(calls):
+            tool, arguments = (
+                (read, {"path": "sub/notes.txt"})
+                if i % 6
+                else (grep, {"pattern": "SECRET|inside", "path": "sub"})
+            )
+            try:
+                leaks += "OUTSIDE" in tool.work(arguments, workspace).content
+            except (ToolFailure, OSError):
+                continue
+        assert swapper.poll() is None
+    finally:
+        swapper.kill()
+        swapper.wait(timeout=10)
+    return calls, leaks

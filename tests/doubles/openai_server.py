@@ -51,6 +51,7 @@ class Fail:
     status: int
     body: dict[str, Any] | bytes
     headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"  # e.g. text/html: a web page where the API was
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None, model: str = "") -> dict[str, Any]:
@@ -330,7 +331,7 @@ class _Handler(BaseHTTPRequestHandler):
                 body = answer.body if isinstance(answer.body, bytes) else json.dumps(answer.body)
                 data = body.encode() if isinstance(body, str) else body
                 self.send_response(answer.status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", answer.content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for key, value in answer.headers.items():
                     self.send_header(key, value)

@@ -229,7 +229,12 @@ def test_a_ledger_from_before_the_fold_gets_the_new_trigger_without_a_restore_no
     )
     store._journalled.clear()  # as an older build: it never folded
     store.append(session, AssistantStep(text="kept twice"))
-    store._db.execute("DELETE FROM _vak_migrations WHERE name = '0007_fold_the_stream_journal'")
+    for name in ("_vak_migrations_no_delete", "_vak_migrations_no_update"):
+        store._db.execute(f"DROP TRIGGER {name}")  # as an older build: unguarded
+    store._db.execute(
+        "DELETE FROM _vak_migrations WHERE name IN"
+        " ('0007_fold_the_stream_journal', '0008_guard_every_table')"
+    )
     store.close()
     again = Ledger.open(path)
     assert again.restored_triggers == []

@@ -74,6 +74,15 @@ REFUSED = [
     "UPDATE sessions SET id = 'elsewhere'",
     "UPDATE sessions SET created_at = '2020-01-01T00:00:00.000000Z'",
     "DELETE FROM ledger_events",
+    # issue 24 F1: REPLACE got past the UPDATE/DELETE triggers of these two
+    "REPLACE INTO ledger_events (seq, at, kind, message)"
+    " SELECT seq, at, kind, 'nothing happened' FROM ledger_events LIMIT 1",
+    "INSERT INTO ledger_events (seq, at, kind, message) SELECT seq, at, kind, message"
+    " FROM ledger_events LIMIT 1 ON CONFLICT DO UPDATE SET message = 'nothing'",
+    # F7: the record of migrations had no trigger at all
+    "DELETE FROM _vak_migrations",
+    "UPDATE _vak_migrations SET name = 'renamed'",
+    "REPLACE INTO _vak_migrations (name, applied_at) SELECT name, 'later' FROM _vak_migrations",
 ]
 
 
@@ -82,6 +91,75 @@ REFUSED = [
 def test_every_rewrite_sqlite_offers_is_refused(tmp_path: Path, sql: str, recursive: bool) -> None:
     path = tmp_path / "ledger.sqlite3"
     _ledger(path)
+    with pytest.raises(sqlite3.IntegrityError, match=r"refused|insert-only|never deleted"):
+        _outside(path, sql, recursive=recursive)
+    store = Ledger.open(path)
+    report = store.verify()
+    assert report.ok and report.entries == 12 and report.sessions == 2
+    store.close()
+
+
+def test_a_replace_over_an_unfolded_journal_row_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    first, _second = _ledger(path)
+    store = Ledger.open(path)
+    store.checkpoint(first, "s1", store.last_seq(), "what streamed", "")
+    store.close()
+    with pytest.raises(sqlite3.IntegrityError, match="REPLACE refused"):
+        _outside(
+            path,
+            "REPLACE INTO stream_journal (seq, session, stream, base_seq, text, thinking, at)"
+            " SELECT seq, session, stream, base_seq, 'forged', thinking, at FROM stream_journal",
+        )
+    store = Ledger.open(path)
+    assert store.unfolded_stream(first) == ("what streamed", "")
+    store.close()
+
+
+@pytest.mark.allow_log_warnings  # the anchor is found missing, with a warning
+def test_the_anchor_missing_note_cannot_be_replaced_away(tmp_path: Path) -> None:
+    """F1 as reported: with every trigger in place, `REPLACE INTO ledger_events` overwrote the
+    note, and a ledger whose last entry was deleted then verified ok."""
+    path = tmp_path / "ledger.sqlite3"
+    _first, second = _ledger(path)
+    _outside(path, *DROP, f"DELETE FROM entries WHERE seq = {_last_seq(path, second)}")
+    anchor_path(path).unlink()
+    Ledger.open(path).close()
+    with pytest.raises(sqlite3.IntegrityError, match="REPLACE refused"):
+        _outside(
+            path,
+            "REPLACE INTO ledger_events (seq, at, kind, message) SELECT seq, at,"
+            " 'anchor_started', 'fine' FROM ledger_events WHERE kind = 'anchor_missing'",
+        )
+    store = Ledger.open(path)
+    report = store.verify()
+    assert not report.ok and report.anchor_lost and not report.events_changed
+    store.close()
+
+
+@pytest.mark.allow_log_warnings
+def test_verify_recomputes_the_events_instead_of_trusting_them(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    _ledger(path)
+    _outside(
+        path,
+        *_triggers(path),
+        "UPDATE ledger_events SET message = 'something else'",
+    )
+    store = Ledger.open(path)
+    report = store.verify()
+    assert not report.ok and "ledger events were rewritten" in report.events_changed
+    store.close()
+
+
+@pytest.mark.parametrize("sql", ["REPLACE INTO entries SELECT * FROM entries LIMIT 0"])
+def test_a_statement_that_changes_nothing_is_still_allowed(tmp_path: Path, sql: str) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    _ledger(path)
+    _outside(path, sql)
+
+
+def _unused(path: Path, sql: str, recursive: bool) -> None:
     with pytest.raises(sqlite3.IntegrityError, match=r"refused|insert-only|never deleted"):
         _outside(path, sql, recursive=recursive)
     store = Ledger.open(path)
@@ -158,6 +236,23 @@ def _older_copy(path: Path, session: str) -> None:
     shutil.copy(backup, path)
 
 
+def _triggers(path: Path) -> list[str]:
+    """Every trigger of the database, as `DROP TRIGGER` statements."""
+    with sqlite3.connect(path) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")]
+    conn.close()
+    return [f"DROP TRIGGER {name}" for name in names]
+
+
+def _anchor_lost_then_hidden(path: Path, session: str, how: str) -> None:
+    """F1: the session's last entry deleted and the anchor removed; the next open records the
+    anchor missing; then that note is rewritten away (`how`), triggers dropped again."""
+    _outside(path, *_triggers(path), f"DELETE FROM entries WHERE seq = {_last_seq(path, session)}")
+    anchor_path(path).unlink()
+    Ledger.open(path).close()  # records "anchor_missing" and starts a new anchor
+    _outside(path, *_triggers(path), how)
+
+
 TAMPERS: dict[str, Callable[[Path, str, str], None]] = {
     "delete the session's last entry": lambda p, s, _o: _outside(
         p, *DROP, f"DELETE FROM entries WHERE seq = {_last_seq(p, s)}"
@@ -196,6 +291,35 @@ TAMPERS: dict[str, Callable[[Path, str, str], None]] = {
         _outside(p, *DROP),
         _older_copy(p, s),
     )[0],
+    # issue 24 F1: the ledger's own events, which verify now recomputes
+    "REPLACE the anchor_missing note away": lambda p, s, _o: _anchor_lost_then_hidden(
+        p,
+        s,
+        "REPLACE INTO ledger_events (seq, at, kind, message) SELECT seq, at, 'anchor_started',"
+        " 'head anchor started' FROM ledger_events WHERE kind = 'anchor_missing'",
+    ),
+    "delete the anchor_missing note": lambda p, s, _o: _anchor_lost_then_hidden(
+        p, s, "DELETE FROM ledger_events WHERE kind = 'anchor_missing'"
+    ),
+    "delete every ledger event": lambda p, _s, _o: _outside(
+        p, *_triggers(p), "DELETE FROM ledger_events"
+    ),
+    "delete the anchor and the event that it started": lambda p, s, _o: (
+        _outside(
+            p,
+            *_triggers(p),
+            f"DELETE FROM entries WHERE seq = {_last_seq(p, s)}",
+            "DELETE FROM ledger_events",
+        ),
+        anchor_path(p).unlink(),
+    )[0],
+    "REPLACE the last entry with every trigger dropped": lambda p, s, _o: _outside(
+        p,
+        *_triggers(p),
+        "REPLACE INTO entries (seq, id, parent, session, kind, payload, created_at)"
+        " SELECT seq, id, parent, session, kind, '{}', created_at FROM entries"
+        f" WHERE seq = {_last_seq(p, s)}",
+    ),
 }
 
 
@@ -210,7 +334,7 @@ def test_verify_names_every_removal_made_with_the_triggers_dropped(
     store = Ledger.open(path)
     report = store.verify()
     assert not report.ok, tamper
-    assert report.removed or report.first_broken
+    assert report.removed or report.first_broken or report.anchor_lost or report.events_changed
     store.close()
 
 

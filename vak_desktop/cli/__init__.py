@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from vak_desktop.cli.eval import add_command as add_eval_command
 from vak_desktop.cli.planning import cmd_plan, cmd_request
 from vak_desktop.cli.probe import add_commands as add_probe_commands
 from vak_desktop.ledger import DamagedEntry, LedgerError, StorageError
+from vak_desktop.ledger.errors import os_cause
 from vak_desktop.providers import ProviderError
 
 
@@ -108,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -129,3 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `vak … | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a full disk under stdout (`vak export … > file`) or elsewhere
+        if exc.errno not in _FULL:
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second failure
+        what = exc.filename or "the output"  # stdout has no name
+        fail(f"cannot write {what}: {os_cause(exc)}", code=1)

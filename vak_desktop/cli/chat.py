@@ -11,11 +11,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import sys
 from collections.abc import AsyncIterator, Callable
 
-from vak_desktop.cli.common import CliError, bind, emit, open_ledger, tools_for, with_provider
+from vak_desktop.cli.common import (
+    CliError,
+    bind,
+    checked_text,
+    emit,
+    open_ledger,
+    tools_for,
+    with_provider,
+)
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.ledger import LedgerError, SessionBusy
 from vak_desktop.providers import ChatProvider
@@ -129,6 +138,10 @@ class _TextPrinter:
 
 
 async def cmd_chat(args: argparse.Namespace) -> int:
+    if args.message is not None:
+        checked_text(args.message, "the message")
+    elif isinstance(sys.stdin, io.TextIOWrapper):  # bad bytes become surrogates `checked_text`
+        sys.stdin.reconfigure(errors="surrogateescape")  # names, not a UnicodeDecodeError
     ledger = open_ledger(args)
     if args.session:
         try:
@@ -150,12 +163,14 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             compact_ahead=repl,
             capacity=capacity,
         )
-        session = args.session or ledger.create_session().id
+        session = args.session  # made with the first message: a bad first line leaves none
         messages = _repl_lines() if repl else _one(args.message)
         show = _json_event if args.json else _TextPrinter()
         status = 0
         try:
             async for message in messages:
+                checked_text(message, "the line read from stdin" if repl else "the message")
+                session = session or ledger.create_session().id
                 if repl and message.strip() == COMPACT_COMMAND:
                     await runner.settle(session)
                     shown = _CompactionPrinter(args.json)

@@ -32,7 +32,8 @@ from vak_desktop.runtime import (
 )
 from vak_desktop.runtime.sessions.formats import ReadFile, UnknownFormat, read_conversations
 from vak_desktop.runtime.sessions.formats.markdown import export_markdown
-from vak_desktop.runtime.sessions.importing import import_all
+from vak_desktop.runtime.sessions.importing import BatchReport, import_all
+from vak_desktop.runtime.sessions.json_items import ItemsError, is_json_list, json_items
 
 
 async def cmd_models(args: argparse.Namespace) -> int:
@@ -138,7 +139,17 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+STREAMED_BYTES = 32 << 20  # a list file larger than this is read one item at a time
+
+
 def cmd_import(args: argparse.Namespace) -> int:
+    if args.file != "-":
+        try:
+            large = Path(args.file).stat().st_size > STREAMED_BYTES
+            if large and is_json_list(Path(args.file)):
+                return _import_streamed(args, Path(args.file))
+        except OSError as exc:
+            raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     try:
         raw = Path(args.file).read_bytes() if args.file != "-" else sys.stdin.buffer.read()
     except OSError as exc:
@@ -181,10 +192,41 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_streamed(args: argparse.Namespace, path: Path) -> int:
+    """A large list file, one item at a time (`json_items`): each item is read as a file of its
+    own would be and imported, so memory holds one conversation, not the file."""
+    ledger = open_ledger(args)
+    total: BatchReport | None = None
+    try:
+        for index, item in enumerate(json_items(path)):
+            try:
+                read = read_conversations([item])
+            except UnknownFormat as exc:
+                if total is None:
+                    raise CliError(f"{args.file}: {exc}") from None
+                total.total += 1
+                total.skipped.append(f"item {index}: not a conversation ({exc})")
+                continue
+            report = import_all(ledger, read)
+            if total is None:
+                total = BatchReport(report.format, 0)
+            total.total += report.total
+            total.imported += report.imported
+            total.skipped += report.skipped
+    except ItemsError as exc:
+        raise CliError(f"{args.file}: {exc}") from None
+    if total is None:
+        raise CliError(f"{args.file}: nothing could be imported (an empty list)")
+    return _reported(args, total)
+
+
 def _import_batch(args: argparse.Namespace, ledger: Any, read: ReadFile) -> int:
     """A file of several conversations (ChatGPT, Open WebUI, a list): each its own session,
     and every thing skipped said."""
-    report = import_all(ledger, read)
+    return _reported(args, import_all(ledger, read))
+
+
+def _reported(args: argparse.Namespace, report: BatchReport) -> int:
     if args.json:
         emit(report.to_json())
     else:
@@ -225,6 +267,7 @@ def cmd_ledger_verify(args: argparse.Namespace) -> int:
         "first_broken": to_json_value(broken) if broken else None,
         "removed": [to_json_value(r) for r in report.removed],
         "anchor_lost": report.anchor_lost,
+        "events_changed": report.events_changed or None,
         "notes": list(report.notes),
     }
     if args.json:
@@ -240,6 +283,8 @@ def cmd_ledger_verify(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     if report.anchor_lost:
         print("NOT VERIFIABLE: the head anchor went missing once (see the notes)")
+    if report.events_changed:
+        print(f"CHANGED: {report.events_changed} (the anchor recorded them)")
     if report.ok:
         print(f"ok: {report.entries} entries in {report.sessions} sessions verify")
     return 0 if report.ok else 1

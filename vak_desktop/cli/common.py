@@ -33,6 +33,21 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise SystemExit(code)
 
 
+def checked_text(text: str, where: str) -> str:
+    """`text` if it is valid Unicode, else CliError naming where and at which character: bytes
+    that are not UTF-8 on argv or stdin arrive as lone surrogates, which no entry can hold (it
+    was a 43-line CanonicalFormError after an empty session was made, issue 24 F4)."""
+    for index, char in enumerate(text):
+        if "\ud800" <= char <= "\udfff":
+            code = ord(char)
+            what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "a lone surrogate"
+            raise CliError(
+                f"{where} is not valid UTF-8 text: {what} at character {index + 1}; nothing was"
+                " written"
+            )
+    return text
+
+
 def emit(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
     sys.stdout.flush()

@@ -15,14 +15,36 @@ What it detects, from an edit of the database alone: removing or rewriting (even
 entry at or before a session's anchored head — its last entry, its last turn, any branch tip —
 removing a whole session or its `sessions` row, or replacing the database with an older copy.
 
+The anchor also holds one line for the database's own history, `ledger_events` (triggers
+restored, the anchor started or found missing):
+
+    {"digest": "b3:…", "events": 5}
+
+written whenever an open records an event: `events` rows, hashed in order (`events_digest`).
+Each such line commits to a prefix of the events and every one is kept (compaction too), so
+verify recomputes each digest from the rows rather than trusting them: an event rewritten or
+removed (even with the triggers dropped, even by REPLACE) fails verify: the note "the anchor
+went missing" cannot be quietly overwritten. A ledger whose migrations show it started an anchor
+at an earlier open, but has neither the file nor the event, is also recorded as one whose anchor
+went missing (its `anchor_started` row was removed with the file).
+
 What it cannot detect, by design or by nature:
 - a consistent edit of both files (whoever can rewrite every file can rewrite everything; a
-  keyed HMAC would only move the problem to wherever the key is kept);
+  keyed HMAC would only move the problem to wherever the key is kept): e.g. delete an entry,
+  then rewrite the anchor's lines to match;
 - entries committed after the newest anchor line: a process killed between its commit and the
   anchor write (a few microseconds) leaves at most its last entry unanchored;
-- a deleted anchor file together with the database's note that one was started (`ledger_events`
-  records "anchor started"; without both, the ledger looks like one from an older build);
-- the sessions' title and archive flag, which are the user's metadata and not hashed.
+- a ledger rewound to look like one from a build before the anchor: triggers dropped, the
+  anchor file, `ledger_events` and the `_vak_migrations` rows from 0004 on all removed, and the
+  schema those migrations made dropped too — it then migrates as an old ledger would;
+- the sessions' title and archive flag, which are the user's metadata and not hashed; and
+  `capacity_profiles` rows appended from outside (insert-only, but not chained: a forged
+  profile is a new row, and the next probe's row wins);
+- a dropped trigger put back exactly as written before the next open (nothing then records
+  that it was gone; what was done meanwhile is still the anchor's to detect);
+- a kill between migration 0004's commit and the first anchor write of that same open (a few
+  milliseconds, once per ledger's life) makes the next open report the anchor missing: a false
+  alarm on the safe side.
 After a power loss (WAL with synchronous=NORMAL may lose the last commits) verify names the lost
 entries as missing, which is the truth.
 
@@ -63,20 +85,46 @@ class AnchorPoint:
         ).encode()
 
 
+@dataclass(frozen=True, slots=True)
+class EventsPoint:
+    """How many `ledger_events` rows there were at a commit, and the digest of them in order."""
+
+    count: int
+    digest: str
+
+    def line(self) -> bytes:
+        return f'{{"digest":"{self.digest}","events":{self.count}}}\n'.encode()
+
+
 def anchor_path(ledger_path: Path) -> Path:
     return ledger_path.with_name(ledger_path.name + ANCHOR_SUFFIX)
 
 
 def read_anchor(path: Path) -> dict[str, AnchorPoint] | None:
     """The newest point of each session, or None when the file does not exist."""
+    read = _read(path)
+    return None if read is None else read[0]
+
+
+def read_events(path: Path) -> list[EventsPoint]:
+    """Every events line of the file, in the order written (none when there is no file)."""
+    read = _read(path)
+    return [] if read is None else read[1]
+
+
+def _read(path: Path) -> tuple[dict[str, AnchorPoint], list[EventsPoint]] | None:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
     points: dict[str, AnchorPoint] = {}
+    counted: list[EventsPoint] = []
     for raw in data.split(b"\n"):
         try:
             fields = json.loads(raw)
+            if "events" in fields:
+                counted.append(EventsPoint(int(fields["events"]), str(fields["digest"])))
+                continue
             point = AnchorPoint(
                 str(fields["session"]),
                 int(fields["seq"]),
@@ -88,7 +136,7 @@ def read_anchor(path: Path) -> dict[str, AnchorPoint] | None:
         known = points.get(point.session)
         if known is None or point.seq > known.seq:
             points[point.session] = point
-    return points
+    return points, counted
 
 
 class HeadAnchor:
@@ -125,15 +173,19 @@ class HeadAnchor:
                 return
         except FileNotFoundError:
             return
-        points = read_anchor(self.path) or {}
-        self.replace(points.values())
+        points, counted = _read(self.path) or ({}, [])
+        self.replace(points.values(), counted)
 
-    def replace(self, points: Iterable[AnchorPoint]) -> None:
-        """Write the file anew with exactly `points`, atomically (temporary file, fsync, rename)."""
+    def record_events(self, counted: EventsPoint) -> None:
+        self._write(counted.line())
+
+    def replace(self, points: Iterable[AnchorPoint], counted: Iterable[EventsPoint] = ()) -> None:
+        """Write the file anew with exactly `points` (and the events lines), atomically
+        (temporary file, fsync, rename)."""
         self.close()
         tmp = self.path.with_name(self.path.name + ".tmp")
         with open(tmp, "wb") as out:
-            out.write(b"".join(p.line() for p in points))
+            out.write(b"".join(p.line() for p in points) + b"".join(c.line() for c in counted))
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, self.path)

@@ -10,6 +10,7 @@ and the path.
 from __future__ import annotations
 
 import contextlib
+import errno
 import sqlite3
 from collections.abc import Iterator
 
@@ -35,13 +36,24 @@ class StorageError(LedgerError):
     """The database file cannot be written or read: disk full, read-only, locked, I/O error.
     The message is one line naming the cause and the path; nothing was half-written."""
 
-    def __init__(self, path: str, exc: sqlite3.Error) -> None:
-        cause = str(exc)
+    def __init__(self, path: str, exc: sqlite3.Error | OSError) -> None:
+        cause = os_cause(exc) if isinstance(exc, OSError) else str(exc)
         for needle, plain in _CAUSES:
             if needle in cause:
                 cause = plain
                 break
         super().__init__(f"cannot write the ledger {path}: {cause}")
+
+
+def os_cause(exc: OSError) -> str:
+    """An OSError as the few words a user acts on ("the disk is full")."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return "the disk is full"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied (check the file's permissions)"
+    if exc.errno == errno.EROFS:
+        return "the disk is read-only"
+    return exc.strerror or str(exc)
 
 
 _CAUSES = (

@@ -12,7 +12,14 @@ resolved, whatever the connection's pragmas.
 - `sessions`: no DELETE (archiving hides a session), no insert over an existing id, and an
   UPDATE may change only the title and the archive flag (its id and creation time are fixed).
 - `capacity_profiles`: insert-only like entries.
-- `stream_journal`: no UPDATE; a DELETE only of a folded stream's rows (`journal.py`).
+- `stream_journal`: no UPDATE, no insert over an existing seq; a DELETE only of a folded
+  stream's rows (`journal.py`).
+- `ledger_events` and `_vak_migrations`: insert-only like entries (a deleted migration row used
+  to make every later open re-run it and fail with "table entries already exists").
+
+A rowid table whose key is not its rowid (`sessions`, `_vak_migrations`) can also conflict on
+the rowid itself (`REPLACE INTO sessions (rowid, …)`), so its insert trigger checks both.
+`TABLES` says what each table is; a test enumerates `sqlite_master` against it.
 
 A trigger can still be dropped by anyone who can write the file. `check_triggers` runs at every
 open: a missing or altered trigger is restored, logged, and recorded in `ledger_events`
@@ -22,8 +29,10 @@ gone is the head anchor's to detect (`anchor.py`).
 
 from __future__ import annotations
 
+import json
 import logging
 
+import blake3
 import sqlite_utils
 
 log = logging.getLogger(__name__)
@@ -70,14 +79,16 @@ TRIGGERS: dict[str, str] = {
         "INSERT",
         "sessions",
         "a session with this id exists (REPLACE refused)",
-        "EXISTS (SELECT 1 FROM sessions WHERE id = NEW.id)",
+        "EXISTS (SELECT 1 FROM sessions WHERE id = NEW.id)"
+        " OR EXISTS (SELECT 1 FROM sessions WHERE rowid = NEW.rowid)",
     ),
     "sessions_fixed_identity": _refuse(
         "sessions_fixed_identity",
         "UPDATE",
         "sessions",
         "a session keeps its id and creation time: UPDATE refused",
-        "NEW.id IS NOT OLD.id OR NEW.created_at IS NOT OLD.created_at",
+        "NEW.id IS NOT OLD.id OR NEW.created_at IS NOT OLD.created_at"
+        " OR NEW.rowid IS NOT OLD.rowid",
     ),
     "capacity_profiles_no_update": _refuse(
         "capacity_profiles_no_update",
@@ -98,6 +109,13 @@ TRIGGERS: dict[str, str] = {
         "capacity profiles are insert-only: a row with this seq exists (REPLACE refused)",
         "EXISTS (SELECT 1 FROM capacity_profiles WHERE seq = NEW.seq)",
     ),
+    "stream_journal_no_replace": _refuse(
+        "stream_journal_no_replace",
+        "INSERT",
+        "stream_journal",
+        "the stream journal is insert-only: a row with this seq exists (REPLACE refused)",
+        "EXISTS (SELECT 1 FROM stream_journal WHERE seq = NEW.seq)",
+    ),
     "stream_journal_no_update": _refuse(
         "stream_journal_no_update", "UPDATE", "stream_journal", "the stream journal is insert-only"
     ),
@@ -114,6 +132,48 @@ TRIGGERS: dict[str, str] = {
     "ledger_events_no_delete": _refuse(
         "ledger_events_no_delete", "DELETE", "ledger_events", "ledger events are insert-only"
     ),
+    "ledger_events_no_replace": _refuse(
+        "ledger_events_no_replace",
+        "INSERT",
+        "ledger_events",
+        "ledger events are insert-only: an event with this seq exists (REPLACE refused)",
+        "EXISTS (SELECT 1 FROM ledger_events WHERE seq = NEW.seq)",
+    ),
+    "_vak_migrations_no_update": _refuse(
+        "_vak_migrations_no_update",
+        "UPDATE",
+        "_vak_migrations",
+        "the record of applied migrations is insert-only: UPDATE refused",
+    ),
+    "_vak_migrations_no_delete": _refuse(
+        "_vak_migrations_no_delete",
+        "DELETE",
+        "_vak_migrations",
+        "the record of applied migrations is insert-only: DELETE refused",
+    ),
+    "_vak_migrations_no_replace": _refuse(
+        "_vak_migrations_no_replace",
+        "INSERT",
+        "_vak_migrations",
+        "the record of applied migrations is insert-only: this migration or rowid exists"
+        " (REPLACE refused)",
+        "EXISTS (SELECT 1 FROM _vak_migrations WHERE name = NEW.name)"
+        " OR EXISTS (SELECT 1 FROM _vak_migrations WHERE rowid = NEW.rowid)",
+    ),
+}
+
+# What each table of the ledger database is, and so how it is guarded (a test enumerates
+# `sqlite_master` against this: a table added without saying what it is fails it).
+APPEND_ONLY = "append-only"
+TABLES: dict[str, str] = {
+    "entries": APPEND_ONLY,
+    "capacity_profiles": APPEND_ONLY,
+    "ledger_events": APPEND_ONLY,
+    "_vak_migrations": APPEND_ONLY,
+    # rows go only once folded: an assistant step holds their text (`journal.py`)
+    "stream_journal": APPEND_ONLY,
+    # mutable by design: the user's title and archive flag; never deleted, id fixed
+    "sessions": "title and archived mutable",
 }
 
 
@@ -149,6 +209,20 @@ def events(db: sqlite_utils.Database, kind: str | None = None) -> list[tuple[str
     """Every recorded ledger event: (when, kind, message), oldest first."""
     rows = db.execute("SELECT at, kind, message FROM ledger_events ORDER BY seq").fetchall()
     return [(r[0], r[1], r[2]) for r in rows if kind is None or r[1] == kind]
+
+
+def events_digest(db: sqlite_utils.Database, count: int | None = None) -> tuple[int, str]:
+    """(how many, digest) of the first `count` events (all by default), in seq order: what the
+    head anchor records of `ledger_events`, and verify recomputes (`anchor.py`)."""
+    hasher = blake3.blake3()
+    n = 0
+    limit = -1 if count is None else count
+    for row in db.execute(
+        "SELECT seq, at, kind, message FROM ledger_events ORDER BY seq LIMIT ?", [limit]
+    ):
+        hasher.update(json.dumps(list(row), ensure_ascii=False).encode() + b"\n")
+        n += 1
+    return n, "b3:" + hasher.hexdigest()
 
 
 def create_missing_triggers(db: sqlite_utils.Database) -> list[str]:

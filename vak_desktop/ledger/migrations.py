@@ -7,11 +7,13 @@ that an existing ledger's applied names are a prefix of this list.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlite_utils
 
+from vak_desktop.ledger.errors import LedgerError
 from vak_desktop.ledger.integrity import create_events_table, create_missing_triggers
 from vak_desktop.ledger.journal import create_journal, replace_delete_trigger
 
@@ -119,6 +121,12 @@ def _index_only_kinds_read_across_sessions(db: sqlite_utils.Database) -> None:
     db.execute(f"CREATE INDEX entries_of_read_kinds ON entries(kind, seq) WHERE kind IN ({kinds})")
 
 
+def _guard_every_table(db: sqlite_utils.Database) -> None:
+    # REPLACE over `ledger_events` and `stream_journal` rows, and any rewrite of
+    # `_vak_migrations`, got past the UPDATE/DELETE triggers (issue 24 F1, F7)
+    create_missing_triggers(db)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_entries", _create_entries),
     Migration("0002_sessions", _create_sessions),
@@ -127,7 +135,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0005_stream_journal", create_journal),
     Migration("0006_index_only_kinds_read_across_sessions", _index_only_kinds_read_across_sessions),
     Migration("0007_fold_the_stream_journal", replace_delete_trigger),
+    Migration("0008_guard_every_table", _guard_every_table),
 )
+
+STARTS_THE_ANCHOR = "0004_refuse_every_rewrite"  # the first open past it starts an anchor
 
 
 def applied(db: sqlite_utils.Database) -> list[str]:
@@ -153,7 +164,16 @@ def migrate(db: sqlite_utils.Database, now: str) -> list[str]:
     for migration in MIGRATIONS[len(done) :]:
         db.execute("BEGIN IMMEDIATE")
         try:
-            migration.apply(db)
+            try:
+                migration.apply(db)
+            except sqlite3.OperationalError as exc:
+                if "already exists" not in str(exc):
+                    raise
+                raise LedgerError(
+                    f"this ledger's record of its migrations (_vak_migrations) lacks {migration.name},"
+                    f" yet its schema already has what it makes ({exc}): the record was changed"
+                    " outside Vak"
+                ) from None
             db.execute(
                 "INSERT INTO _vak_migrations (name, applied_at) VALUES (?, ?)",
                 [migration.name, now],

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import sqlite_utils
 
-from vak_desktop.ledger.anchor import AnchorPoint, read_anchor
+from vak_desktop.ledger.anchor import AnchorPoint, read_anchor, read_events
 from vak_desktop.ledger.canonical import entry_id, envelope_bytes
-from vak_desktop.ledger.integrity import ANCHOR_MISSING, ANCHOR_STARTED, events
+from vak_desktop.ledger.integrity import ANCHOR_MISSING, ANCHOR_STARTED, events, events_digest
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,16 @@ class VerifyReport:
     removed: tuple[BrokenLink, ...] = ()
     notes: tuple[str, ...] = ()
     anchor_lost: bool = False  # the anchor file went missing once: a removal before is unseen
+    events_changed: str = ""  # why `ledger_events` no longer matches what the anchor recorded
 
     @property
     def ok(self) -> bool:
-        return self.first_broken is None and not self.removed and not self.anchor_lost
+        return (
+            self.first_broken is None
+            and not self.removed
+            and not self.anchor_lost
+            and not self.events_changed
+        )
 
 
 def verify_ledger(db: sqlite_utils.Database, anchor: Path | None) -> VerifyReport:
@@ -71,7 +77,23 @@ def verify_ledger(db: sqlite_utils.Database, anchor: Path | None) -> VerifyRepor
         removed=tuple(_removed(db, anchor)),
         notes=tuple(f"{at}: {text}" for at, kind, text in events(db) if kind != ANCHOR_STARTED),
         anchor_lost=bool(events(db, ANCHOR_MISSING)),
+        events_changed=_events_changed(db, anchor),
     )
+
+
+def _events_changed(db: sqlite_utils.Database, anchor: Path | None) -> str:
+    """Why the `ledger_events` rows are not the ones the anchor last counted ('' if they are):
+    recomputed from the rows, since a row is what an attacker can write (`anchor.py`)."""
+    for counted in read_events(anchor) if anchor is not None else []:
+        have, digest = events_digest(db, counted.count)
+        if have < counted.count:
+            return (
+                f"{counted.count - have} of the {counted.count} ledger events the anchor"
+                " counted were removed"
+            )
+        if digest != counted.digest:
+            return f"the ledger events were rewritten: the first {counted.count} no longer match"
+    return ""
 
 
 def _removed(db: sqlite_utils.Database, anchor: Path | None) -> Iterator[BrokenLink]:

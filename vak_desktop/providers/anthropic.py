@@ -109,6 +109,9 @@ class AnthropicProvider:
                 if response.status_code >= 400:
                     await response.aread()
                     raise self._status_error(response, request.model)
+                unexpected = http.not_a_stream(response, "an event stream")
+                if unexpected is not None:
+                    raise unexpected
                 responded = True
                 async with contextlib.aclosing(sse_data(stream.body())) as lines:
                     async for number, raw in lines:

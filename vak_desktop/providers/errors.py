@@ -55,6 +55,23 @@ class RateLimited(ProviderError):
         super().__init__(f"rate limited: {detail}")
         self.retry_after = retry_after
 
+    def __str__(self) -> str:
+        """With how long the server asked to wait: a Retry-After past the retry policy's
+        limit is not waited for, and the user is told so (it failed "at once", issue 24)."""
+        if self.retry_after is None or self.retry_after < 1:
+            return super().__str__()
+        return f"{super().__str__()} (the server asks to wait {wait_words(self.retry_after)})"
+
+
+def wait_words(seconds: float) -> str:
+    """A wait as a person says it: 45 s, 1.5 min, 1 h, 2 d."""
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60)):
+        if seconds >= 1.5 * size or (seconds >= size and seconds % size == 0):
+            value = seconds / size
+            shown = f"{value:.1f}".removesuffix(".0") if value < 10 else f"{value:.0f}"
+            return f"{shown} {unit}"
+    return f"{seconds:.0f} s"
+
 
 class ServerError(ProviderError):
     def __init__(self, detail: str, status: int | None = None) -> None:

@@ -126,6 +126,27 @@ def status_error(response: httpx.Response, text: str, who: str) -> ProviderError
     return ProviderError(f"{who} refused the request (HTTP {status}): {text}")
 
 
+def not_a_stream(response: httpx.Response, expected: str) -> ProviderError | None:
+    """The error for an answer that is not the stream asked for, though its status is not an
+    error: a redirect (httpx does not follow one: a POST would be replayed elsewhere) or a web
+    page. Both used to end as "stream ended before `data: [DONE]`" (issue 24)."""
+    status = response.status_code
+    if 300 <= status < 400:
+        where = response.headers.get("location", "")
+        to = f" to {where}" if where else ""
+        return ProviderError(
+            f"the server redirected the request (HTTP {status}{to}); Vak does not follow "
+            "redirects: set the provider's host to the address it should be"
+        )
+    kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind in ("text/html", "application/xhtml+xml"):
+        return ProviderError(
+            f"the server answered with a web page ({kind}, HTTP {status}), not {expected}: is "
+            "the host the API's address, not a website or a login page in front of it?"
+        )
+    return None
+
+
 def transport_error(
     exc: httpx.TransportError,
     *,

@@ -129,6 +129,9 @@ class OllamaProvider:
                 if response.status_code >= 400:
                     await response.aread()
                     raise self._status_error(response, request.model, request.num_ctx)
+                unexpected = http.not_a_stream(response, "a stream of JSON lines")
+                if unexpected is not None:
+                    raise unexpected
                 responded = True
                 async with contextlib.aclosing(wire.numbered_lines(stream.body())) as numbered:
                     async for number, raw in numbered:

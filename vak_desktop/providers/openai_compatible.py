@@ -172,6 +172,9 @@ class OpenAICompatibleProvider:
                 if response.status_code >= 400:
                     await response.aread()
                     raise self._status_error(response, request.model)
+                unexpected = http.not_a_stream(response, "an event stream")
+                if unexpected is not None:
+                    raise unexpected
                 responded = True
                 async with contextlib.aclosing(wire.sse_data(stream.body())) as events:
                     async for number, raw in events:

@@ -28,6 +28,11 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from vak_desktop.ledger.location import data_dir
+from vak_desktop.runtime.settings_file import (
+    SettingsFileError,
+    read_settings_bytes,
+    write_settings_bytes,
+)
 from vak_desktop.runtime.settings_schema import check_settings_table
 
 SETTINGS_FILE = "settings.toml"
@@ -121,8 +126,10 @@ def load_settings(path: Path | None = None) -> Settings:
     """The settings in `path` (default: the data directory's); defaults when there is no file."""
     path = path or settings_path()
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        raw = read_settings_bytes(path)
+    except SettingsFileError as exc:
+        raise SettingsError(str(exc)) from None
+    if raw is None:
         return Settings()
     try:
         table = tomllib.loads(raw.decode("utf-8"))
@@ -141,9 +148,10 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
     would lose it) or the result would not load back."""
     path = path or settings_path()
     try:
-        existing: str | None = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        existing = None
+        raw = read_settings_bytes(path)
+        existing = None if raw is None else raw.decode("utf-8")
+    except SettingsFileError as exc:
+        raise SettingsError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise SettingsError(f"{path}: not UTF-8, so it was not overwritten: {exc}") from exc
     try:
@@ -154,10 +162,10 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
         _from_table(tomllib.loads(text))
     except (tomllib.TOMLDecodeError, TypeError, ValueError) as exc:
         raise SettingsError(f"{path}: these settings would not load back ({exc})") from exc
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_bytes(text.encode("utf-8"))
-    tmp.replace(path)
+    try:
+        write_settings_bytes(path, text.encode("utf-8"))
+    except SettingsFileError as exc:
+        raise SettingsError(str(exc)) from None
     return path
 
 

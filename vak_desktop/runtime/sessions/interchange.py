@@ -111,8 +111,33 @@ def import_openai(ledger: Ledger, document: Any, title: str = "") -> ImportRepor
             )
     if not any(m["role"] == "user" for m in messages):
         raise ConversationFormatError("the conversation has no user message")
-    with ledger.transaction():  # a file rejected half-way leaves nothing behind
+    _check(messages)  # every format error before a byte is written
+    # in chunks, so that other writers are not starved; shown only once whole (`staged`)
+    with ledger.staged():
         return _write(ledger, messages, str(document.get("model", "")), title, document)
+
+
+def _check(messages: list[Any]) -> None:
+    """Raise the ConversationFormatError `_write` would meet, before it writes anything: a
+    staged import commits as it goes, so a file rejected half-way must be rejected first."""
+    in_turn = False
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        role = message["role"]
+        text, _images = _text_and_images(message.get("content"), where)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ConversationFormatError(
+                f"{where}: text is not valid Unicode (lone surrogate at character {exc.start + 1})"
+            ) from None
+        if role == "system":
+            continue
+        if role != "user" and not in_turn:
+            raise ConversationFormatError(f"{where}: a {role} message before any user message")
+        in_turn = True
+        if role == "assistant":
+            _tool_calls(message.get("tool_calls"), where)
 
 
 def _write(

@@ -20,6 +20,7 @@ import asyncio
 import codecs
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,15 +29,17 @@ from typing import Any
 from vak_desktop.context.planning.reading import FILES
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.tools.contained import Outside, folders_under, open_inside, read_inside
 from vak_desktop.runtime.tools.file_safety import (
     CURRENT_STOP,
+    KINDS,
+    Matcher,
     Searcher,
     Stop,
     check_stop,
-    is_regular,
+    glob_matcher,
     line_range,
     linear_regex,
-    refuse_special,
 )
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
 from vak_desktop.runtime.tools.workspace import NO_FOLDERS, Workspace
@@ -93,10 +96,12 @@ def _pair(value: Any) -> tuple[int, int]:
     return value[0], value[1]
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str) -> Matcher:
     """A glob as a regex over `/`-separated relative paths: `*` and `?` stay inside one folder,
     `**` spans any number of folders, `[…]` is a class. Without a `/` the pattern matches a
-    file's name at any depth (as .gitignore and ripgrep read it)."""
+    file's name at any depth (as .gitignore and ripgrep read it). Compiled on RE2, linear in
+    the name: on Python's `re`, `*a*a*a*a*a*a*a*a*a*a*a*b` over a 100-character name ran past
+    the tool limit and Ctrl-C (issue 24 F3)."""
     parts = pattern.strip("/").split("/")
     out = [] if "/" in pattern.strip("/") else ["(?:.*/)?"]
     for i, part in enumerate(parts):
@@ -105,7 +110,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             out.append(".*" if last else "(?:[^/]+/)*")
             continue
         out.append(_segment(part) + ("" if last else "/"))
-    return re.compile("".join(out))
+    return glob_matcher("".join(out), pattern)
 
 
 def _segment(part: str) -> str:
@@ -145,14 +150,14 @@ class Walk:
         return notes
 
 
-def walk(workspace: Workspace, roots: Sequence[Path], match: re.Pattern[str]) -> Walk:
+def walk(workspace: Workspace, roots: Sequence[Path], match: Matcher) -> Walk:
     """Files under `roots` whose path relative to their root matches, in path order. Linked
     folders are not entered; linked files count only when they point inside the workspace."""
     found = Walk()
     visited = 0
     for root in roots:
         start = len(found.files)
-        for dirpath, dirnames, filenames in os.walk(root):
+        for dirpath, dirnames, filenames in folders_under(workspace, root):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
             check_stop()
             for name in sorted(filenames):
@@ -256,30 +261,43 @@ class ReadTool(_FileTool):
             raise _no_such_file(workspace, raw)
         path = workspace.resolve(raw, "read")
         shown = workspace.shown(path)
-        if not path.exists():
-            raise _no_such_file(workspace, raw)
         if path.is_dir():
             raise ToolFailure(f"{shown} is a folder: glob lists the files in it")
-        refuse_special(path, shown)
-        size = path.stat().st_size
+        try:  # judged by the opened file, not the name (`contained.py`)
+            fd, info = open_inside(workspace, path)
+        except FileNotFoundError:
+            raise _no_such_file(workspace, raw) from None
+        except Outside:
+            raise workspace.refusal(raw, path, "read") from None
+        with os.fdopen(fd, "rb") as handle:
+            return self._opened(handle, info, shown, arguments)
+
+    def _opened(
+        self, handle: Any, info: os.stat_result, shown: str, arguments: dict[str, Any]
+    ) -> ToolOutput:
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolFailure(f"{shown} is a folder: glob lists the files in it")
+        kind = next((name for test, name in KINDS if test(info.st_mode)), "")
+        if kind:
+            raise ToolFailure(f"{shown} is {kind}, not a regular file: read reads files only")
+        size = info.st_size
         if "range" in arguments:
-            return ToolOutput(self._lines(path, shown, *_pair(arguments["range"])))
+            return ToolOutput(self._lines(handle, shown, *_pair(arguments["range"])))
         if size > READ_LIMIT:
             raise ToolFailure(
                 f"{shown} is {size:,} bytes, more than read returns whole ({READ_LIMIT:,}): "
                 "ask for part of it with `range` [first_line, last_line]"
             )
-        text, note = decode(path.read_bytes(), shown)
+        text, note = decode(handle.read(READ_LIMIT + 1), shown)
         if not text:
             return ToolOutput(f"({shown} is empty)")
         return ToolOutput(f"{text}\n[{note}]" if note else text)
 
-    def _lines(self, path: Path, shown: str, first: int, last: int) -> str:
-        with path.open("rb") as handle:
-            head = handle.read(SNIFF)
-            handle.seek(0)
-            decode(head, shown)  # a binary file is refused before any line is read
-            picked, total, cut = line_range(handle, first, last, READ_LIMIT)
+    def _lines(self, handle: Any, shown: str, first: int, last: int) -> str:
+        head = handle.read(SNIFF)
+        handle.seek(0)
+        decode(head, shown)  # a binary file is refused before any line is read
+        picked, total, cut = line_range(handle, first, last, READ_LIMIT)
         if first > total:
             raise ToolFailure(f"{shown} has {total} lines; range {[first, last]} starts after")
         text, note = decode(b"".join(picked), shown)
@@ -398,16 +416,18 @@ class GrepTool(_FileTool):
         total = files_with = passed = 0
         for path in files:
             check_stop()
-            if not is_regular(path) or path.stat().st_size > SEARCH_FILE_LIMIT:
-                passed += 1
-                continue
-            data = path.read_bytes()
-            if b"\x00" in data[:SNIFF]:
+            try:  # judged by the opened file, not the name (`contained.py`)
+                data = read_inside(workspace, path, SEARCH_FILE_LIMIT)
+            except OSError:  # gone, unreadable, or swapped for a link out since the walk
+                data = None
+            if data is None or b"\x00" in data[:SNIFF]:
                 passed += 1
                 continue
             name = workspace.shown(path)
             hits = 0
             for number, line in _lines(data):
+                if not number % 1024:
+                    check_stop()  # a 10 MB file is ~1 s of lines: stop within one piece of it
                 if not regex.search(line):
                     continue
                 hits += 1

@@ -16,10 +16,12 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from vak_desktop.context.capacity.cache_watch import system_digest, tool_digests
 from vak_desktop.context.capacity.feedback import OUTPUT_LIMIT
@@ -139,6 +141,33 @@ class _Journal:
         self.last = time.monotonic()
 
 
+class _Shown:
+    """What the observers see of one channel of a stream (stdout, `--json`, the window): the
+    same redaction as the journal's, a tail that may be a secret's beginning held until the
+    rest arrives. Only what was stored used to be redacted; a server echoing a key had it
+    printed in `--json` text events (issue 24 F8)."""
+
+    def __init__(self) -> None:
+        self.held = ""
+
+    def next(self, text: str) -> str:
+        whole = self.held + text
+        cut = redactable_prefix(whole)
+        self.held = whole[cut:]
+        return redact(whole[:cut])
+
+    def rest(self) -> str:
+        rest, self.held = redact(self.held), ""
+        return rest
+
+
+def _shown_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as shown, secrets redacted (the call itself runs with them)."""
+    text = json.dumps(arguments, ensure_ascii=False)
+    cleaned = redact(text)
+    return arguments if cleaned == text else dict(json.loads(cleaned))
+
+
 def _journalable(parts: list[str]) -> tuple[str, list[str]]:
     """(what can be journalled now, what waits for the next checkpoint): a tail that may be
     the start of a secret waits for the text after it, so that each checkpoint, redacted on
@@ -153,21 +182,29 @@ async def stream_step(
 ) -> AsyncIterator[TurnEvent]:
     """Stream one model call into `out`, yielding what the observers show as it arrives."""
     journal = _Journal(ledger, session)
+    text, thinking = _Shown(), _Shown()
     async with contextlib.aclosing(provider.stream(out.request)) as stream:
         async for event in stream:
             if isinstance(event, TextDelta):
                 out._text.add(event.text)
                 journal.add(text=event.text)
-                yield TextChunk(event.text)
+                if thinking.held:  # the thinking ended: what it held back is shown first
+                    yield ThinkingChunk(thinking.rest())
+                if shown := text.next(event.text):
+                    yield TextChunk(shown)
             elif isinstance(event, ThinkingDelta):
                 out._thinking.add(event.text)
                 journal.add(thinking=event.text)
-                yield ThinkingChunk(event.text)
+                if shown := thinking.next(event.text):
+                    yield ThinkingChunk(shown)
             elif isinstance(event, ThinkingSigned):
                 out.signed_thinking.append(event.block)
             elif isinstance(event, ToolCallEvent):
                 out.calls.append(event.call)
-                yield ToolCallRequested(event.call.id, event.call.name, event.call.arguments)
+                if text.held:
+                    yield TextChunk(text.rest())
+                arguments = _shown_arguments(event.call.arguments)
+                yield ToolCallRequested(event.call.id, event.call.name, arguments)
             elif isinstance(event, StreamNotice):
                 ledger.append(session, repaired(event))
                 yield Notice(event.message)
@@ -175,6 +212,10 @@ async def stream_step(
                 yield Notice(event.message)
             elif isinstance(event, Done):
                 out.done = event
+    if rest := thinking.rest():
+        yield ThinkingChunk(rest)
+    if rest := text.rest():
+        yield TextChunk(rest)
 
 
 def partial_step(binding: ModelBinding, out: StepOutcome | None) -> AssistantStep | None:
