@@ -32,6 +32,7 @@ from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.logfile import start_logging
 from vak_desktop.providers import default_host, http_client, open_provider
 from vak_desktop.runtime import default_tools
+from vak_desktop.runtime.providers.catalogue import models_directory
 from vak_desktop.runtime.sessions.system_prompts import PresetStore
 from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
@@ -141,7 +142,8 @@ async def _open_window(
             # the settings' other providers (keys from the keyring) and the embedded engine
             providers = ProvidersController(service, settings, client)
             window = MainWindow(service, ledger, settings=settings)
-            providers.attach(window)  # Tools → Run a GGUF file…
+            window.tools.downloads.directory = models_directory(args.data_dir)
+            providers.attach(window)  # Tools → Run a GGUF file…, and downloaded models
             live = LiveSettings(  # host, folders and MCP servers apply without a restart
                 service,
                 window.tools.models,
