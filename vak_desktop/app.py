@@ -49,6 +49,7 @@ from vak_desktop.ui.qt_messages import install_qt_message_handler
 from vak_desktop.ui.quit_signals import QuitOnSignals
 from vak_desktop.ui.self_test import run_self_test
 from vak_desktop.ui.settings_dialog import SettingsController
+from vak_desktop.ui.update_check import attach_update_check
 
 PROVIDER = "ollama"
 
@@ -168,11 +169,14 @@ async def _open_window(
                 notice = crash_notice(previous_crash, window)  # noqa: F841 (kept while open)
                 logging.getLogger(__name__).info("said: %s", previous_crash.message)
             collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
+            updates = attach_update_check(window, settings)
+            updates.start()  # only if the user turned it on; in the background
             service.refresh_models()
             preload_lexers()  # the code blocks' lexers, compiled off the UI thread
             try:
                 await closed
             finally:
+                await updates.aclose()
                 await live.aclose()
                 await window.tools.aclose()
                 await providers.aclose()
