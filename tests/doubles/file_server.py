@@ -7,12 +7,14 @@ request the way real hosts and networks do:
 - `body`: serve other bytes than the file the catalogue describes (a wrong or corrupted file);
 - `delay_per_chunk`: sleep between 64 KiB chunks (so a UI can show a download under way).
 
-Every request's Range header (or "") is recorded in `ranges`.
+`data` may be the bytes or a file's path (read per request: a 491 MB model is not held in
+memory). Every request's Range header (or "") is recorded in `ranges`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import socket
 import struct
 import threading
@@ -20,7 +22,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from random import Random
-from typing import Any
+from typing import Any, BinaryIO
 
 CHUNK = 64 * 1024
 
@@ -51,7 +53,7 @@ class FileServer:
 
     def __init__(
         self,
-        data: bytes,
+        data: bytes | Path,
         name: str = "model.gguf",
         *,
         cut_after: int | None = None,
@@ -65,7 +67,7 @@ class FileServer:
         self.cut_after = cut_after
         self.cuts_left = cuts if cut_after is not None else 0
         self.ignore_range = ignore_range
-        self.body = body if body is not None else data
+        self.body: bytes | Path = body if body is not None else data
         self.delay_per_chunk = delay_per_chunk
         self.ranges: list[str] = []
         self.lock = threading.Lock()
@@ -90,6 +92,12 @@ class FileServer:
         self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def size(self) -> int:
+        return self.body.stat().st_size if isinstance(self.body, Path) else len(self.body)
+
+    def opened(self) -> BinaryIO:
+        return self.body.open("rb") if isinstance(self.body, Path) else io.BytesIO(self.body)
 
     def take_cut(self) -> bool:
         with self.lock:
@@ -120,7 +128,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        body, total = double.body, len(double.body)
+        total = double.size()
         start = 0
         if asked and not double.ignore_range:
             start = int(asked.removeprefix("bytes=").split("-")[0])
@@ -142,10 +150,11 @@ class _Handler(BaseHTTPRequestHandler):
         if double.cut_after is not None and double.take_cut():
             limit = min(total, start + double.cut_after)
         position = start
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError), double.opened() as source:
+            source.seek(start)
             while position < limit:
                 end = min(limit, position + CHUNK)
-                self.wfile.write(body[position:end])
+                self.wfile.write(source.read(end - position))
                 position = end
                 if double.delay_per_chunk:
                     time.sleep(double.delay_per_chunk)
