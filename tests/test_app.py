@@ -75,6 +75,7 @@ def test_self_test_checks_every_resource_the_engine_and_the_window(tmp_path: Pat
         "lexicons",
         "icons",
         "desktop_entry",
+        "model_catalogue",
         "engine",
         "log_file",
         "main_window",

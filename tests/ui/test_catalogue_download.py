@@ -165,7 +165,7 @@ async def test_a_full_disk_is_refused_before_the_download_starts(
     with FileServer(model) as files:
         async with open_window(qtbot, tmp_path, closed_port(), Settings()) as app:
             downloads = app.window.tools.downloads
-            downloads._free_space = lambda _path: 10_000_000  # a nearly full disk
+            downloads.free_space = lambda _path: 10_000_000  # a nearly full disk
             downloads.finished.connect(lambda *a: finished.append(a))
             panel = _serve_catalogue(app, _entry(model, files.url), tmp_path / "models")
             panel.start()

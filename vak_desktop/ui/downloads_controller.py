@@ -59,7 +59,7 @@ class DownloadsController(QObject):
         super().__init__(parent)
         self.directory = directory or models_directory()
         self.entries = entries if entries is not None else load_catalogue()
-        self._free_space = free_space
+        self.free_space = free_space  # injectable: a test sets a nearly full disk
         # model hosts redirect a download to their CDN
         self._client = client or (lambda: http_client(follow_redirects=True))
         self._tasks = TaskSet()
@@ -99,7 +99,7 @@ class DownloadsController(QObject):
                     self.directory,
                     client,
                     on_progress=self.progress.emit,
-                    free_space=self._free_space,
+                    free_space=self.free_space,
                 )
         except asyncio.CancelledError:
             self._done(entry.key, CANCELLED, "")
