@@ -180,7 +180,9 @@ async def test_the_model_manager_shows_the_catalogue_beside_ollama(
     async with open_window(qtbot, tmp_path, closed_port(), Settings()) as app:
         downloads = app.window.tools.downloads
         entry = _entry(model, "http://127.0.0.1:9/x.gguf")
-        downloads.entries = (entry, dataclasses.replace(entry, key="other", name="Other"))
+        big = dataclasses.replace(entry, key="other", name="Other", ram_gb=6.0)
+        downloads.entries = (entry, big)
+        downloads.memory = 4_000_000_000  # a 4 GB laptop
         downloads.directory = tmp_path / "models"
         (tmp_path / "models").mkdir()
         (tmp_path / "models" / f"{KEY}.gguf").write_bytes(model)  # already downloaded
@@ -195,5 +197,10 @@ async def test_the_model_manager_shows_the_catalogue_beside_ollama(
         manager.catalogue.select(KEY)
         assert manager.catalogue.table.item(0, 6).text() == "✓ downloaded"
         assert manager.catalogue.download_button.text() == "Start"
+        assert "more than" not in manager.catalogue.about.text()
+        manager.catalogue.select("other")
+        assert "more than this computer's 4 GB" in manager.catalogue.about.text()
+        assert manager.catalogue.download_button.text() == "Download"
+        manager.catalogue.select(KEY)
         assert manager.grab().save(str(SCREENSHOTS / "model_manager_catalogue.png"))
         manager.close()

@@ -168,9 +168,15 @@ class CataloguePanel(QFrame):
         self.download_button.setText("Start" if ready else "Download")
         self.download_button.setAccessibleName("Start model" if ready else "Download model")
         resumes = " (resumes)" if self.controller.partial(entry) and not ready else ""
+        memory = self.controller.memory
+        tight = (
+            f" — <b>more than this computer's {memory / 1e9:.0f} GB</b>"
+            if memory and entry.ram_gb * 1e9 > memory
+            else ""
+        )
         self.about.setText(
             f"<b>{entry.name}</b> · {entry.note or entry.family} · {_size(entry.size)} to "
-            f"download{resumes}, about {entry.ram_gb:g} GB of memory · {entry.licence}"
+            f"download{resumes}, about {entry.ram_gb:g} GB of memory{tight} · {entry.licence}"
         )
 
     # -- actions ----------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from vak_desktop.runtime.providers.catalogue import (
     CatalogueEntry,
     downloaded,
     load_catalogue,
+    memory_bytes,
     models_directory,
 )
 from vak_desktop.runtime.providers.downloads import (
@@ -65,6 +66,7 @@ class DownloadsController(QObject):
         self._tasks = TaskSet()
         self._task: asyncio.Task[None] | None = None
         self.downloading = ""  # the key of the download under way, or ""
+        self.memory = memory_bytes()  # to say when a model needs more than this computer has
 
     def entry(self, key: str) -> CatalogueEntry | None:
         return next((e for e in self.entries if e.key == key), None)
@@ -110,6 +112,10 @@ class DownloadsController(QObject):
             return
         except (OSError, httpx.HTTPError) as exc:
             log.info("download of %s failed: %s", entry.key, exc)
+            self._done(entry.key, FAILED, f"{type(exc).__name__}: {exc}")
+            return
+        except Exception as exc:  # a bug: logged whole, and the panel must not stay "downloading"
+            log.exception("download of %s failed", entry.key)
             self._done(entry.key, FAILED, f"{type(exc).__name__}: {exc}")
             return
         log.info("downloaded %s to %s", entry.key, path)

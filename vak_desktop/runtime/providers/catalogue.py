@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -129,3 +130,25 @@ def downloaded(entry: CatalogueEntry, directory: Path) -> Path | None:
 def suggested(entries: tuple[CatalogueEntry, ...]) -> CatalogueEntry | None:
     """The entry a first run offers first (the catalogue's `suggested`, else the first)."""
     return next((e for e in entries if e.suggested), entries[0] if entries else None)
+
+
+def memory_bytes() -> int | None:
+    """This computer's physical memory, or None where it cannot be read (then nothing is said
+    about fit: a guess would be worse than silence)."""
+    if sys.platform == "win32":
+        import ctypes
+
+        class _Status(ctypes.Structure):
+            _fields_ = [("length", ctypes.c_ulong), ("load", ctypes.c_ulong)] + [
+                (name, ctypes.c_ulonglong)
+                for name in ("total", "free", "page", "page_free", "virtual", "virtual_free", "x")
+            ]
+
+        status = _Status()
+        status.length = ctypes.sizeof(_Status)
+        ok = ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status))  # type: ignore[attr-defined]
+        return int(status.total) if ok else None
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        return None
