@@ -154,6 +154,9 @@ def test_the_notice_says_vak_closed_unexpectedly_and_opens_the_log(
     assert box.isVisible() and not box.isModal()
     assert box.text() == "Vak closed unexpectedly last time — open the log to see why."
     assert str(log_file) in box.informativeText() and "Aborted" in box.informativeText()
+    shots = Path(__file__).resolve().parents[1] / "screenshots"
+    shots.mkdir(exist_ok=True)
+    assert box.grab().save(str(shots / "crash_notice.png"))
     (button,) = [b for b in box.buttons() if b.text() == "Open the log"]
     button.click()
     assert opened == [log_file]
