@@ -5,7 +5,8 @@ request the way real hosts and networks do:
 - `cut_after`: close the connection after that many body bytes, `cuts` times (a dropped link);
 - `ignore_range`: answer every request with 200 and the whole file (a server without ranges);
 - `body`: serve other bytes than the file the catalogue describes (a wrong or corrupted file);
-- `delay_per_chunk`: sleep between 64 KiB chunks (so a UI can show a download under way).
+- `delay_per_chunk`: sleep between 64 KiB chunks (so a UI can show a download under way);
+- `redirect_to`: answer 302 to that URL instead (a model hub sends downloads to its CDN).
 
 `data` may be the bytes or a file's path (read per request: a 491 MB model is not held in
 memory). Every request's Range header (or "") is recorded in `ranges`.
@@ -61,6 +62,7 @@ class FileServer:
         ignore_range: bool = False,
         body: bytes | None = None,
         delay_per_chunk: float = 0.0,
+        redirect_to: str | None = None,
     ) -> None:
         self.data = data
         self.name = name
@@ -69,6 +71,7 @@ class FileServer:
         self.ignore_range = ignore_range
         self.body: bytes | Path = body if body is not None else data
         self.delay_per_chunk = delay_per_chunk
+        self.redirect_to = redirect_to
         self.ranges: list[str] = []
         self.lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
@@ -123,6 +126,12 @@ class _Handler(BaseHTTPRequestHandler):
         double = self.server.double
         asked = self.headers.get("Range", "")
         double.ranges.append(asked)
+        if double.redirect_to is not None:
+            self.send_response(302)
+            self.send_header("Location", double.redirect_to)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path.lstrip("/") != double.name:
             self.send_response(404)
             self.send_header("Content-Length", "0")

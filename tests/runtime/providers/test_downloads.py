@@ -155,6 +155,21 @@ async def test_a_disk_that_fills_up_while_writing_says_so_and_offers_nothing(
     assert _offered(tmp_path) == [] and downloaded(entry, tmp_path) is None
 
 
+async def test_a_download_redirected_to_another_host_resumes_there(
+    model: bytes, tmp_path: Path
+) -> None:
+    with (
+        FileServer(model, cut_after=1_500_000) as cdn,
+        FileServer(b"", redirect_to=cdn.url) as hub,
+    ):
+        entry = _entry(model, hub.url)
+        async with httpx.AsyncClient(follow_redirects=True) as client:
+            path = await download(entry, tmp_path, client)
+    assert path.read_bytes() == model
+    assert hub.ranges == ["", "bytes=1500000-"]  # every attempt starts at the hub
+    assert cdn.ranges == ["", "bytes=1500000-"]  # and its Range reaches the CDN
+
+
 async def test_a_server_that_ignores_range_is_read_again_from_zero(
     model: bytes, tmp_path: Path
 ) -> None:
