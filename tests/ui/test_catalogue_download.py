@@ -24,6 +24,7 @@ from tests.ui.test_providers import InjectedStart, closed_port, open_window
 from vak_desktop.runtime.providers.catalogue import CatalogueEntry
 from vak_desktop.runtime.providers.choices import ModelChoice
 from vak_desktop.runtime.providers.downloads import partial_size
+from vak_desktop.runtime.providers.embedded import EmbeddedEngineError, EngineConfig
 from vak_desktop.runtime.settings import Settings
 from vak_desktop.ui.downloads_controller import CANCELLED, FAILED, SUCCEEDED
 
@@ -137,6 +138,27 @@ async def test_cancel_keeps_the_part_and_download_again_resumes_it(
             assert files.ranges[-1] == f"bytes={have}-"
             assert (tmp_path / "models" / f"{KEY}.gguf").read_bytes() == model
             await asyncio.sleep(0)
+
+
+@pytest.mark.allow_log_warnings  # the engine's refusal is logged
+async def test_a_model_that_does_not_start_brings_the_catalogue_back_saying_why(
+    model: bytes, qtbot: Any, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    async def refuse(config: EngineConfig) -> Any:
+        raise EmbeddedEngineError("the embedded engine needs the xllamacpp package")
+
+    with FileServer(model) as files:
+        async with open_window(qtbot, tmp_path, closed_port(), Settings(), refuse) as app:
+            onboarding = app.window.tools.onboarding
+            await until(lambda: onboarding.isVisible(), what="the first-run panel")
+            panel = _serve_catalogue(app, _entry(model, files.url), tmp_path / "models")
+            panel.start()
+            await until(lambda: "did not start" in panel.status.text(), what="the refusal")
+            assert "xllamacpp" in panel.status.text() and onboarding.isVisible()
+            assert panel.download_button.text() == "Start"  # downloaded: try again or pick
+            box = app.providers.error_box
+            assert box is not None
+            box.close()
 
 
 async def test_a_bad_checksum_says_so_in_one_line_and_starts_nothing(

@@ -141,6 +141,14 @@ class OnboardingPanel(QFrame):
         self._own_model = True
         self._update(self._service.reachability)
 
+    def engine_failed(self, reason: str) -> None:
+        """The downloaded model did not start (the providers controller says why in a box):
+        the catalogue is offered again, with the reason under it."""
+        self._own_model = False
+        self.catalogue.status.setText(f"The model did not start: {reason}")
+        self.catalogue.status.show()
+        self._update(self._service.reachability)
+
     def _models_changed(self, _models: list[str]) -> None:
         self._update(self._service.reachability)
 

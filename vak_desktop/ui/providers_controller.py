@@ -91,6 +91,7 @@ class ProvidersController(QObject):
         tools = getattr(window, "tools", None)  # a model downloaded from the catalogue runs too
         if tools is not None and hasattr(tools, "downloads"):
             tools.downloads.modelReady.connect(self.run_file)
+            self.engineFailed.connect(tools.onboarding.engine_failed)
         return action
 
     def choose_file(self) -> QFileDialog:
