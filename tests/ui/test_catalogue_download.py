@@ -226,4 +226,13 @@ async def test_the_model_manager_shows_the_catalogue_beside_ollama(
         assert manager.catalogue.download_button.text() == "Download"
         manager.catalogue.select(KEY)
         assert manager.grab().save(str(SCREENSHOTS / "model_manager_catalogue.png"))
+        assert manager.catalogue.delete_button.isVisible()
+        box = manager.catalogue.ask_delete()
+        assert box is not None and "Delete the downloaded" in box.text()
+        (delete,) = [b for b in box.buttons() if b.text() == "Delete"]
+        delete.click()
+        assert not (tmp_path / "models" / f"{KEY}.gguf").exists()
+        assert manager.catalogue.table.item(0, 6).text() == ""
+        assert manager.catalogue.download_button.text() == "Download"
+        assert not manager.catalogue.delete_button.isVisible()
         manager.close()

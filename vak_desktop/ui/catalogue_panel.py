@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QTableWidget,
@@ -66,10 +67,15 @@ class CataloguePanel(QFrame):
         self.download_button.setObjectName("primaryButton")
         self.download_button.setAccessibleName("Download model")
         self.download_button.clicked.connect(self.start)
+        self.delete_button = QPushButton("Delete…")
+        self.delete_button.setObjectName("dangerButton")
+        self.delete_button.setAccessibleName("Delete downloaded model")
+        self.delete_button.clicked.connect(self.ask_delete)
+        self.confirmation: QMessageBox | None = None
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setAccessibleName("Cancel download")
         self.cancel_button.clicked.connect(controller.cancel)
-        for button in (self.download_button, self.cancel_button):
+        for button in (self.download_button, self.delete_button, self.cancel_button):
             button.setAutoDefault(False)
         self.bar = QProgressBar()
         self.bar.setRange(0, _STEPS)
@@ -85,6 +91,7 @@ class CataloguePanel(QFrame):
         self.error.setWordWrap(True)
         actions = QHBoxLayout()
         actions.addWidget(self.about, 1)
+        actions.addWidget(self.delete_button)
         actions.addWidget(self.download_button)
         progress = QHBoxLayout()
         progress.addWidget(self.bar, 1)
@@ -165,6 +172,8 @@ class CataloguePanel(QFrame):
             self.about.clear()
             return
         ready = self.controller.path_of(entry) is not None
+        held = ready or bool(self.controller.partial(entry))
+        self.delete_button.setVisible(held and self.controller.downloading != entry.key)
         self.download_button.setText("Start" if ready else "Download")
         self.download_button.setAccessibleName("Start model" if ready else "Download model")
         resumes = " (resumes)" if self.controller.partial(entry) and not ready else ""
@@ -196,6 +205,33 @@ class CataloguePanel(QFrame):
         if self.controller.start(entry.key) is None:
             self.error.setText("Another model is downloading; wait for it or cancel it")
             self.error.show()
+
+    def ask_delete(self) -> QMessageBox | None:
+        """Ask before deleting the selected model's file (non-blocking; `confirmation`)."""
+        entry = self.controller.entry(self.selected())
+        if entry is None:
+            return None
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Delete model")
+        box.setText(f"Delete the downloaded {entry.name} ({_size(entry.size)})?")
+        box.setInformativeText("Chats that used it stay; download it again to use it.")
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+
+        def answered() -> None:
+            self.confirmation = None
+            if box.clickedButton() is delete:
+                problem = self.controller.delete(entry)
+                self.error.setText(problem)
+                self.error.setVisible(bool(problem))
+                self.show_entries()
+
+        box.finished.connect(answered)
+        self.confirmation = box
+        box.open()
+        return box
 
     def _idle(self) -> None:
         self.bar.hide()

@@ -29,6 +29,7 @@ from vak_desktop.runtime.providers.downloads import (
     DownloadError,
     DownloadProgress,
     FreeSpace,
+    discard_partial,
     disk_free,
     download,
     partial_size,
@@ -78,6 +79,18 @@ class DownloadsController(QObject):
     def partial(self, entry: CatalogueEntry) -> int:
         """Bytes of a stopped download of `entry` that the next one resumes from."""
         return partial_size(entry, self.directory)
+
+    def delete(self, entry: CatalogueEntry) -> str:
+        """Remove `entry`'s downloaded file and any stopped download of it; "" or why not."""
+        if self.downloading == entry.key:
+            return f"{entry.name} is downloading; cancel it first"
+        try:
+            (self.directory / entry.filename).unlink(missing_ok=True)
+            discard_partial(entry, self.directory)
+        except OSError as exc:  # on Windows, a file the engine has open
+            return f"cannot delete {entry.filename}: {exc.strerror or exc}"
+        log.info("deleted the downloaded %s", entry.key)
+        return ""
 
     def start(self, key: str) -> asyncio.Task[None] | None:
         """Download the entry named `key` (None when another download is under way)."""
