@@ -75,6 +75,7 @@ def test_self_test_checks_every_resource_the_engine_and_the_window(tmp_path: Pat
         "lexicons",
         "icons",
         "desktop_entry",
+        "model_catalogue",
         "engine",
         "log_file",
         "main_window",
@@ -137,6 +138,7 @@ def test_a_signal_closes_the_window_cleanly(tmp_path: Path, signum: int) -> None
         "first_broken": None,
         "removed": [],
         "anchor_lost": False,
+        "events_changed": None,
         "notes": [],
     }
 

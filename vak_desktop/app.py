@@ -28,23 +28,28 @@ from pathlib import Path
 from PySide6.QtWidgets import QApplication
 
 from vak_desktop.about import APP_NAME, DESKTOP_ID, version
+from vak_desktop.crashes import CrashGuard, PreviousCrash, install_loop_handler
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.logfile import start_logging
 from vak_desktop.providers import default_host, http_client, open_provider
 from vak_desktop.runtime import default_tools
+from vak_desktop.runtime.providers.catalogue import models_directory
 from vak_desktop.runtime.sessions.system_prompts import PresetStore
 from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
 from vak_desktop.ui.app_icon import app_icon
 from vak_desktop.ui.collector import UiThreadCollector
+from vak_desktop.ui.crash_notice import crash_notice
 from vak_desktop.ui.event_loop import new_event_loop
 from vak_desktop.ui.highlight import preload as preload_lexers
 from vak_desktop.ui.live_settings import LiveSettings
 from vak_desktop.ui.platform_check import display_problem
 from vak_desktop.ui.providers_controller import ProvidersController
+from vak_desktop.ui.qt_messages import install_qt_message_handler
 from vak_desktop.ui.quit_signals import QuitOnSignals
 from vak_desktop.ui.self_test import run_self_test
 from vak_desktop.ui.settings_dialog import SettingsController
+from vak_desktop.ui.update_check import attach_update_check
 
 PROVIDER = "ollama"
 
@@ -88,10 +93,13 @@ async def run_window(
     settings: SettingsController | None = None,
     *,
     on_shown: Callable[[MainWindow], None] | None = None,
+    previous_crash: PreviousCrash | None = None,
 ) -> None:
     """Open the ledger, the provider and the window; return once the last window has closed
-    (or SIGINT/SIGTERM closed it). `on_shown` sees the window once it is shown (--self-test)."""
+    (or SIGINT/SIGTERM closed it). `on_shown` sees the window once it is shown (--self-test);
+    `previous_crash` is said once the window is up, with a way to open the log."""
     loop = asyncio.get_running_loop()
+    install_loop_handler(loop)  # a task that failed unseen reaches the log with its traceback
     closed: asyncio.Future[None] = loop.create_future()
 
     def quit_when_closed() -> None:
@@ -105,7 +113,7 @@ async def run_window(
     app.lastWindowClosed.connect(quit_when_closed)
     signals = QuitOnSignals(quit_on_signal)
     try:
-        await _open_window(app, args, settings, closed, on_shown)
+        await _open_window(app, args, settings, closed, on_shown, previous_crash)
     finally:
         signals.close()
         app.lastWindowClosed.disconnect(quit_when_closed)
@@ -117,6 +125,7 @@ async def _open_window(
     settings: SettingsController | None,
     closed: asyncio.Future[None],
     on_shown: Callable[[MainWindow], None] | None,
+    previous_crash: PreviousCrash | None = None,
 ) -> None:
     settings = settings or SettingsController(
         settings_path(args.data_dir), host_override=args.host or None
@@ -143,7 +152,8 @@ async def _open_window(
             # the settings' other providers (keys from the keyring) and the embedded engine
             providers = ProvidersController(service, settings, client)
             window = MainWindow(service, ledger, settings=settings)
-            providers.attach(window)  # Tools → Run a GGUF file…
+            window.tools.downloads.directory = models_directory(args.data_dir)
+            providers.attach(window)  # Tools → Run a GGUF file…, and downloaded models
             live = LiveSettings(  # host, folders and MCP servers apply without a restart
                 service,
                 window.tools.models,
@@ -157,12 +167,18 @@ async def _open_window(
             logging.getLogger(__name__).info("window shown")  # bench/bundle_start.py waits for it
             if on_shown is not None:
                 on_shown(window)
+            if previous_crash is not None:
+                notice = crash_notice(previous_crash, window)  # noqa: F841 (kept while open)
+                logging.getLogger(__name__).info("said: %s", previous_crash.message)
             collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
+            updates = attach_update_check(window, settings)
+            updates.start()  # only if the user turned it on; in the background
             service.refresh_models()
             preload_lexers()  # the code blocks' lexers, compiled off the UI thread
             try:
                 await closed
             finally:
+                await updates.aclose()
                 await live.aclose()
                 await window.tools.aclose()
                 await providers.aclose()
@@ -182,7 +198,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(problem, file=sys.stderr)
         return 1
     log_file = start_logging()
+    crashes = CrashGuard.install()  # uncaught exceptions and hard crashes reach the log dir
+    install_qt_message_handler()
     logging.getLogger(__name__).info("vak-desktop %s starting", version())
+    code = _run(args, log_file, crashes.previous)  # an exception leaves the mark: reported
+    crashes.close()  # a clean exit: the next start reports nothing
+    return code
+
+
+def _run(args: argparse.Namespace, log_file: Path | None, previous: PreviousCrash | None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName(APP_NAME)
@@ -196,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = SettingsController(settings_path(args.data_dir), host_override=args.host or None)
     apply_theme(app, settings.settings.theme)
     with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:
-        runner.run(run_window(app, args, settings))
+        runner.run(run_window(app, args, settings, previous_crash=previous))
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -47,7 +48,7 @@ def _fill(disk: Path, leave: int = 0) -> Path:
     with open(filler, "ab") as out:
         block = b"\0" * 4096
         with contextlib.suppress(OSError):
-            while os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize > leave + 4096:
+            while shutil.disk_usage(disk).free > leave + 4096:
                 out.write(block)
                 out.flush()
     return filler

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from tests.doubles.ollama_server import OllamaDouble
 from tests.ui.harness import MODELS, open_harness, until
+from vak_desktop.ledger import Ledger
 
 
 async def test_an_unreachable_host_shows_how_to_start_ollama_and_retry_hides_it(
@@ -16,6 +17,9 @@ async def test_an_unreachable_host_shows_how_to_start_ollama_and_retry_hides_it(
 ) -> None:
     with OllamaDouble() as gone:
         port = int(gone.url.rsplit(":", 1)[1])
+    earlier = Ledger.open(ledger_path)  # a user who has chatted before: on a first run the
+    earlier.create_session("earlier")  # onboarding offers the model catalogue instead
+    earlier.close()
     async with open_harness(qtbot, ledger_path, f"http://127.0.0.1:{port}") as harness:
         window = harness.window
         assert window.banner.isVisible()

@@ -50,9 +50,14 @@ async def _down_then_up(qtbot: Any, ledger_path: Path) -> None:
         try:
             panel.timer.setInterval(100)
             assert panel.isVisible() and panel.timer.isActive()
-            assert "Vak needs Ollama" in panel.title.text()
-            assert "ollama serve" in panel.body.text() or "ollama.com" in panel.body.text()
-            assert f"127.0.0.1:{port}" in panel.body.text()
+            # the first window offers the catalogue for the built-in engine, Ollama under it
+            assert "Pick a model" in panel.title.text() and panel.catalogue.isVisible()
+            assert f"127.0.0.1:{port}" in panel.ollama_steps.text()
+            assert not harness.window.banner.isVisible()  # no "Ollama is down" on a first run
+            harness.window.grab().save(str(SHOTS / "onboarding_catalogue.png"))
+            panel.ollama_steps.linkActivated.emit("#ollama")  # "How to install it…"
+            steps = panel.ollama_steps.text()
+            assert "ollama serve" in steps or "ollama.com" in steps
             assert not panel.pull.isVisible()
             harness.window.grab().save(str(SHOTS / "onboarding_no_ollama.png"))
 
@@ -61,6 +66,7 @@ async def _down_then_up(qtbot: Any, ledger_path: Path) -> None:
                 await until(lambda: "first model" in panel.title.text(), what="the re-check")
                 assert panel.isVisible() and not panel.timer.isActive()
                 assert panel.pull.isVisible() and panel.pull.name.text() == SUGGESTED_MODEL
+                assert not panel.catalogue.isVisible()
                 assert not harness.window.banner.isVisible()
                 harness.window.grab().save(str(SHOTS / "onboarding_no_model.png"))
 

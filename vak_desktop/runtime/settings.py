@@ -92,6 +92,10 @@ class Settings:
     # the GGUF file last run in the embedded engine ("" for none): offered again at the next
     # start, and started when its model is picked (`[embedded] model`)
     embedded_model: str = ""
+    # the update check (runtime/updates.py): off unless the user turns it on; the feed is a
+    # URL answering {"version": …, "url": …} (`[updates] check`, `[updates] feed`)
+    update_check: bool = False
+    update_feed: str = ""
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -179,6 +183,7 @@ def _from_table(table: dict[str, Any]) -> Settings:
     providers = tuple(_provider(entry) for entry in _list(table, "providers"))
     per_model = _section(table, "model_keep_alive")
     embedded = _section(table, "embedded")
+    updates = _section(table, "updates")
     return Settings(
         ollama_host=str(general.get("ollama_host", Settings.ollama_host)),
         keep_alive=check_keep_alive(str(general.get("keep_alive", Settings.keep_alive))),
@@ -192,6 +197,8 @@ def _from_table(table: dict[str, Any]) -> Settings:
             full_model_name(str(k)): check_keep_alive(str(v)) for k, v in per_model.items()
         },
         embedded_model=str(embedded.get("model", "")),
+        update_check=bool(updates.get("check", False)),
+        update_feed=str(updates.get("feed", "")),
     )
 
 
@@ -261,6 +268,8 @@ def render_settings(settings: Settings, existing: str | None = None) -> str:
     _put(doc, "probe", "hosted", s.probe_hosted, default.probe_hosted)
     _put_mapping(doc, "model_keep_alive", dict(sorted(s.model_keep_alive.items())))
     _put(doc, "embedded", "model", s.embedded_model, "", drop_when_default=True)
+    _put(doc, "updates", "check", s.update_check, default.update_check)
+    _put(doc, "updates", "feed", s.update_feed, "", drop_when_default=True)
     servers = [_server_fields(server) for server in s.mcp_servers]
     server_defaults: dict[str, Any] = {"enabled": True, "timeout": McpServer.call_timeout}
     server_defaults["progress_ceiling"] = McpServer.progress_ceiling

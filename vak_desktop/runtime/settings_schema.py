@@ -53,6 +53,13 @@ def _file_path(value: Any) -> str:
     return "" if value == "" or _absolute(value) else f"an absolute path ({value!r} is relative)"
 
 
+def _web_address(value: Any) -> str:
+    if _string(value):
+        return "a string"
+    ok = value == "" or value.startswith(("https://", "http://"))
+    return "" if ok else f"an http(s) address ({value!r} is not)"
+
+
 def _string_table(value: Any) -> str:
     ok = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
     return "" if ok else "a table of strings"
@@ -72,6 +79,7 @@ SECTIONS: dict[str, dict[str, Check]] = {
     },
     "probe": {"idle": _boolean, "hosted": _boolean},
     "embedded": {"model": _file_path},
+    "updates": {"check": _boolean, "feed": _web_address},
 }
 ENTRIES: dict[str, dict[str, Check]] = {
     "mcp_servers": {

@@ -5,6 +5,8 @@ quantisation, capabilities, trained window, whether it is loaded (and until when
 measured instruction horizon; the pane under it shows the selected model's measured profile
 and its actions; `PullPanel` (ui/pull_panel.py, shared with onboarding) pulls by name. Nothing here waits: every action is a task of the controller, and the views
 follow its signals. `render_mid_pull` puts the manager in a mid-pull state for screenshots.
+Beside Ollama's models, a "Built-in engine" tab holds the model catalogue (`CataloguePanel`):
+models downloaded there run on the embedded llama.cpp engine.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from vak_desktop.runtime.capacity.probe import ProbeProgress
 from vak_desktop.runtime.providers.models import ModelRow, PullState
+from vak_desktop.ui.catalogue_panel import CataloguePanel
+from vak_desktop.ui.downloads_controller import DownloadsController
 from vak_desktop.ui.models_controller import (
     CANCELLED,
     ENDED,
@@ -98,7 +103,12 @@ def _profile_words(row: ModelRow, probing: bool = False) -> dict[str, str]:
 class ModelManager(QDialog):
     """Local models and what can be done with them, over one `ModelsController`."""
 
-    def __init__(self, controller: ModelsController, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        controller: ModelsController,
+        parent: QWidget | None = None,
+        downloads: DownloadsController | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
         self.setAccessibleName("Model manager")
@@ -142,10 +152,14 @@ class ModelManager(QDialog):
         self.message.setWordWrap(True)
         self.message.hide()
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 16, 18, 16)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(18, 16, 18, 16)
+        outer.setSpacing(10)
+        outer.addLayout(header)
+        ollama = QWidget()
+        layout = QVBoxLayout(ollama)
+        layout.setContentsMargins(0, 6, 0, 0)
         layout.setSpacing(10)
-        layout.addLayout(header)
         layout.addWidget(pull_title)
         layout.addWidget(self.pull)
         layout.addSpacing(4)
@@ -154,6 +168,13 @@ class ModelManager(QDialog):
         layout.addWidget(self.table, 3)
         layout.addWidget(self.empty)
         layout.addWidget(self._detail_pane(), 2)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(ollama, "Ollama")
+        self.catalogue: CataloguePanel | None = None
+        if downloads is not None:  # the catalogue, for the embedded llama.cpp engine
+            self.catalogue = CataloguePanel(downloads)
+            self.tabs.addTab(self.catalogue, "Built-in engine")
+        outer.addWidget(self.tabs, 1)
 
         controller.modelsChanged.connect(self.show_rows)
         controller.refreshFailed.connect(self._problem)

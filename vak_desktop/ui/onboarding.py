@@ -2,9 +2,11 @@
 
 `OnboardingPanel` follows the chat service's reachability and model list. While Ollama cannot be
 reached it checks again on its own every few seconds (so the window recovers by itself when
-Ollama starts), and on a first run — a ledger without any session — it also says how to install
-and start Ollama on this operating system; later the banner's one line is enough. When Ollama
-answers with no model it offers to pull a small one (the same `PullPanel` as the model
+Ollama starts), and on a first run — a ledger without any session — it offers the model
+catalogue (`CataloguePanel`): download a model and the app runs it on its bundled llama.cpp
+engine, no Ollama needed; how to install Ollama stays, in a line under it, for those who want
+it. Later the banner's one line is enough. Once a downloaded model runs, the panel hides. When
+Ollama answers with no model it offers to pull a small one (the same `PullPanel` as the model
 manager); once a model is there it hides.
 
 `attach_model_tools(window)` is the one call `MainWindow` makes to get the Models and Settings
@@ -24,7 +26,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from vak_desktop.runtime.providers.models import SUGGESTED_MODEL
+from vak_desktop.ui.catalogue_panel import CataloguePanel
 from vak_desktop.ui.chat_service import CHECKING, REACHABLE, ChatService, Reachability
+from vak_desktop.ui.downloads_controller import DownloadsController
 from vak_desktop.ui.model_manager import ModelManager
 from vak_desktop.ui.models_controller import ModelsController
 from vak_desktop.ui.pull_panel import PullPanel
@@ -68,6 +72,8 @@ class OnboardingPanel(QFrame):
         models: ModelsController,
         recheck_ms: int = RECHECK_MS,
         parent: QWidget | None = None,
+        downloads: DownloadsController | None = None,
+        banner: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("onboarding")
@@ -87,6 +93,18 @@ class OnboardingPanel(QFrame):
         self.check_now.setAccessibleName("Check for Ollama now")
         self.check_now.clicked.connect(self.recheck)
         self.pull = PullPanel(models, suggestion=SUGGESTED_MODEL)
+        self.downloads = downloads or DownloadsController(parent=self)
+        self.catalogue = CataloguePanel(self.downloads)
+        self.catalogue.setMinimumHeight(260)
+        self._banner = banner  # says "Ollama is not reachable": not the news on a first run
+        self.ollama_steps = QLabel()  # one line; its link unfolds the install steps
+        self.ollama_steps.setWordWrap(True)
+        self.ollama_steps.setTextFormat(Qt.TextFormat.RichText)
+        self.ollama_steps.setObjectName("hint")
+        self.ollama_steps.linkActivated.connect(self._toggle_steps)
+        self.steps_shown = False
+        self._own_model = False  # a downloaded model was started: nothing left to offer
+        self.downloads.modelReady.connect(self._model_ready)
         status = QHBoxLayout()
         status.addWidget(self.checking, 1)
         status.addWidget(self.check_now)
@@ -95,6 +113,8 @@ class OnboardingPanel(QFrame):
         layout.setSpacing(8)
         layout.addWidget(self.title)
         layout.addWidget(self.body)
+        layout.addWidget(self.catalogue, 1)
+        layout.addWidget(self.ollama_steps)
         layout.addLayout(status)
         layout.addWidget(self.pull)
         self.timer = QTimer(self)
@@ -111,6 +131,23 @@ class OnboardingPanel(QFrame):
         """A turn ran: a server that goes away later is a server down, not a first install
         (the banner says so; the install panel would hide the chat)."""
         self.first_run = False
+
+    def _toggle_steps(self, _link: str = "") -> None:
+        self.steps_shown = not self.steps_shown
+        self._update(self._service.reachability)
+
+    def _model_ready(self, _path: str) -> None:
+        """A downloaded model is starting on the built-in engine: the chat is the next step."""
+        self._own_model = True
+        self._update(self._service.reachability)
+
+    def engine_failed(self, reason: str) -> None:
+        """The downloaded model did not start (the providers controller says why in a box):
+        the catalogue is offered again, with the reason under it."""
+        self._own_model = False
+        self.catalogue.status.setText(f"The model did not start: {reason}")
+        self.catalogue.status.show()
+        self._update(self._service.reachability)
 
     def _models_changed(self, _models: list[str]) -> None:
         self._update(self._service.reachability)
@@ -133,14 +170,21 @@ class OnboardingPanel(QFrame):
 
     def _update(self, state: Reachability) -> None:
         if state.unreachable:
-            self.title.setText("Vak needs Ollama to run models on this computer")
+            self.title.setText("Pick a model to run on this computer")
             self.body.setText(
-                f"<p>Nothing answered at <code>{escape(state.host)}</code>.</p>"
-                + install_steps()
-                + "<p>Already installed elsewhere? Set <code>OLLAMA_HOST</code> or the host "
-                "in Settings. Without Ollama: Tools → Run a GGUF file… starts a model file "
-                "in the app itself.</p>"
+                "<p>Vak runs models itself with its built-in llama.cpp engine: download one "
+                "below (it is checked before it is used, and a stopped download resumes), or "
+                "open a GGUF file you have with Tools → Run a GGUF file…. The smallest answers "
+                "quickly without a GPU; larger ones answer better and need more memory.</p>"
             )
+            fold = "Hide the steps" if self.steps_shown else "How to install it…"
+            self.ollama_steps.setText(
+                f"<b>Prefer Ollama?</b> Nothing answered at <code>{escape(state.host)}</code> "
+                "(if it runs elsewhere, set <code>OLLAMA_HOST</code> or the host in Settings). "
+                f"<a href='#ollama'>{fold}</a>" + (install_steps() if self.steps_shown else "")
+            )
+            self.catalogue.show()
+            self.ollama_steps.show()
             self.checking.setText(
                 f"Checking again every {self.timer.interval() // 1000 or 1} s · "
                 f"last check {datetime.now():%H:%M:%S}"
@@ -150,7 +194,10 @@ class OnboardingPanel(QFrame):
             self.pull.hide()
             if not self._stopped:
                 self.timer.start()
-            self.setVisible(self.first_run)
+            offering = self.first_run and not self._own_model
+            self.setVisible(offering)
+            if offering and self._banner is not None:
+                self._banner.hide()
         elif state.state == REACHABLE and not self._service.models:
             self.timer.stop()
             self.title.setText("Pull a first model")
@@ -162,6 +209,8 @@ class OnboardingPanel(QFrame):
             )
             self.checking.hide()
             self.check_now.hide()
+            self.catalogue.hide()
+            self.ollama_steps.hide()
             self.pull.show()
             self.show()
         elif state.state != CHECKING:
@@ -176,6 +225,7 @@ class ModelTools:
     settings: SettingsController
     models: ModelsController
     onboarding: OnboardingPanel
+    downloads: DownloadsController
     models_action: QAction
     settings_action: QAction
     manager: ModelManager | None = None
@@ -183,7 +233,9 @@ class ModelTools:
 
     def open_models(self) -> ModelManager:
         if self.manager is None:
-            self.manager = ModelManager(self.models, self.onboarding.window())
+            self.manager = ModelManager(
+                self.models, self.onboarding.window(), downloads=self.downloads
+            )
         self.models.refresh()
         self.manager.show()
         self.manager.raise_()
@@ -197,6 +249,7 @@ class ModelTools:
     async def aclose(self) -> None:
         """Stop re-checking and cancel the model controller's tasks (at shutdown)."""
         self.onboarding.stop_checking()
+        await self.downloads.aclose()
         await self.models.aclose()
 
 
@@ -214,7 +267,9 @@ def attach_model_tools(window: Any, settings: SettingsController | None = None) 
         prefix_for=lambda binding: service.runner.probe_prefix(binding, service.session or ""),
     )
     models.catalogueChanged.connect(service.refresh_models)
-    onboarding = OnboardingPanel(service, models)
+    downloads = DownloadsController(parent=window)  # the catalogue, into the data directory
+    banner = getattr(window, "banner", None)
+    onboarding = OnboardingPanel(service, models, downloads=downloads, banner=banner)
     pane = window.chat.parentWidget().layout()
     pane.insertWidget(pane.indexOf(window.chat), onboarding)
 
@@ -226,7 +281,7 @@ def attach_model_tools(window: Any, settings: SettingsController | None = None) 
     settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
     menu.addAction(models_action)
     menu.addAction(settings_action)
-    tools = ModelTools(settings, models, onboarding, models_action, settings_action)
+    tools = ModelTools(settings, models, onboarding, downloads, models_action, settings_action)
     models_action.triggered.connect(tools.open_models)
     settings_action.triggered.connect(tools.open_settings)
     picker = getattr(window, "picker", None)

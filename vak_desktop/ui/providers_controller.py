@@ -3,7 +3,8 @@
 `ProvidersController` opens every configured provider (its key from the keyring) into the chat
 service's `ProviderSet` and opens them again when the settings change (a key may have been
 typed). It owns Tools → "Run a GGUF file…": a file dialog, then the embedded llama.cpp engine
-for that file as one more provider. The engine starts in the background — the picker shows it
+for that file as one more provider; a model downloaded from the catalogue (`modelReady` of the
+window's `DownloadsController`) is run the same way. The engine starts in the background — the picker shows it
 starting, a notice says when it runs — and once it runs the file is remembered in the settings
 (`embedded_model`), so the next start offers its model again and starts the engine when that
 model is picked. A start that fails (no `embedded` extra, not a GGUF file, the engine exited)
@@ -87,6 +88,10 @@ class ProvidersController(QObject):
         menu.addAction(action)
         self.run_action = action
         self._window = window
+        tools = getattr(window, "tools", None)  # a model downloaded from the catalogue runs too
+        if tools is not None and hasattr(tools, "downloads"):
+            tools.downloads.modelReady.connect(self.run_file)
+            self.engineFailed.connect(tools.onboarding.engine_failed)
         return action
 
     def choose_file(self) -> QFileDialog:

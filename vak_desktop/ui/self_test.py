@@ -2,7 +2,7 @@
 wheel, an editable checkout, a PyInstaller bundle — and for `make package` and CI.
 
 It reads every shipped resource through the one loader (the card library, the chat templates,
-the reading lexicons, the icons, the desktop entry and AppStream file), loads the embedded llama.cpp engine in its own
+the reading lexicons, the icons, the desktop entry and AppStream file, the model catalogue), loads the embedded llama.cpp engine in its own
 child process as a GGUF would be served (no model), and runs the real window startup
 (`run_window`) on a temporary data directory, offscreen, closing the window once it is shown.
 It prints one JSON line: {"ok", "version", "frozen", "checked": {what: detail}, "missing":
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import QApplication
 from vak_desktop.about import DESKTOP_ID, version
 from vak_desktop.runtime.lexicons import lexicon_files, lexicons
 from vak_desktop.runtime.presentations import card_library
+from vak_desktop.runtime.providers.catalogue import load_catalogue
 from vak_desktop.runtime.providers.embedded import (
     EngineConfig,
     check_engine_binary,
@@ -131,6 +132,7 @@ def run_self_test(
         ),
         ("icons", _icons),
         ("desktop_entry", _desktop_files),
+        ("model_catalogue", lambda: f"{len(load_catalogue())} downloadable models"),
         ("engine", _engine),
         ("log_file", lambda: str(log_file) if log_file else _raise("cannot write the log file")),
     ]

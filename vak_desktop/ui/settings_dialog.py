@@ -140,6 +140,13 @@ class SettingsDialog(QDialog, ProvidersPage):
         self.probe_hosted.setAccessibleName("Probe hosted models")
         # the host, folders, servers and providers apply at once (ui/live_settings.py); the
         # probe settings make the chat service's runners, so they wait for the next start
+        self.update_check = QCheckBox("At start, ask the release feed whether a newer Vak is out")
+        self.update_check.setChecked(s.update_check)  # off unless the user turns it on
+        self.update_check.setAccessibleName("Check for updates")
+        self.update_feed = QLineEdit(s.update_feed)
+        self.update_feed.setAccessibleName("Release feed")
+        self.update_feed.setPlaceholderText("https://… a JSON file naming the newest version")
+        self.update_error = error_label()
         hint = QLabel("A changed probe setting applies from the next start of Vak.")
         hint.setObjectName("hint")
         form.addRow("Ollama host", self.host)
@@ -151,6 +158,9 @@ class SettingsDialog(QDialog, ProvidersPage):
         form.addRow("Capacity probe", self.probe_idle)
         form.addRow("", self.probe_hosted)
         form.addRow("", hint)
+        form.addRow("Updates", self.update_check)
+        form.addRow("Release feed", self.update_feed)
+        form.addRow("", self.update_error)
         self.log_file = QLabel(str(log_path()))  # where a problem report's log is (logfile.py)
         self.log_file.setAccessibleName("Log file")
         self.log_file.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -225,7 +235,7 @@ class SettingsDialog(QDialog, ProvidersPage):
     def collect(self) -> tuple[Settings, dict[str, str]] | None:
         """The settings the fields describe and the API keys typed, or None after marking
         every invalid field (its tab is shown)."""
-        for label in (self.host_error, self.keep_alive_error, self.folder_error):
+        for label in (self.host_error, self.keep_alive_error, self.folder_error, self.update_error):
             label.hide()
         for label in (self.mcp_error, self.provider_error):
             label.hide()
@@ -247,6 +257,11 @@ class SettingsDialog(QDialog, ProvidersPage):
         except ValueError as exc:
             fail(self.keep_alive_error, 0, str(exc))
             keep_alive = ""
+        feed = self.update_feed.text().strip()
+        if feed and not valid_url(feed):
+            fail(self.update_error, 0, f"{feed!r} is not an http:// or https:// address")
+        elif self.update_check.isChecked() and not feed:
+            fail(self.update_error, 0, "name the release feed to check, or turn the check off")
         folders = [self.folders.item(i).text() for i in range(self.folders.count())]
         missing = [f for f in folders if not os.path.isdir(f)]
         if missing:
@@ -267,6 +282,8 @@ class SettingsDialog(QDialog, ProvidersPage):
             keep_alive=keep_alive,
             probe_idle=self.probe_idle.isChecked(),
             probe_hosted=self.probe_hosted.isChecked(),
+            update_check=self.update_check.isChecked(),
+            update_feed=feed,
             workspace=tuple(folders),
             mcp_servers=tuple(servers),
             providers=tuple(providers),
