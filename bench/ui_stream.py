@@ -56,7 +56,7 @@ from vak_desktop.runtime import ModelBinding
 from vak_desktop.runtime.evaluation.fixture import fixture_profile
 from vak_desktop.runtime.events import TurnFinished
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
-from vak_desktop.ui.event_loop import new_event_loop
+from vak_desktop.ui.shell.event_loop import new_event_loop
 
 MODEL = "bench-model"
 TICK_MS = 10

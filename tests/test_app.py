@@ -146,7 +146,7 @@ def test_a_signal_closes_the_window_cleanly(tmp_path: Path, signum: int) -> None
 BROKEN_ICONS = """
 import sys
 from vak_desktop import app
-from vak_desktop.ui import self_test
+from vak_desktop.ui.shell import self_test
 
 def missing():
     raise FileNotFoundError("icons/vak-desktop-256.png is not a 256px PNG")

@@ -20,7 +20,7 @@ import pytest
 
 from vak_desktop.crashes import CRASH_FILENAME, CrashGuard, PreviousCrash
 from vak_desktop.logfile import LOG_FILENAME
-from vak_desktop.ui.crash_notice import crash_notice
+from vak_desktop.ui.shell.crash_notice import crash_notice
 
 START = """
 import sys
@@ -101,7 +101,7 @@ def test_qt_messages_reach_the_log_file(tmp_path: Path) -> None:
         tmp_path,
         """
         from PySide6.QtCore import qWarning
-        from vak_desktop.ui.qt_messages import install_qt_message_handler
+        from vak_desktop.ui.shell.qt_messages import install_qt_message_handler
         install_qt_message_handler()
         qWarning("a warning from Qt")
         guard.close()

@@ -63,10 +63,10 @@ from vak_desktop.runtime.tools import ToolContext, ToolOutput  # noqa: E402
 from vak_desktop.runtime.tools.registry import ToolFailure  # noqa: E402
 from vak_desktop.ui import ChatService, MainWindow, apply_theme  # noqa: E402
 from vak_desktop.ui.cards.samples import write_card_turn  # noqa: E402
-from vak_desktop.ui.event_loop import new_event_loop  # noqa: E402
 from vak_desktop.ui.inspector import NEXT  # noqa: E402
-from vak_desktop.ui.main_window import DEFAULT_SIZE  # noqa: E402
-from vak_desktop.ui.model_manager import render_mid_pull  # noqa: E402
+from vak_desktop.ui.models.model_manager import render_mid_pull  # noqa: E402
+from vak_desktop.ui.shell.event_loop import new_event_loop  # noqa: E402
+from vak_desktop.ui.shell.main_window import DEFAULT_SIZE  # noqa: E402
 
 MODEL = "llama3.2:latest"
 HORIZON = 3_400

@@ -1,17 +1,17 @@
 """Startup of the desktop app (`vak-desktop`): QApplication, one qasync loop, and the wiring.
 
 `main` builds the QApplication and runs `asyncio.Runner(loop_factory=…)` on a qasync loop
-(`ui/event_loop.py`): the asyncio loop *is* Qt's event loop, so every task the service starts runs on the UI thread
+(`ui/shell/event_loop.py`): the asyncio loop *is* Qt's event loop, so every task the service starts runs on the UI thread
 between Qt events. The runner runs `run_window` until its quit future completes, which happens
 when the last window closes (Qt's own quit-on-last-window is off: it would stop the loop under
 the runner's feet). Then the service's tasks are cancelled (a running turn is closed
 `cancelled`, its partial text kept), an embedded engine is stopped, the HTTP client is closed,
-and the ledger after it. Ctrl-C and SIGTERM take the same way out (`ui/quit_signals.py`), and
+and the ledger after it. Ctrl-C and SIGTERM take the same way out (`ui/shell/quit_signals.py`), and
 exit 0.
 
-Before the QApplication exists, `ui/platform_check.py` makes sure Qt can open a window here
+Before the QApplication exists, `ui/shell/platform_check.py` makes sure Qt can open a window here
 (naming the packages to install when it cannot); records go to a rotating log file
-(`logfile.py`). `--self-test` checks a build offscreen (`ui/self_test.py`); `--version` prints
+(`logfile.py`). `--self-test` checks a build offscreen (`ui/shell/self_test.py`); `--version` prints
 the version. `python -m vak_desktop` is this entry point too.
 """
 
@@ -37,19 +37,19 @@ from vak_desktop.runtime.providers.catalogue import models_directory
 from vak_desktop.runtime.sessions.system_prompts import PresetStore
 from vak_desktop.runtime.settings import settings_path
 from vak_desktop.ui import ChatService, MainWindow, apply_theme
-from vak_desktop.ui.app_icon import app_icon
-from vak_desktop.ui.collector import UiThreadCollector
-from vak_desktop.ui.crash_notice import crash_notice
-from vak_desktop.ui.event_loop import new_event_loop
-from vak_desktop.ui.highlight import preload as preload_lexers
-from vak_desktop.ui.live_settings import LiveSettings
-from vak_desktop.ui.platform_check import display_problem
-from vak_desktop.ui.providers_controller import ProvidersController
-from vak_desktop.ui.qt_messages import install_qt_message_handler
-from vak_desktop.ui.quit_signals import QuitOnSignals
-from vak_desktop.ui.self_test import run_self_test
-from vak_desktop.ui.settings_dialog import SettingsController
-from vak_desktop.ui.update_check import attach_update_check
+from vak_desktop.ui.models.providers_controller import ProvidersController
+from vak_desktop.ui.parts.highlight import preload as preload_lexers
+from vak_desktop.ui.settings.settings_dialog import SettingsController
+from vak_desktop.ui.settings.update_check import attach_update_check
+from vak_desktop.ui.shell.app_icon import app_icon
+from vak_desktop.ui.shell.collector import UiThreadCollector
+from vak_desktop.ui.shell.crash_notice import crash_notice
+from vak_desktop.ui.shell.event_loop import new_event_loop
+from vak_desktop.ui.shell.live_settings import LiveSettings
+from vak_desktop.ui.shell.platform_check import display_problem
+from vak_desktop.ui.shell.qt_messages import install_qt_message_handler
+from vak_desktop.ui.shell.quit_signals import QuitOnSignals
+from vak_desktop.ui.shell.self_test import run_self_test
 
 PROVIDER = "ollama"
 

@@ -6,7 +6,7 @@ or a thread used to reach stderr only and a segfault left nothing at all. `Crash
 routes `sys.excepthook` (which PySide6 also calls for an exception in a slot),
 `threading.excepthook` and the asyncio loop's exception handler (a task that failed unseen) to
 the `vak_desktop.crash` logger with the traceback, so they reach the log file (`logfile.py`);
-Qt's own messages are routed by `ui/qt_messages.py`. `faulthandler` writes a hard crash's
+Qt's own messages are routed by `ui/shell/qt_messages.py`. `faulthandler` writes a hard crash's
 Python traceback to `vak-desktop-crash.log` in the log directory.
 
 A start leaves a mark (`running-<pid>` in the log directory) that a clean exit removes. The next

@@ -4,7 +4,7 @@
 #   dist/vak-desktop_VERSION_amd64.deb        /opt/vak-desktop, /usr/bin/{vak-desktop,vak},
 #                                             the desktop entry, icons and AppStream metadata;
 #                                             Depends: the X11/xcb libraries Qt's xcb plugin
-#                                             needs (vak_desktop/ui/platform_check.py) and
+#                                             needs (vak_desktop/ui/shell/platform_check.py) and
 #                                             libc6 (>= the newest GLIBC_x.y the bundle's files
 #                                             need, read by packaging/linux/elf.py glibc)
 #   dist/vak-desktop-VERSION-linux-x86_64.tar.gz  the same files under vak-desktop-VERSION/,
@@ -50,7 +50,7 @@ lay_out() {
 # -- .deb
 deb_root="$stage/deb"
 lay_out "$deb_root" /opt/vak-desktop
-depends="$("$PYTHON" -c 'from vak_desktop.ui.platform_check import debian_packages; print(", ".join(debian_packages()))')"
+depends="$("$PYTHON" -c 'from vak_desktop.ui.shell.platform_check import debian_packages; print(", ".join(debian_packages()))')"
 glibc="$("$PYTHON" packaging/linux/elf.py glibc "$bundle")"
 depends="libc6 (>= $glibc), $depends"
 mkdir -p "$deb_root/DEBIAN"

@@ -24,7 +24,7 @@ from tests.doubles.ollama_server import OllamaDouble
 from tests.ui.harness import MODELS
 from vak_desktop.ledger import LEDGER_FILENAME
 from vak_desktop.ui import apply_theme
-from vak_desktop.ui.event_loop import QtEventLoop, new_event_loop
+from vak_desktop.ui.shell.event_loop import QtEventLoop, new_event_loop
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from vak_desktop.ui import ChatService
 from vak_desktop.ui.cards import card_widget
 from vak_desktop.ui.cards.frame import CardFrame, DismissedStub
 from vak_desktop.ui.cards.samples import SAMPLE_CARDS, write_card_turn
-from vak_desktop.ui.chat_view import ChatView
+from vak_desktop.ui.chat.chat_view import ChatView
 
 
 def _presentation(semantic_type: str, payload: dict[str, Any], title: str = "") -> Presentation:

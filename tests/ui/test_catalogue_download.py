@@ -26,7 +26,7 @@ from vak_desktop.runtime.providers.choices import ModelChoice
 from vak_desktop.runtime.providers.downloads import partial_size
 from vak_desktop.runtime.providers.embedded import EmbeddedEngineError, EngineConfig
 from vak_desktop.runtime.settings import Settings
-from vak_desktop.ui.downloads_controller import CANCELLED, FAILED, SUCCEEDED
+from vak_desktop.ui.models.downloads_controller import CANCELLED, FAILED, SUCCEEDED
 
 SIZE = 4 * 1024 * 1024 + 77
 KEY = "qwen2.5-coder-0.5b-instruct-q4_k_m"

@@ -13,10 +13,10 @@ from PySide6.QtGui import QColor, QGuiApplication, QImage, QTextTable
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.ui.harness import Harness, open_harness, until
 from vak_desktop.context.payloads import Directive
-from vak_desktop.ui.markdown import MarkdownPane
-from vak_desktop.ui.markdown_stream import MarkdownStream, safe_boundary
-from vak_desktop.ui.message_sections import ThinkingSection, ToolSection
-from vak_desktop.ui.message_widgets import AssistantMessage
+from vak_desktop.ui.chat.markdown_stream import MarkdownStream, safe_boundary
+from vak_desktop.ui.chat.message_widgets import AssistantMessage
+from vak_desktop.ui.parts.markdown import MarkdownPane
+from vak_desktop.ui.parts.message_sections import ThinkingSection, ToolSection
 
 MARKDOWN = """Here are the numbers you asked for.
 

@@ -8,11 +8,11 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
 
-from vak_desktop.ui.code_pane import CodePane
-from vak_desktop.ui.highlight import token_style
-from vak_desktop.ui.markdown import MarkdownPane
-from vak_desktop.ui.markdown_stream import MERGE_CHARS, MarkdownStream, open_fence
-from vak_desktop.ui.theme import apply_theme
+from vak_desktop.ui.chat.code_pane import CodePane
+from vak_desktop.ui.chat.markdown_stream import MERGE_CHARS, MarkdownStream, open_fence
+from vak_desktop.ui.parts.highlight import token_style
+from vak_desktop.ui.parts.markdown import MarkdownPane
+from vak_desktop.ui.parts.theme import apply_theme
 
 DOCSTRING = (
     '    """The best rung.\n\n    It spans lines, so a batch lexed alone gets it wrong."""\n'

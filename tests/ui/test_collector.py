@@ -6,7 +6,7 @@ import gc
 import weakref
 from typing import Any
 
-from vak_desktop.ui.collector import UiThreadCollector
+from vak_desktop.ui.shell.collector import UiThreadCollector
 
 
 class Cycle:

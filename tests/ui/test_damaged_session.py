@@ -54,7 +54,7 @@ def _two_chats(ledger_path: Path) -> tuple[str, str, int]:
 
 
 def _click(listing: QListWidget, session: str) -> None:
-    from vak_desktop.ui.session_list import SESSION_ID
+    from vak_desktop.ui.sessions.session_list import SESSION_ID
 
     row = next(r for r in range(listing.count()) if listing.item(r).data(SESSION_ID) == session)
     listing.setCurrentRow(row)

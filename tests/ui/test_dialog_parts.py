@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication, QDialog
 
-from vak_desktop.ui.dialog_parts import MessageLine, dialog_layout, titled
+from vak_desktop.ui.parts.dialog_parts import MessageLine, dialog_layout, titled
 
 
 def test_the_message_line_shows_an_error_apart_from_a_hint(qapp: QApplication) -> None:

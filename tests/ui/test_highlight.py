@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import QApplication
 
 from tests.shots import shots_dir
-from vak_desktop.ui.markdown import MarkdownPane, markdown_html, palette_colors
-from vak_desktop.ui.theme import apply_theme
+from vak_desktop.ui.parts.markdown import MarkdownPane, markdown_html, palette_colors
+from vak_desktop.ui.parts.theme import apply_theme
 
 SOURCE = 'Here:\n\n```python\ndef f(x: int) -> str:\n    return "<%d>" % x  # done\n```\n'
 SHOTS = shots_dir("dsk")
@@ -46,7 +46,7 @@ def test_the_pane_keeps_the_codes_text_and_screenshots_light_and_dark(qapp: QApp
 
 
 def test_the_lexers_are_compiled_ahead_off_the_ui_thread() -> None:
-    from vak_desktop.ui.highlight import _lexer, preload
+    from vak_desktop.ui.parts.highlight import _lexer, preload
 
     thread = preload(("toml", "nosuchlang"))
     thread.join(timeout=30)

@@ -21,7 +21,7 @@ from vak_desktop.providers import open_provider
 from vak_desktop.runtime import run_probe
 from vak_desktop.runtime.events import StepFinished
 from vak_desktop.ui.inspector import NEXT
-from vak_desktop.ui.status import gauge_text
+from vak_desktop.ui.shell.status import gauge_text
 
 MODEL = "llama3.2:latest"
 HORIZON = 5_000  # the double follows the probe's instruction up to here

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QPushButton, QWidget
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.shots import shots_dir
 from tests.ui.harness import open_harness, until
-from vak_desktop.ui.main_window import DEFAULT_SIZE, MIN_CHAT_WIDTH
+from vak_desktop.ui.shell.main_window import DEFAULT_SIZE, MIN_CHAT_WIDTH
 
 SHOTS = shots_dir("dsk")
 

@@ -18,7 +18,7 @@ from tests.ui.harness import open_harness, until
 from vak_desktop.context.payloads import Activity
 from vak_desktop.runtime.settings import McpServer
 from vak_desktop.runtime.tools.workspace import WORKSPACE_ADDED, Workspace
-from vak_desktop.ui.live_settings import LiveSettings
+from vak_desktop.ui.shell.live_settings import LiveSettings
 
 
 @pytest.fixture(autouse=True)

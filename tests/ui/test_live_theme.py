@@ -20,8 +20,8 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.turn.closing import TURN_CLOSED
 from vak_desktop.ui import apply_theme
 from vak_desktop.ui.cards.samples import write_card_turn
-from vak_desktop.ui.code_pane import CodePane
-from vak_desktop.ui.message_widgets import AssistantMessage, UserMessage
+from vak_desktop.ui.chat.code_pane import CodePane
+from vak_desktop.ui.chat.message_widgets import AssistantMessage, UserMessage
 
 ANSWER = """Here is the function, **bold** and `inline`:
 

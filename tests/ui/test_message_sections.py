@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
 
-from vak_desktop.ui.message_sections import ToolSection
+from vak_desktop.ui.parts.message_sections import ToolSection
 
 
 def test_a_narrow_tool_header_drops_the_arguments_not_the_evidence(qapp: QApplication) -> None:

@@ -23,9 +23,9 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers import open_provider
 from vak_desktop.runtime.settings import load_settings
 from vak_desktop.ui import ChatService
-from vak_desktop.ui.model_manager import ModelManager, render_mid_pull
-from vak_desktop.ui.models_controller import ModelsController
-from vak_desktop.ui.settings_dialog import SettingsController
+from vak_desktop.ui.models.model_manager import ModelManager, render_mid_pull
+from vak_desktop.ui.models.models_controller import ModelsController
+from vak_desktop.ui.settings.settings_dialog import SettingsController
 
 PULLABLE = "qwen2.5:0.5b"
 SHOTS = shots_dir("shots_uimodels")
@@ -236,7 +236,7 @@ async def test_probe_now_shows_progress_and_the_measured_profile(
 async def test_screenshots_mid_pull_light_and_dark(
     double: OllamaDouble, qtbot: Any, tmp_path: Path, qapp: Any
 ) -> None:
-    from vak_desktop.ui.theme import apply_theme
+    from vak_desktop.ui.parts.theme import apply_theme
 
     double.instruction_horizon = 6_000
     async with open_manager(qtbot, tmp_path, double) as m:

@@ -1,6 +1,6 @@
 """A runtime notice is readable in the window: the status bar's message area is what its
 permanent widgets leave (a dozen characters at the default size), so the newest notice is also
-shown whole above the composer until dismissed (`ui/notice_line.py`). The notice here is a real
+shown whole above the composer until dismissed (`ui/chat/notice_line.py`). The notice here is a real
 turn's: the answer the Ollama double cut at the request's `num_predict`."""
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from tests.shots import shots_dir
 from tests.ui.harness import open_harness, until
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.providers.models import SUGGESTED_MODEL
-from vak_desktop.ui.chat_service import CHECKING
-from vak_desktop.ui.onboarding import install_steps
+from vak_desktop.ui.chat.chat_service import CHECKING
+from vak_desktop.ui.shell.onboarding import install_steps
 
 SHOTS = shots_dir("shots_uimodels")
 

@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from vak_desktop.ui import platform_check
-from vak_desktop.ui.platform_check import XCB_LIBRARIES, _family, debian_packages, display_problem
+from vak_desktop.ui.shell import platform_check
+from vak_desktop.ui.shell.platform_check import (
+    XCB_LIBRARIES,
+    _family,
+    debian_packages,
+    display_problem,
+)
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="the check runs on Linux only")
 

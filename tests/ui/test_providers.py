@@ -35,8 +35,8 @@ from vak_desktop.runtime.providers.embedded import EngineConfig
 from vak_desktop.runtime.providers.secrets import store_api_key
 from vak_desktop.runtime.settings import HostedProvider, Settings
 from vak_desktop.ui import ChatService, MainWindow
-from vak_desktop.ui.providers_controller import ProvidersController
-from vak_desktop.ui.settings_controller import SettingsController
+from vak_desktop.ui.models.providers_controller import ProvidersController
+from vak_desktop.ui.settings.settings_controller import SettingsController
 
 SHOTS = shots_dir("shots_provwin")
 KEY = "sk-test-provwin-0123456789"

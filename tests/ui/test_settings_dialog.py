@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication
 from tests.doubles.keyring import MemoryKeyring
 from tests.shots import shots_dir
 from vak_desktop.runtime.settings import HostedProvider, McpServer, Settings, load_settings
-from vak_desktop.ui import theme
-from vak_desktop.ui.settings_dialog import SettingsController, SettingsDialog
+from vak_desktop.ui.parts import theme
+from vak_desktop.ui.settings.settings_dialog import SettingsController, SettingsDialog
 
 SHOTS = shots_dir("shots_uimodels")
 SECRET = "sk-test-7f3a9c1e5b"

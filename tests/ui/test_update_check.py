@@ -11,7 +11,7 @@ from tests.doubles.file_server import FileServer
 from tests.ui.harness import SCREENSHOTS, until
 from tests.ui.test_providers import closed_port, open_window
 from vak_desktop.runtime.settings import Settings
-from vak_desktop.ui.update_check import attach_update_check
+from vak_desktop.ui.settings.update_check import attach_update_check
 
 FEED = {"version": "9.0.0", "url": "https://example.org/vak/9.0.0", "notes": "A new release."}
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from tests.doubles.ollama_server import OllamaDouble
 from tests.ui.harness import open_harness, until
-from vak_desktop.ui.composer import WARM_AFTER_MS
+from vak_desktop.ui.chat.composer import WARM_AFTER_MS
 
 
 def _warm_bodies(double: OllamaDouble) -> list[dict[str, Any]]:

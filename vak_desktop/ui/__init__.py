@@ -5,8 +5,8 @@ on the qasync loop; it tells the views what happened through Qt signals. Views h
 they show and nothing else: they never talk HTTP, stream or read the ledger themselves.
 """
 
-from vak_desktop.ui.chat_service import ChatService, Reachability
-from vak_desktop.ui.main_window import MainWindow
-from vak_desktop.ui.theme import apply_theme
+from vak_desktop.ui.chat.chat_service import ChatService, Reachability
+from vak_desktop.ui.parts.theme import apply_theme
+from vak_desktop.ui.shell.main_window import MainWindow
 
 __all__ = ["ChatService", "MainWindow", "Reachability", "apply_theme"]

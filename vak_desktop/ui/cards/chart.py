@@ -28,7 +28,7 @@ from PySide6.QtGui import QGuiApplication, QPainter, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from vak_desktop.ui.cards.frame import caption, text_of
-from vak_desktop.ui.markdown import is_dark
+from vak_desktop.ui.parts.markdown import is_dark
 
 KIND_LABEL = "Chart"
 KINDS = ("line", "bar", "area", "scatter", "pie")

@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtWidgets import QGridLayout, QVBoxLayout, QWidget
 
 from vak_desktop.ui.cards.frame import body_label, caption, text_of
-from vak_desktop.ui.message_sections import subtle
-from vak_desktop.ui.theme import follow_theme
+from vak_desktop.ui.parts.message_sections import subtle
+from vak_desktop.ui.parts.theme import follow_theme
 
 KIND_LABEL = "Checklist"
 

@@ -15,10 +15,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from vak_desktop.ui.glyphs import glyph
-from vak_desktop.ui.markdown import blend
-from vak_desktop.ui.message_sections import small_button, subtle
-from vak_desktop.ui.theme import follow_theme
+from vak_desktop.ui.parts.glyphs import glyph
+from vak_desktop.ui.parts.markdown import blend
+from vak_desktop.ui.parts.message_sections import small_button, subtle
+from vak_desktop.ui.parts.theme import follow_theme
 
 OnVerdict = Callable[[str, str], None]  # (presentation id, "up" | "down")
 OnSelection = Callable[[str, str], None]  # (presentation id, "dismiss" | "restore")

@@ -6,8 +6,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
-from vak_desktop.ui import theme
 from vak_desktop.ui.cards.frame import body_label, caption, text_of
+from vak_desktop.ui.parts import theme
 
 KIND_LABEL = "Metric"
 

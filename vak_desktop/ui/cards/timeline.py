@@ -9,7 +9,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from vak_desktop.ui.cards.frame import body_label, caption, text_of
-from vak_desktop.ui.theme import follow_theme
+from vak_desktop.ui.parts.theme import follow_theme
 
 KIND_LABEL = "Timeline"
 

@@ -49,7 +49,7 @@ from vak_desktop.runtime.inspection.replay import (
 )
 from vak_desktop.runtime.inspection.replay import turn_receipts as receipts_of
 from vak_desktop.runtime.tools import ToolRegistry
-from vak_desktop.ui.chat_service import ChatService
+from vak_desktop.ui.chat.chat_service import ChatService
 from vak_desktop.ui.inspector.horizon_words import Above, followed_above, over_horizon
 
 FEEDBACK_TYPES = (CONTEXT_OVERFLOW, SILENT_TRUNCATION, INSTRUCTION_FAILED)
