@@ -10,7 +10,7 @@ and gdk-pixbuf, krb5 ...). The roots are every program, every Python extension m
 Qt plugin and every library of xllamacpp (ggml loads its CPU backends with dlopen, by
 directory); the removable ones are the plain libraries PyInstaller gathered in `_internal/`
 and Qt's in `PySide6/Qt/lib/`. A removable library stays when a root, or a library that stays,
-names it in its NEEDED list (docs/decisions/draft-bundle-pruning.md).
+names it in its NEEDED list (docs/decisions/0084-bundle-pruning.md).
 
 The glibc floor is read from the version needs (`.gnu.version_r`) of every file: the .deb
 declares `libc6 (>= floor)` from it.

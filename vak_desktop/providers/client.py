@@ -7,7 +7,7 @@ the embedded engine, MCP's streamable HTTP transport — build it here.
 
 Every HTTPS connection, the providers' (httpx) and MCP's (httpx2, which the SDK uses), trusts
 one store: the operating system's (`trust_context`), so a certificate authority the user's
-company installed is trusted everywhere or nowhere (docs/decisions/draft-trust-store.md).
+company installed is trusted everywhere or nowhere (docs/decisions/0085-trust-store.md).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ RANKED = 256  # the best passages kept for selection (a 1,536-token slice holds 
 MISSES = 16  # pieces that did not fit before selection stops
 # The slice of the budget a plan reserves for passages, when not every turn fits whole: a third
 # of what the history may use, at least PASSAGE_FLOOR (or half, when even that is less), at most
-# PASSAGE_CAP (see docs/decisions/draft-passage-recall.md)
+# PASSAGE_CAP (see docs/decisions/0088-passage-recall.md)
 PASSAGE_SHARE, PASSAGE_FLOOR, PASSAGE_CAP = 3, 160, 1_536
 HEADER = "Passages of earlier turns that match the request, verbatim (turn, day, evidence id):"
 _WORD = re.compile(r"\w+", re.UNICODE)
