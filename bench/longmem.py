@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncGenerator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, cast
 
@@ -162,6 +162,33 @@ async def naive(
             elif isinstance(event, Done):
                 result.prompt_tokens = event.usage.prompt_tokens()
     return result
+
+
+async def prefill(
+    provider: ChatProvider,
+    model: str,
+    conversation: Conversation,
+    arm: str,
+    q: dict[str, Any],
+    args: argparse.Namespace,
+) -> None:
+    """Send the arm's history alone (one token out) so the server's prompt cache holds it:
+    every question then pays only its own words. Timed and printed, never scored: a long
+    history's first answer costs this much more."""
+    history = naive_messages(conversation, arm, q)[:-1]
+    request = ChatRequest(model=model, messages=tuple(history), max_tokens=1, temperature=0.0)
+    start, tokens = time.monotonic(), 0
+    try:
+        async with asyncio.timeout(args.prefill_timeout):
+            async with contextlib.aclosing(provider.stream(request)) as events:
+                async for event in events:
+                    if isinstance(event, Done):
+                        tokens = event.usage.prompt_tokens()
+        note = f"{tokens:,} tokens in {time.monotonic() - start:.0f} s"
+    except (TimeoutError, ProviderError) as exc:
+        note = f"not done in {time.monotonic() - start:.0f} s ({type(exc).__name__})"
+    print(f"{arm}: history prefilled: {note}", flush=True)
+    say(f"{arm}: history prefilled: {note}")
 
 
 def copy_ledger(source: Path, target: Path) -> None:
@@ -317,6 +344,8 @@ async def run_arms(
             await profile_for(provider, binding, args, imported)
         out = args.out.open("a", encoding="utf-8") if args.out else None
         for arm in arms:
+            if arm in ("full", "truncated") and questions:
+                await prefill(provider, binding.model, conversation, arm, questions[0], args)
             for i, q in enumerate(questions, 1):
                 start = time.monotonic()
                 work = (
@@ -370,6 +399,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-ctx", type=int, default=32_768)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=420.0, help="seconds a question may take")
+    parser.add_argument("--prefill-timeout", type=float, default=1_500.0, help="seconds")
+    parser.add_argument("--report", action="store_true", help="DATA is raw results: the table")
     parser.add_argument("--out", type=Path, default=None, help="raw results, JSON lines")
     return parser.parse_args(argv)
 
@@ -381,8 +412,22 @@ def pick(conversations: list[Conversation], wanted: str) -> Conversation:
     raise SystemExit(f"no conversation {wanted!r}: {', '.join(c.sample_id for c in conversations)}")
 
 
+def report(path: Path) -> int:
+    """The table of raw results (`--out` files, one or several runs appended)."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    names = {f.name for f in fields(Result)}
+    results = [Result(**{k: v for k, v in r.items() if k in names}) for r in rows]
+    arms = list(dict.fromkeys(r.arm for r in results))
+    print(f"longmem (from {path}): {', '.join(sorted({r['conversation'] for r in rows}))}")
+    for row in table(results, arms):
+        print(row)
+    return 0
+
+
 async def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.report:
+        return report(args.data)
     try:
         conversation = pick(load(args.data), args.conversation)
     except ValueError as exc:

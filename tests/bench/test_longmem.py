@@ -67,7 +67,9 @@ def test_the_import_keeps_every_utterance_its_speaker_and_its_date(
 
 
 def _bodies(double: OpenAIDouble) -> list[dict[str, Any]]:
-    return [b for (m, p, _, b) in double.requests if p.endswith("/chat/completions")]
+    """The questions' requests (not the history prefills, one token out)."""
+    posted = [b for (_, p, _, b) in double.requests if p.endswith("/chat/completions")]
+    return [b for b in posted if b.get("max_tokens") != 1]
 
 
 async def test_the_four_arms_ask_every_question_on_the_same_server(
@@ -91,7 +93,13 @@ async def test_the_four_arms_ask_every_question_on_the_same_server(
             ]
         )
         bodies = _bodies(double)
+        prefills = [b for (_, p, _, b) in double.requests if b and b.get("max_tokens") == 1]
     assert code == 0
+    # the truncated and full histories were sent alone first, each as its questions' prefix
+    assert [len(b["messages"]) for b in prefills] == [
+        len(bodies[4]["messages"]) - 1,
+        len(bodies[8]["messages"]) - 1,
+    ]
     results = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["arm"] for r in results] == ["evidence"] * 4 + ["truncated"] * 4 + ["full"] * 4 + [
         "vak"
@@ -144,3 +152,15 @@ async def test_a_question_out_of_time_is_undecided_not_wrong(data: Path, tmp_pat
     assert len(results) == 2
     assert all(r["undecided"].startswith("no answer within") for r in results)
     assert all(r["f1"] == 0.0 and r["prediction"] == "" for r in results)
+
+
+async def test_the_table_is_read_back_from_the_raw_results(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "raw.jsonl"
+    with OpenAIDouble(models=("m",), default_text="Miso") as double:
+        args = [str(data), "--base-url", double.url, "--model-name", "m", "-n", "4"]
+        assert await main([*args, "--arms", "evidence", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()[-2:]
+    assert await main([str(out), "--report"]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == printed  # the same table
