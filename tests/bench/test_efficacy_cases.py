@@ -77,7 +77,7 @@ async def test_a_whole_turn_is_judged_by_its_first_call_and_its_final_answer(
         bodies = [b for (_, p, _, b) in double.requests if p.endswith("/chat/completions")]
     assert (sample.tool_call, sample.correct, sample.answered) == (True, True, True)
     assert sample.steps == 2 and not sample.undecided and len(bodies) == 2
-    assert "feb.txt" in json.dumps(bodies[1]["messages"][-1])  # the grep's result was sent
+    assert "notes/feb.txt" in json.dumps(bodies[1]["messages"])  # the grep's result was sent
 
 
 async def test_a_turn_out_of_time_is_undecided(tmp_path: Path) -> None:
