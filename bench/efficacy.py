@@ -1,33 +1,37 @@
 """Efficacy on a real model: does the turn the user refers to reach it, and does it act?
 
     python bench/efficacy.py --model ~/.cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
-        [--tries 6] [--arms vak,full,truncated,fresh] [--turns 40] [--horizon 4096 | --probe] \
-        [--direct 1000,2000,4000] [--n-ctx 32768] [--threads N]
+        [--cases shipment,locker,venue] [--tries 6] [--fresh-tries 3] [--arms vak,fresh,full,truncated] \
+        [--horizon 4096 | --probe] [--turn-timeout 240] [--direct 1000,2000,4000] [--n-ctx 32768] [--threads N]
 
 One llama.cpp server (the project's embedded engine, `runtime/providers/embedded.py`; its prompt
-cache is on, and every arm runs against the same server and the same tools) serves a generated
-session: `--turns` turns with varied tool results (some over 30k characters) and a fact stated
-in turn 3 ("the shipment code is …"). The directive then needs a tool call *and* that early
-fact: "Search my files for the shipment code I gave you earlier." A try is correct when the
-model calls a file tool whose arguments carry the code. Arms:
+cache is on, and every arm runs against the same server and the same tools) serves each case of
+`bench/efficacy_cases.py`: a generated session with tool results (some over 30k characters)
+and a fact planted at one turn, a workspace of files, and a directive that needs a tool call
+*and* that early fact ("Search my files for the shipment code I gave you earlier."). The
+success rules are that module's, fixed before any run: the first call is right when a file tool
+is called with the value (or the words leading to its file); the final answer is right when the
+turn's answer names what was found — the file's name or the value the directive asked for — and
+is not a raw JSON call. A turn out of `--turn-timeout` is undecided. Arms:
 
-    vak        a real TurnRunner turn, planned against the bound profile (`--horizon` tokens
-               measured, or the real probe with `--probe`), first step only
-    full       the naive full history (what Open WebUI / LM Studio send)
-    truncated  the naive history cut to its newest 4,096 tokens (Ollama's default)
-    fresh      a Vak turn in a new chat asking the same with the code in it: the first-token
-               baseline the imported session is measured against
+    vak        a real TurnRunner turn, run to its end, planned against the bound profile
+               (`--horizon` tokens measured, or the real probe with `--probe`)
+    full       the naive full history (what Open WebUI / LM Studio send), first step only
+    truncated  the naive history cut to its newest 4,096 tokens (Ollama's default), first step
+    fresh      a Vak turn in a new chat asking the same with the value in it (`--fresh-tries`):
+               the first-token baseline the imported session is measured against
     vak-typed, fresh-typed
-               the same turns typed into the window: a pause in typing sent the runner's warm
-               request (`runtime/turn/warm.py`, the next request up to its tail) before Enter;
-               the clock starts at Enter, as the user feels it
+               (the shipment case, first step only) the same turns typed into the window: a
+               pause in typing sent the runner's warm request (`runtime/turn/warm.py`) before
+               Enter; the clock starts at Enter, as the user feels it
 
 The naive arms get the same text-form recogniser a Vak turn runs (a small model writes its
 calls as text), so their tool-call rates are the best those apps could show. Each arm's first
 try is also printed alone ("cold"): later tries reuse the server's prompt cache.
 
-Per arm: tool-call rate, correct rate, median prompt tokens, median seconds to the first token
-and to the end of the step. `--probe` times the probe (requests, seconds); `--direct` is the
+Per case and arm: tool-call rate, first call right, the fact sent, final answer right (whole
+turns), median prompt tokens of the first request, median seconds to the first token and to the
+end of the turn (naive arms: of the step), median steps. `--probe` times the probe (requests, seconds); `--direct` is the
 direct measurement beside it: a fixed real-shaped request (the naive history cut to each
 size) sampled `--tries` times a size, its tool-call rate per size. Progress goes to stderr.
 """
@@ -39,17 +43,22 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from efficacy_cases import CASES, Case
 
 from vak_desktop.cli.eval import scratch_tools
 from vak_desktop.context.evidence.text_calls import find_text_calls
@@ -59,19 +68,14 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, Done, ModelDetails, TextDelta, ToolCallEvent
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools, run_probe
-from vak_desktop.runtime.evaluation.live import (
-    ASK,
-    CODE,
-    generated_session,
-    judged,
-    live_try,
-    shipment_files,
-)
+from vak_desktop.runtime.evaluation.live import ASK, live_try
+from vak_desktop.runtime.events import StepFinished, TextChunk, ToolCallRequested
 from vak_desktop.runtime.providers.embedded import EngineConfig, chat_template, start_engine
+from vak_desktop.runtime.sessions.interchange import import_openai
+from vak_desktop.runtime.sessions.transcripts import session_turns
 from vak_desktop.runtime.settings import Settings
 
 DEFAULT_MODEL = Path.home() / ".cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-FRESH_ASK = f"Search my files for the shipment code {CODE}."
 TRUNCATED_TOKENS = 4_096  # Ollama's default num_ctx
 RATIO = 0.3  # tokens per char for the naive cut (the server counts the real prompt)
 MAX_OUTPUT = 256
@@ -84,12 +88,16 @@ def say(text: str) -> None:
 @dataclass
 class Sample:
     tool_call: bool
-    correct: bool
+    correct: bool  # the first call was right
     prompt_tokens: int
     first_token_s: float
     end_s: float
     refused: str = ""
     reached: bool = False  # the request carried the early fact
+    answered: bool | None = None  # the final answer was right (None: first step only)
+    steps: int = 1
+    undecided: bool = False  # the turn ran out of its time: neither right nor wrong
+    answer: str = ""
 
 
 @dataclass
@@ -103,18 +111,25 @@ class Arm:
             why = self.samples[0].refused if self.samples else "not run"
             return f"{self.name:<10} refused: {why[:80]}"
         med = statistics.median
+        n = len(self.samples)
+        final = ""
+        if any(s.answered is not None for s in ok):
+            undecided = sum(s.undecided for s in ok)
+            final = f"final answer {sum(bool(s.answered) for s in ok)}/{n}" + (
+                f" ({undecided} undecided)  " if undecided else "  "
+            )
         return (
-            f"{self.name:<10} tool {sum(s.tool_call for s in ok)}/{len(self.samples)}  "
-            f"correct {sum(s.correct for s in ok)}/{len(self.samples)}  "
-            f"fact sent {sum(s.reached for s in ok)}/{len(self.samples)}  "
+            f"{self.name:<10} tool {sum(s.tool_call for s in ok)}/{n}  "
+            f"first call right {sum(s.correct for s in ok)}/{n}  "
+            f"fact sent {sum(s.reached for s in ok)}/{n}  {final}"
             f"prompt {med(s.prompt_tokens for s in ok):>7,.0f} tok  "
             f"first token {med(s.first_token_s for s in ok):6.1f} s "
             f"(cold {ok[0].first_token_s:.1f} s)  "
-            f"end {med(s.end_s for s in ok):6.1f} s"
+            f"end {med(s.end_s for s in ok):6.1f} s  steps {med(s.steps for s in ok):.0f}"
         )
 
 
-async def timed_stream(provider: ChatProvider, request: ChatRequest) -> Sample:
+async def timed_stream(provider: ChatProvider, request: ChatRequest, case: Case) -> Sample:
     """One model call, timed from send to the first text or call and to its end."""
     start = time.monotonic()
     first, calls, text, prompt = 0.0, [], "", 0
@@ -134,9 +149,9 @@ async def timed_stream(provider: ChatProvider, request: ChatRequest) -> Sample:
     if not calls:  # the same recogniser a Vak turn runs: calls written as text count here too
         admitted = {t.name: t.parameters for t in request.tools}
         calls = [ToolCall("text", c.name, c.arguments) for c in find_text_calls(text, admitted)]
-    called, right = judged(calls)
+    called, right = case.first_call_right(calls)
     end = time.monotonic() - start
-    reached = any(CODE in m.content for m in request.messages)
+    reached = any(case.value in m.content for m in request.messages)
     return Sample(called, right, prompt, first or end, end, reached=reached)
 
 
@@ -178,7 +193,7 @@ async def vak_try(
     *,
     typed: bool = False,
 ) -> Sample:
-    """One real turn's first step (`vak eval --live`'s try), as a sample of its arm."""
+    """One real turn's first step (`vak eval --live`'s try, the shipment case), as a sample."""
     try:
         done = await live_try(
             provider, binding, document, files, profile, scratch_tools, ask, typed=typed
@@ -188,6 +203,80 @@ async def vak_try(
     return Sample(
         done.tool_call, done.correct, done.prompt_tokens, done.first_token_s, done.end_s,
         reached=done.reached,
+    )  # fmt: skip
+
+
+class _Recording:
+    """The provider, keeping the requests a turn sent (did the fact reach the model?)."""
+
+    def __init__(self, provider: ChatProvider) -> None:
+        self.inner = provider
+        self.name = provider.name
+        self.requests: list[ChatRequest] = []
+
+    def stream(self, request: ChatRequest) -> Any:
+        self.requests.append(request)
+        return self.inner.stream(request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def whole_turn(
+    provider: ChatProvider,
+    binding: ModelBinding,
+    case: Case,
+    document: dict[str, Any] | None,
+    files: Path,
+    profile: CapacityProfile | None,
+    ask: str,
+    timeout_s: float,
+) -> Sample:
+    """A real turn run to its end on a fresh import of `document` (None: a new chat) in a
+    scratch ledger, judged by the case's rules: its first step, and its final answer as
+    `vak show` has it. Out of `timeout_s`: undecided."""
+    with tempfile.TemporaryDirectory() as scratch:
+        ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
+        tools = default_tools(Settings(workspace=(str(files),)), ledger)
+        recording = _Recording(provider)
+        session = (
+            ledger.create_session("fresh").id
+            if document is None
+            else import_openai(ledger, document, title="planted fact").session
+        )
+        if profile is not None:
+            ledger.append(session, profile)
+        runner = TurnRunner(ledger, recording, tools, keep_alive=None)
+        start = time.monotonic()
+        first, calls, prompt, steps, undecided = 0.0, [], 0, 0, False
+        try:
+            async with asyncio.timeout(timeout_s):
+                turn = cast(AsyncGenerator[Any, None], runner.run(session, ask, binding))
+                async with contextlib.aclosing(turn) as events:
+                    async for event in events:
+                        if isinstance(event, TextChunk | ToolCallRequested) and not first:
+                            first = time.monotonic() - start
+                        if isinstance(event, ToolCallRequested) and not steps:
+                            calls.append(ToolCall(event.id, event.name, event.arguments))
+                        if isinstance(event, StepFinished):
+                            steps += 1
+                            prompt = prompt or event.receipt.usage.prompt_tokens()
+        except TimeoutError:
+            undecided = True
+        except ProviderError as exc:
+            return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
+        finally:
+            await tools.aclose()
+        end = time.monotonic() - start
+        answer = "" if undecided else session_turns(ledger, session)[-1].answer
+        ledger.close()
+    called, right = case.first_call_right(calls)
+    sent = recording.requests[0].messages if recording.requests else ()
+    reached = any(case.value in m.content for m in sent)
+    answered = False if undecided else case.answer_right(answer)
+    return Sample(
+        called, right, prompt, first or end, end, reached=reached, answered=answered,
+        steps=steps, undecided=undecided, answer=answer,
     )  # fmt: skip
 
 
@@ -203,21 +292,115 @@ def measured_profile(binding: ModelBinding, horizon: int, n_ctx: int) -> Capacit
     )
 
 
+async def probed_profile(
+    provider: ChatProvider, binding: ModelBinding, files: Path, budget_s: float
+) -> CapacityProfile:
+    """The real probe's profile, with the prefix a real turn sends; its figures printed."""
+    say("probing …")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory() as scratch:  # the prefix a real turn sends
+        ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
+        tools = default_tools(Settings(workspace=(str(files),)))
+        prefix = TurnRunner(ledger, provider, tools).probe_prefix(binding)
+        await tools.aclose()
+        ledger.close()
+    record = await run_probe(
+        provider, binding.model, details=binding.details, prefix=prefix, nonce="efficacy",
+        deadline_s=budget_s,
+    )  # fmt: skip
+    spent = time.monotonic() - start
+    profile = dataclasses.replace(record.profile, provider=binding.provider)
+    horizon = profile.instruction_horizon
+    print(
+        f"probe: horizon {horizon.tokens:,} tokens at confidence {horizon.confidence:.2f}, "
+        f"{record.activity.detail.get('requests', '?')} requests, {spent:.0f} s"
+    )
+    return profile
+
+
+async def run_case(
+    provider: ChatProvider,
+    binding: ModelBinding,
+    case: Case,
+    profile: CapacityProfile,
+    arms: list[str],
+    args: argparse.Namespace,
+) -> dict[str, Arm]:
+    """Every arm's tries on one case (arm by arm, so each keeps its prompt cache warm)."""
+    document = case.session()
+    results: dict[str, Arm] = {name: Arm(name) for name in arms}
+    with tempfile.TemporaryDirectory() as root:
+        files = case.files(Path(root))
+        specs = default_tools(Settings(workspace=(str(files),))).specs()
+        for name in arms:
+            typed = name.endswith("-typed")
+            if typed and case.name != "shipment":
+                continue  # the warm-request arms measure the original case only
+            tries = args.fresh_tries if name.startswith("fresh") else args.tries
+            for attempt in range(tries):
+                say(f"{case.name} try {attempt + 1}/{tries}: {name} …")
+                if typed:
+                    sample = await vak_try(
+                        provider, binding, None if name.startswith("fresh") else document,
+                        files, profile, case.fresh_ask if name.startswith("fresh") else case.ask,
+                        typed=True,
+                    )  # fmt: skip
+                elif name in ("vak", "fresh"):
+                    fresh = name == "fresh"
+                    sample = await whole_turn(
+                        provider, binding, case, None if fresh else document, files, profile,
+                        case.fresh_ask if fresh else case.ask, args.turn_timeout,
+                    )  # fmt: skip
+                else:
+                    budget = TRUNCATED_TOKENS if name == "truncated" else None
+                    request = ChatRequest(
+                        model=binding.model,
+                        messages=tuple(naive_messages(document, case.ask, budget)),
+                        tools=specs,
+                        max_tokens=MAX_OUTPUT,
+                    )
+                    sample = await timed_stream(provider, request, case)
+                results[name].samples.append(sample)
+                if sample.answer:
+                    say(f"  answer: {sample.answer[:160]!r}")
+                say(f"  {results[name].row()}")
+        for size in [int(s) for s in args.direct.split(",") if s.strip()]:
+            request = ChatRequest(
+                model=binding.model,
+                messages=tuple(naive_messages(document, case.fresh_ask, size)),
+                tools=specs,
+                max_tokens=MAX_OUTPUT,
+            )
+            samples = [await timed_stream(provider, request, case) for _ in range(args.tries)]
+            called = sum(s.tool_call for s in samples)
+            tokens = statistics.median(s.prompt_tokens for s in samples)
+            print(f"direct: {tokens:>7,.0f} prompt tokens: tool call {called}/{len(samples)}")
+    return results
+
+
+def load_average() -> str:
+    with contextlib.suppress(OSError):
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return "unknown"
+
+
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--cases", default=",".join(CASES), help="of bench/efficacy_cases.py")
     parser.add_argument("--tries", type=int, default=6)
-    parser.add_argument("--arms", default="vak,full,truncated,fresh,vak-typed,fresh-typed")
-    parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--fresh-tries", type=int, default=3, help="tries of the fresh arms")
+    parser.add_argument("--arms", default="vak,fresh,full,truncated")
     parser.add_argument("--horizon", type=int, default=4_096, help="the measured horizon")
     parser.add_argument("--probe", action="store_true", help="measure it with the real probe")
     parser.add_argument("--probe-budget", type=float, default=90.0, help="the probe's seconds")
+    parser.add_argument("--turn-timeout", type=float, default=240.0, help="a whole turn's seconds")
     parser.add_argument("--direct", default="", help="sizes for the direct measurement")
     parser.add_argument("--n-ctx", type=int, default=32_768)
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args(argv)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    document = generated_session(args.turns)
+    cases = [CASES[c.strip()] for c in args.cases.split(",") if c.strip()]
     config = EngineConfig(
         args.model,
         n_ctx=args.n_ctx,
@@ -225,86 +408,39 @@ async def main(argv: list[str] | None = None) -> int:
         threads=args.threads,
         max_output_tokens=MAX_OUTPUT,
     )
+    before = load_average()
     say(f"starting the engine on {args.model.name} (n_ctx {args.n_ctx:,}) …")
-    with tempfile.TemporaryDirectory() as root:
-        files = shipment_files(Path(root))
-        async with await start_engine(config) as engine, httpx.AsyncClient(timeout=900) as client:
-            provider = engine.provider(client)
-            details = ModelDetails(name=engine.model, declared_window=args.n_ctx)
-            binding = ModelBinding(provider=provider.name, model=engine.model, details=details)
-            specs = default_tools(Settings(workspace=(str(files),))).specs()
-            profile: CapacityProfile | None = measured_profile(binding, args.horizon, args.n_ctx)
-            if args.probe:
-                say("probing …")
-                start = time.monotonic()
-                with tempfile.TemporaryDirectory() as scratch:  # the prefix a real turn sends
-                    ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
-                    tools = default_tools(Settings(workspace=(str(files),)))
-                    prefix = TurnRunner(ledger, provider, tools).probe_prefix(binding)
-                    await tools.aclose()
-                    ledger.close()
-                record = await run_probe(
-                    provider,
-                    engine.model,
-                    details=details,
-                    prefix=prefix,
-                    nonce="efficacy",
-                    deadline_s=args.probe_budget,
+    async with await start_engine(config) as engine, httpx.AsyncClient(timeout=900) as client:
+        provider = engine.provider(client)
+        details = ModelDetails(name=engine.model, declared_window=args.n_ctx)
+        binding = ModelBinding(provider=provider.name, model=engine.model, details=details)
+        profile = measured_profile(binding, args.horizon, args.n_ctx)
+        if args.probe:
+            with tempfile.TemporaryDirectory() as root:
+                files = cases[0].files(Path(root))
+                profile = await probed_profile(provider, binding, files, args.probe_budget)
+        done = [
+            (case, await run_case(provider, binding, case, profile, arms, args)) for case in cases
+        ]
+    print(
+        f"\nefficacy: {engine.model}, {args.tries} tries an arm ({args.fresh_tries} fresh), "
+        f"horizon {profile.instruction_horizon.tokens:,}; load average {before} before, "
+        f"{load_average()} after"
+    )
+    for case, results in done:
+        print(f"case {case.name}: {case.ask}")
+        for arm in results.values():
+            if arm.samples:
+                print(f"  {arm.row()}")
+        for suffix, how in (("", "sent at once"), ("-typed", "typed in the window")):
+            fresh, vak = results.get(f"fresh{suffix}"), results.get(f"vak{suffix}")
+            if fresh and vak and fresh.samples and vak.samples:
+                ratio = statistics.median(s.first_token_s for s in vak.samples) / max(
+                    1e-9, statistics.median(s.first_token_s for s in fresh.samples)
                 )
-                spent = time.monotonic() - start
-                profile = dataclasses.replace(record.profile, provider=binding.provider)
-                requests = record.activity.detail.get("requests", "?")
                 print(
-                    f"probe: horizon {profile.instruction_horizon.tokens:,} tokens, "
-                    f"{requests} requests, {spent:.0f} s"
+                    f"  first token, imported session ÷ fresh one-turn chat ({how}): {ratio:.2f}×"
                 )
-            results: dict[str, Arm] = {name: Arm(name) for name in arms}
-            for attempt in range(args.tries):
-                for name in arms:
-                    say(f"try {attempt + 1}/{args.tries}: {name} …")
-                    typed = name.endswith("-typed")
-                    if name.startswith("vak"):
-                        sample = await vak_try(
-                            provider, binding, document, files, profile, typed=typed
-                        )
-                    elif name.startswith("fresh"):
-                        sample = await vak_try(
-                            provider, binding, None, files, profile, FRESH_ASK, typed=typed
-                        )
-                    else:
-                        budget = TRUNCATED_TOKENS if name == "truncated" else None
-                        request = ChatRequest(
-                            model=engine.model,
-                            messages=tuple(naive_messages(document, ASK, budget)),
-                            tools=specs,
-                            max_tokens=MAX_OUTPUT,
-                        )
-                        sample = await timed_stream(provider, request)
-                    results[name].samples.append(sample)
-                    say(f"  {results[name].row()}")
-            print(f"\nefficacy: {engine.model}, {args.turns} turns, {args.tries} tries an arm")
-            for arm in results.values():
-                print(arm.row())
-            for suffix, how in (("", "sent at once"), ("-typed", "typed in the window")):
-                fresh, vak = results.get(f"fresh{suffix}"), results.get(f"vak{suffix}")
-                if fresh and vak and fresh.samples and vak.samples:
-                    ratio = statistics.median(s.first_token_s for s in vak.samples) / max(
-                        1e-9, statistics.median(s.first_token_s for s in fresh.samples)
-                    )
-                    print(
-                        f"first token, imported session ÷ fresh one-turn chat ({how}): {ratio:.2f}×"
-                    )
-            for size in [int(s) for s in args.direct.split(",") if s.strip()]:
-                request = ChatRequest(
-                    model=engine.model,
-                    messages=tuple(naive_messages(document, FRESH_ASK, size)),
-                    tools=specs,
-                    max_tokens=MAX_OUTPUT,
-                )
-                samples = [await timed_stream(provider, request) for _ in range(args.tries)]
-                called = sum(s.tool_call for s in samples)
-                tokens = statistics.median(s.prompt_tokens for s in samples)
-                print(f"direct: {tokens:>7,.0f} prompt tokens: tool call {called}/{len(samples)}")
     return 0
 
 
