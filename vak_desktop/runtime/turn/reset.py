@@ -96,24 +96,6 @@ def needs_reset(plan: Plan) -> bool:
     return plan.over_budget > plan.budget.output_reserve
 
 
-def reset_if_unfit(
-    ledger: Ledger,
-    session: str,
-    binding: ModelBinding,
-    text: str,
-    *,
-    system: str,
-    tools: Sequence[ToolSpec],
-    capacity: CapacityService,
-) -> Reset | None:
-    """Write a Reset with its handoff when the turn about to ask `text` has no budget left for
-    any earlier turn; None when the plan fits (or there is nothing in front of a reset)."""
-    reset, _ = check_reset(
-        ledger, session, binding, text, system=system, tools=tools, capacity=capacity
-    )
-    return reset
-
-
 def check_reset(
     ledger: Ledger,
     session: str,
@@ -125,10 +107,11 @@ def check_reset(
     capacity: CapacityService,
     images: tuple[str, ...] = (),
 ) -> tuple[Reset | None, Projection | None]:
-    """`reset_if_unfit`, and the plan it made of the turn when that plan stands (no Reset was
-    written): the turn's own plan, so the turn does not plan again (#22 item 6: the plan is
-    computed once per request). None for the plan when a Reset was written (the turn plans
-    after it) or nothing was planned."""
+    """Write a Reset with its handoff when the turn about to ask `text` has no budget left for
+    any earlier turn (None when the plan fits, or nothing lies in front of a reset), and the plan
+    it made of the turn when that plan stands: the turn's own plan, so the turn does not plan
+    again (#22 item 6: the plan is computed once per request). None for the plan when a Reset
+    was written (the turn plans after it) or nothing was planned."""
     chain = ledger.chain_to_root(session)
     profile = capacity.profile_for(binding, chain, utc_now())
     reset, projection = _reset_check(
