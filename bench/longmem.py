@@ -2,7 +2,8 @@
 
     python bench/longmem.py /tmp/locomo/locomo10.json --conversation conv-30 \
         --model ~/.cache/vak-desktop/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
-        [-n 16] [--seed 1] [--arms evidence,truncated,full,vak] [--horizon 4096 | --probe] \
+        [-n 16] [--seed 1] [--arms evidence,truncated,full,vak,vak-memory] \
+        [--horizon 4096 | --probe] [--memory-horizon 4096] [--plan-only] \
         [--timeout 420] [--out /tmp/longmem.jsonl]
     python bench/longmem.py FILE --base-url http://127.0.0.1:8080   # a server already running
 
@@ -17,6 +18,8 @@ run together so a shared history prefix stays cached):
 
     vak        a real turn (TurnRunner, tools and all) on a fresh copy of the imported ledger,
                so no question sees another; the answer is the turn's answer as `vak show` has it
+    vak-memory the same, the profile also holding an answer-from-memory horizon
+               (`--memory-horizon`): a turn that asks for no tool is planned against it
     full       the whole history as chat apps send it, then the question
     truncated  the newest messages that fit 4,096 tokens (Ollama's default), then the question
     evidence   only the evidence utterances, under their sessions' dates (the ceiling)
@@ -33,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -65,7 +69,7 @@ from longmem_data import (
 )
 
 from vak_desktop.cli import main as vak
-from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon
+from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, Timings, Usage
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger
 from vak_desktop.providers.base import ChatProvider, Done, ModelDetails, TextDelta
@@ -124,6 +128,21 @@ class Recording:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+class PlansOnly:
+    """`--plan-only`: no model. Each request is answered at once with nothing, so a run prints
+    what every arm's request carried (the evidence share, the prompt's size) in seconds, on
+    as many conversations as are asked for. It measures the plan, never the model: no F1."""
+
+    name = "openai_compatible"
+    host = "127.0.0.1"
+    local = True
+
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[Any, None]:
+        chars = sum(m.chars() for m in request.messages)
+        yield TextDelta("")
+        yield Done("stop", Usage(input_tokens=int(chars * RATIO)), Timings())
 
 
 def sent_text(request: ChatRequest | None) -> str:
@@ -212,13 +231,17 @@ async def vak_turn(
     imported: tuple[Path, str],
     conversation: Conversation,
     q: dict[str, Any],
+    arm: str = "vak",
+    profile: CapacityProfile | None = None,
 ) -> Result:
-    result = Result("vak", q["question"], str(q["answer"]), int(q["category"]))
+    result = Result(arm, q["question"], str(q["answer"]), int(q["category"]))
     source, session = imported
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / LEDGER_FILENAME
         copy_ledger(source, path)
         ledger = Ledger.open(path)
+        if profile is not None:  # this arm's own measurement of the model
+            ledger.append(session, profile)
         tools = default_tools(Settings(), ledger, data_directory=Path(scratch))
         recording = Recording(provider)
         runner = TurnRunner(ledger, recording, tools, keep_alive=None)
@@ -235,6 +258,8 @@ async def vak_turn(
         finally:
             first = recording.requests[0] if recording.requests else None
             result.evidence = evidence_shown(conversation, q.get("evidence", []), sent_text(first))
+            if isinstance(provider, PlansOnly) and first is not None:  # no server counted it
+                result.prompt_tokens = int(sum(m.chars() for m in first.messages) * RATIO)
             await tools.aclose()
             ledger.close()
     return result
@@ -289,7 +314,7 @@ async def profile_for(
             ledger.close()
         record = await run_probe(
             provider, binding.model, details=binding.details, prefix=prefix, nonce="longmem",
-            deadline_s=args.probe_budget,
+            deadline_s=args.probe_budget, memory=True,
         )  # fmt: skip
         profile = record.profile
         detail = record.activity.detail
@@ -297,12 +322,21 @@ async def profile_for(
             f"probed in {time.monotonic() - start:.0f} s, {detail.get('requests', '?')} requests, "
             f"outcome {detail.get('outcome', '?')}"
         )
-    h = profile.instruction_horizon
-    print(f"horizon: {h.tokens:,} tokens at confidence {h.confidence:.2f} ({note})")
-    ledger = Ledger.open(imported[0])
-    ledger.append(imported[1], profile)
+    h, m = profile.instruction_horizon, profile.memory_horizon
+    recalled = f"; memory horizon {m.tokens:,} at {m.confidence:.2f}" if m else ""
+    print(f"horizon: {h.tokens:,} tokens at confidence {h.confidence:.2f}{recalled} ({note})")
+    ledger = Ledger.open(imported[0])  # the vak arm: every turn on the tool horizon
+    ledger.append(imported[1], dataclasses.replace(profile, memory_horizon=None))
     ledger.close()
     return profile
+
+
+def with_memory_horizon(profile: CapacityProfile, tokens: int) -> CapacityProfile:
+    """The `vak-memory` arm's profile: the Vak arm's, plus an answer-from-memory horizon of
+    `tokens` (stated, in place of the probe's `memory_horizon`): a turn that asks for no tool is
+    planned against the larger of the two. Which scores better is what the arm shows."""
+    at = profile.instruction_horizon.last_confirmed
+    return dataclasses.replace(profile, memory_horizon=Horizon(tokens, 0.9, at))
 
 
 def table(results: list[Result], arms: list[str]) -> list[str]:
@@ -340,8 +374,14 @@ async def run_arms(
     results: list[Result] = []
     with tempfile.TemporaryDirectory() as data_dir:
         imported = import_chat(conversation, Path(data_dir))
-        if "vak" in arms:
-            await profile_for(provider, binding, args, imported)
+        memory = None
+        if "vak" in arms or "vak-memory" in arms:
+            profile = await profile_for(provider, binding, args, imported)
+            memory = (
+                profile
+                if profile.memory_horizon is not None and args.memory_horizon is None
+                else with_memory_horizon(profile, args.memory_horizon or 4_096)
+            )
         out = args.out.open("a", encoding="utf-8") if args.out else None
         for arm in arms:
             if arm in ("full", "truncated") and questions:
@@ -351,6 +391,8 @@ async def run_arms(
                 work = (
                     vak_turn(provider, binding, imported, conversation, q)
                     if arm == "vak"
+                    else vak_turn(provider, binding, imported, conversation, q, arm, memory)
+                    if arm == "vak-memory"
                     else naive(provider, binding.model, conversation, arm, q)
                 )
                 try:
@@ -394,6 +436,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--base-url", default="", help="use this OpenAI-compatible server")
     parser.add_argument("--model-name", default="", help="the model's name there")
     parser.add_argument("--horizon", type=int, default=4_096, help="a stated horizon")
+    parser.add_argument(
+        "--memory-horizon",
+        type=int,
+        default=None,
+        help="the vak-memory arm's answer-from-memory horizon, on which a turn that asks for "
+        "no tool is planned (default: the probe's with --probe, else 4,096)",
+    )
     parser.add_argument("--probe", action="store_true", help="the real probe's horizon")
     parser.add_argument("--probe-budget", type=float, default=300.0)
     parser.add_argument("--n-ctx", type=int, default=32_768)
@@ -401,6 +450,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=420.0, help="seconds a question may take")
     parser.add_argument("--prefill-timeout", type=float, default=1_500.0, help="seconds")
     parser.add_argument("--report", action="store_true", help="DATA is raw results: the table")
+    parser.add_argument(
+        "--plan-only",
+        action="store_true",
+        help="no model: what each arm's request carried (evidence share, prompt size); "
+        "--conversation may then be a comma list or 'dev' (all but conv-26)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="raw results, JSON lines")
     return parser.parse_args(argv)
 
@@ -424,10 +479,47 @@ def report(path: Path) -> int:
     return 0
 
 
+async def plan_only(args: argparse.Namespace) -> int:
+    """`--plan-only`: every arm's requests on each asked conversation, without a model."""
+    try:
+        found = load(args.data)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    wanted = args.conversation.split(",") if args.conversation not in ("", "dev") else []
+    chosen = (
+        [pick(found, w.strip()) for w in wanted]
+        if wanted
+        else [c for c in found if c.sample_id != "conv-26"]
+    )
+    if not args.conversation:
+        chosen = chosen[:1]
+    provider = PlansOnly()
+    binding = ModelBinding(
+        provider=provider.name,
+        model="plan-only",
+        details=ModelDetails(name="plan-only", declared_window=args.n_ctx),
+    )
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    pooled: list[Result] = []
+    for conversation in chosen:
+        results = await run_arms(cast(ChatProvider, provider), binding, conversation, args)
+        pooled += results
+        print(f"\n{conversation.sample_id} (plan only, horizon {args.horizon:,}):")
+        for row in table(results, arms):
+            print(row)
+    if len(chosen) > 1:
+        print(f"\nall {len(chosen)} conversations (plan only, horizon {args.horizon:,}):")
+        for row in table(pooled, arms):
+            print(row)
+    return 0
+
+
 async def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.report:
         return report(args.data)
+    if args.plan_only:
+        return await plan_only(args)
     try:
         conversation = pick(load(args.data), args.conversation)
     except ValueError as exc:

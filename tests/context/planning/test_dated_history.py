@@ -3,6 +3,8 @@ and a packet that shows content and names its evidence ids (issue #22 items 2 an
 
 from __future__ import annotations
 
+import re
+
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile
 from vak_desktop.context.capacity.profile import tokens_per_char
 from vak_desktop.context.payloads import Directive
@@ -60,6 +62,8 @@ def test_a_packet_shows_lines_while_it_has_room_and_always_names_evidence_ids() 
     history, _ = request_for(notes(160), 3_000, "what was in the notes?")
     packet = history[history.index("<context_summary") :]
     assert "Some of the other covered turns, one line each:" in packet
-    assert "- Turn 128 (" in packet and "— evidence: " in packet  # dated lines, with their ids
+    # dated lines, with their ids
+    assert re.search(r"^- Turn \d+ \(\w{3} \d+ \w+ \d{4}\): ", packet, re.M)
+    assert "— evidence: " in packet
     assert "Also covered, by number" in packet  # the rest by number, and still their ids:
     assert "Evidence ids in them (newest first):" in packet and "(read, turn " in packet

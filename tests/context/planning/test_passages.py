@@ -119,6 +119,36 @@ def test_nothing_fits_nothing_is_shown_and_no_match_reserves_nothing() -> None:
     assert passage_slice(0) == 0 and passage_slice(90) == 45 and passage_slice(10**6) == 1_536
 
 
+def test_an_inflected_question_finds_the_uninflected_answer() -> None:
+    """Before: "classes" and "class", "walked" and "walk" were different words, so a question
+    in one form missed the passage written in the other."""
+    session = chatty(Ledger.open(":memory:"))
+    found, ranked = ranked_for(session, "Which classes did she start?")
+    assert "pottery class on Thursdays" in select_passages(found, ranked, 60, 0.25).text
+    found, ranked = ranked_for(session, "Who was walking?")
+    assert "went for a long walk" in select_passages(found, ranked, 60, 0.25).text
+
+
+def test_words_that_shape_the_answer_do_not_search() -> None:
+    """Before: "answer in a few words" searched for "answer", "few" and "words", and a chat
+    full of "your words mean a lot" filled the slice with thanks."""
+    session = SessionBuilder(Ledger.open(":memory:"))
+    for n in range(6):
+        session.turn(TurnScript(f"Tom: Your words mean a lot, answer {n} was kind.", answer="ok"))
+    session.turn(TurnScript("Maya: The vet said Biscuit needs a new collar.", answer="Tom: ok"))
+    question = "Answer in a few words: what did the vet say about the collar?"
+    stop = query_stop_words(question, lexicons())
+    assert {"answer", "few", "words"} <= stop
+    found, ranked = ranked_for(session, question)
+    recalled = select_passages(found, ranked, 60, 0.25)
+    assert "new collar" in recalled.text and "Your words" not in recalled.text
+
+
+def test_a_question_about_the_past_gets_the_larger_slice() -> None:
+    assert passage_slice(900, memory=True) == 600 > passage_slice(900)
+    assert passage_slice(10**6, memory=True) == 3_072
+
+
 def test_the_index_is_advanced_not_rebuilt() -> None:
     session = chatty(Ledger.open(":memory:"))
     session.pending("first question")

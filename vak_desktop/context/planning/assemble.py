@@ -50,7 +50,7 @@ from vak_desktop.context.planning.planner import (
     candidates,
     plan_working_set,
 )
-from vak_desktop.context.planning.reading import Reading
+from vak_desktop.context.planning.reading import MEMORY, Reading, reading_for
 from vak_desktop.context.planning.turn_cards import (
     NOT_RUN,
     card_block,
@@ -286,7 +286,11 @@ def plan_request(
         lexicons,
         available=max(0, usable_horizon(profile) - spent),
         whole=sum(ranked.full_cost),
+        memory=MEMORY in reading_for(directive, lexicons).domains,
     )
+    if reserved and found is not None:  # the slice is no larger than the passages found fill:
+        # a question few passages match leaves the rest of its slice to the history
+        reserved = min(reserved, select_passages(found, recalled, reserved, ratio).tokens)
     tail_tokens = estimate_tokens(len(tail), ratio) + reserved
     while True:
         plan = plan_working_set(
@@ -298,6 +302,10 @@ def plan_request(
             current_turn_reserve=reserve,
             ranked=ranked,
         )
+        if plan.over_budget > 0 and reserved > 0:  # the passages yield to the newest turns a
+            cut = min(reserved, plan.over_budget)  # plan must carry: never the cause of a reset
+            reserved, tail_tokens = reserved - cut, tail_tokens - cut
+            continue
         tail = render_tail(
             tail_context, *thread_for(plan, index, ratio, ranked.paused), plain=plain
         )

@@ -397,6 +397,7 @@ class Lexicon:
     anaphora: Cues
     recall: Cues
     actions: Actions
+    answer_form: Cues = Cues()  # how the answer is to be shaped ("in a few words"): no subject
 
     @classmethod
     def from_json(cls, document: Mapping[str, Any]) -> Lexicon:
@@ -431,6 +432,7 @@ class Lexicon:
             anaphora=Cues.of(document["conversation"]["anaphora"]),
             recall=Cues.of(document["conversation"]["recall"]),
             actions=Actions.of(document["actions"]),
+            answer_form=Cues.of(document["conversation"].get("form", ())),
         )
 
 

@@ -21,6 +21,7 @@ rank, 0.09 to select, on the planner bench's session). Pure and deterministic.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import re
@@ -52,6 +53,10 @@ MISSES = 16  # pieces that did not fit before selection stops
 # of what the history may use, at least PASSAGE_FLOOR (or half, when even that is less), at most
 # PASSAGE_CAP (see docs/decisions/0088-passage-recall.md)
 PASSAGE_SHARE, PASSAGE_FLOOR, PASSAGE_CAP = 3, 160, 1_536
+# A directive that asks about the conversation's past (its reading has the memory domain:
+# "remember", "earlier", "our conversation") gets two thirds, up to MEMORY_CAP: what it asks
+# for is in the passages, rarely in the newest turns the rest of the budget carries
+MEMORY_SHARE, MEMORY_CAP = 2 / 3, 3_072
 HEADER = "Passages of earlier turns that match the request, verbatim (turn, day, evidence id):"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
@@ -123,10 +128,34 @@ def pieces_of(turn: Turn) -> list[Piece]:
 
 
 def tokens(text: str) -> list[str]:
-    """`relevance.words` of `text`, read in one pass when it holds no Chinese or Japanese
-    (lower-cased once, not word by word: indexing a session's pieces is most of its cost)."""
+    """`relevance.words` of `text`, each brought to its `stem`, read in one pass when it holds
+    no Chinese or Japanese (lower-cased once, not word by word: indexing a session's pieces is
+    most of its cost)."""
     lowered = text.lower()
-    return words(text) if has_cjk(lowered) else _WORD.findall(lowered)
+    found = words(text) if has_cjk(lowered) else _WORD.findall(lowered)
+    return [_stem(w) for w in found]
+
+
+@functools.lru_cache(maxsize=1 << 17)  # most of a chat's words recur
+def _stem(word: str) -> str:
+    """`word` without an inflection a query and a passage may not share ("visited" and "visit",
+    "cities" and "city", "painting" and "paint"): a plural's or a past's or a gerund's ending
+    cut from a word of five letters or more. Crude and deterministic; every language's words
+    go through it alike, so both sides of a match are cut the same way."""
+    if len(word) < 5 or not word.isalpha():
+        return word
+    for ending, replacement in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            if ending == "s" and word.endswith(_KEEP_S):
+                return word
+            return word[: -len(ending)] + replacement
+    return word
+
+
+# endings tried in order: "cities" → "city", "classes" → "class", "visited" → "visit",
+# "painting" → "paint", "parents" → "parent" (but "glass", "status", "basis" keep theirs)
+_ENDINGS = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""))
+_KEEP_S = ("ss", "us", "is")
 
 
 def _terms(text: str) -> Terms:
@@ -159,8 +188,11 @@ class PassageIndex:
     pieces: int  # how many of the store's pieces are this index's
 
 
-def passage_slice(available: int) -> int:
-    """The tokens a plan reserves for passages out of the `available` history budget."""
+def passage_slice(available: int, memory: bool = False) -> int:
+    """The tokens a plan reserves for passages out of the `available` history budget (more
+    when the directive asks about the conversation's past: `memory`)."""
+    if memory:
+        return min(MEMORY_CAP, int(available * MEMORY_SHARE))
     return min(PASSAGE_CAP, max(available // PASSAGE_SHARE, min(PASSAGE_FLOOR, available // 2)))
 
 
@@ -201,16 +233,18 @@ def recall_for(
     *,
     available: int,
     whole: int,
+    memory: bool = False,
 ) -> tuple[PassageIndex | None, list[tuple[int, float]], int]:
     """The passage index of a request's earlier turns (a running session's `TurnIndex`, kept
     across requests, or the live turns themselves), the passages matching `asked`, and the
     slice the plan reserves for them out of the `available` history budget: none when every
-    turn fits whole (`whole` tokens) — their words are all in the request already."""
+    turn fits whole (`whole` tokens) — their words are all in the request already. `memory`:
+    the directive asks about the conversation's past (`passage_slice`)."""
     if not asked or whole <= available:
         return None, [], 0
     found = passage_index(turns) if isinstance(turns, TurnIndex) else passages_over(turns)
     recalled = ranked_passages(found, asked, query_stop_words(asked, lexicons))
-    return found, recalled, passage_slice(available) if recalled else 0
+    return found, recalled, passage_slice(available, memory) if recalled else 0
 
 
 def query_stop_words(directive: str, lexicons: Lexicons) -> frozenset[str]:
@@ -221,6 +255,7 @@ def query_stop_words(directive: str, lexicons: Lexicons) -> frozenset[str]:
     stop = set(lexicons.stop_words(languages).words)
     for lex in languages:
         stop |= lex.function_words.words | lex.about_conversation.words | lex.recall.words
+        stop |= lex.answer_form.words
     return frozenset(stop)
 
 
@@ -251,9 +286,10 @@ def ranked_passages(
     if size < corpus.size:  # an older view of a store that moved on: its own counts only
         held = {t: n for t in held if (n := sum(1 for p, _ in corpus.postings[t] if p < size))}
     common = max(COMMON_FLOOR, size // COMMON_SHARE)  # a word this many pieces hold is no
-    held = {t: n for t, n in held.items() if n <= common}  # subject (a speaker's name, "the")
-    scores = _bm25(corpus, size, held, weights)
-    if not scores:
+    rare = {t: n for t, n in held.items() if n <= common}  # subject alone (a speaker's name)
+    broad = {t: n for t, n in held.items() if n > common}
+    scores = _bm25(corpus, size, rare, weights)
+    if not scores:  # every word asked is a common one: no passage is told apart by them
         return []
     windows = {
         centre: score
@@ -261,8 +297,31 @@ def ranked_passages(
         for centre, score in scores.items()
     }
     ranked = heapq.nsmallest(RANKED, windows.items(), key=lambda item: (-item[1], -item[0]))
+    if broad:  # the common words asked still tell the best of the found passages apart
+        ranked = sorted(
+            ((c, s + _broad_score(found, c, broad, weights)) for c, s in ranked),
+            key=lambda item: (-item[1], -item[0]),
+        )
     floor = ranked[0][1] * RELATIVE_FLOOR
     return [(c, s) for c, s in ranked if s >= floor]
+
+
+def _broad_score(
+    found: PassageIndex, position: int, broad: dict[str, int], weights: dict[str, int]
+) -> float:
+    """The BM25 of the common query words `broad` (term → holders) in the piece at `position`,
+    read from the piece's own words: their postings are too long to walk on every request."""
+    corpus, size = found.store.corpus, found.pieces
+    counts = Counter(tokens(found.store.pieces[position].text))
+    average = corpus.total / corpus.size if corpus.size else 1.0
+    norm = K1 * (1 - B + B * corpus.lengths[position] / average)
+    score = 0.0
+    for term, holders in broad.items():
+        count = counts.get(term, 0)
+        if count:
+            idf = math.log(1 + (size - holders + 0.5) / (holders + 0.5))
+            score += weights[term] * idf * count * (K1 + 1) / (count + norm)
+    return score
 
 
 def _bm25(
