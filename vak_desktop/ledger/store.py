@@ -141,6 +141,10 @@ class Ledger(Appending):
         self.session(session)
         self._db.execute("UPDATE sessions SET archived = ? WHERE id = ?", [int(archived), session])
 
+    def derived_sessions(self, session: str) -> list[str]:
+        """Every session continued from `session`, directly or through another."""
+        return derived_sessions(self._db, session)
+
     def delete_session(
         self, session: str, with_derived: bool = False, between: Step | None = None
     ) -> Deletion:
