@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ledger import payload  # noqa: E402  (bench/ledger.py's payload mix)
+from ledger import payload
 
-from vak_desktop.ledger import Ledger  # noqa: E402
+from vak_desktop.ledger import Ledger
 
 ENTRIES_PER_TURN = 5
 

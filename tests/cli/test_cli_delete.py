@@ -15,7 +15,9 @@ from vak_desktop.context.payloads import AssistantStep, Directive
 from vak_desktop.ledger import Ledger
 
 
-def _vak(data: Path, *argv: str, stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+def _vak(
+    data: Path, *argv: str, stdin: int | None = subprocess.DEVNULL
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "vak_desktop.cli", "--data-dir", str(data), *argv],
         stdin=stdin,
@@ -41,7 +43,7 @@ def _ledger(data: Path) -> tuple[str, str, str]:
 
 
 def test_delete_refuses_off_a_terminal_and_with_continuations(tmp_path: Path) -> None:
-    kept, doomed, child = _ledger(tmp_path)
+    kept, doomed, _child = _ledger(tmp_path)
     run = _vak(tmp_path, "delete", kept)
     assert run.returncode == 2
     assert run.stderr.strip() == (

@@ -104,9 +104,10 @@ def test_deleted_text_leaves_every_file_and_the_others_verify(ledger_dir: Path) 
     assert done.entries == 14
     assert done.unscrubbed == ""
     assert _found(ledger_dir) == {}
-    assert not (ledger_dir / "ledger.sqlite3-wal").exists() or not (
-        ledger_dir / "ledger.sqlite3-wal"
-    ).stat().st_size
+    assert (
+        not (ledger_dir / "ledger.sqlite3-wal").exists()
+        or not (ledger_dir / "ledger.sqlite3-wal").stat().st_size
+    )
     with pytest.raises(UnknownSession):
         store.session(doomed)
     assert [s.id for s in store.sessions(include_archived=True)] == [keep]
@@ -149,8 +150,8 @@ def test_a_session_continued_elsewhere_is_deleted_only_with_its_continuations(
 
 
 @pytest.mark.parametrize(
-    "step", ["anchor rewritten", "marked", "deleted from entries", "deleted from sessions",
-             "recorded"]
+    "step",
+    ["anchor rewritten", "marked", "deleted from entries", "deleted from sessions", "recorded"],
 )
 def test_a_fault_mid_delete_leaves_the_whole_session(ledger_dir: Path, step: str) -> None:
     path = ledger_dir / "ledger.sqlite3"
@@ -195,8 +196,12 @@ _KILLED = textwrap.dedent(
 
 @pytest.mark.parametrize(
     ("step", "deleted"),
-    [("anchor rewritten", False), ("deleted from entries", False), ("recorded", False),
-     ("committed", True)],
+    [
+        ("anchor rewritten", False),
+        ("deleted from entries", False),
+        ("recorded", False),
+        ("committed", True),
+    ],
 )
 def test_a_process_killed_mid_delete_leaves_all_or_nothing(
     ledger_dir: Path, step: str, deleted: bool
@@ -229,11 +234,16 @@ def _delete_with_forged_marker(path: Path, session: str) -> bool:
     """What someone with the file and a `sqlite3` shell can do: forge the marker, delete."""
     with sqlite3.connect(path, isolation_level=None) as conn:
         conn.execute("INSERT INTO _vak_deleting (session) VALUES (?)", [session])
-        for table, column in (("entries", "session"), ("stream_journal", "session"),
-                              ("sessions", "id")):
+        for table, column in (
+            ("entries", "session"),
+            ("stream_journal", "session"),
+            ("sessions", "id"),
+        ):
             conn.execute(f"DELETE FROM {table} WHERE {column} = ?", [session])
         conn.execute("DELETE FROM _vak_deleting")
-        (left,) = conn.execute("SELECT COUNT(*) FROM entries WHERE session = ?", [session]).fetchone()
+        (left,) = conn.execute(
+            "SELECT COUNT(*) FROM entries WHERE session = ?", [session]
+        ).fetchone()
     conn.close()
     return left == 0
 

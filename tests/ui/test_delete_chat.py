@@ -155,14 +155,14 @@ async def test_new_chat_from_here_continues_that_version(
         titles = harness.window.sessions.titles()
         assert "Capital of France? (continued)" in titles and "Capital of France?" in titles
         directives = [
-            e.payload.text
-            for e in harness.ledger.entries(made)
-            if isinstance(e.payload, Directive)
+            e.payload.text for e in harness.ledger.entries(made) if isinstance(e.payload, Directive)
         ]
         assert directives == ["Capital of France?", "How many live there?"]
 
         double.enqueue(Reply(text="Yes, the Seine."))  # the new chat goes on by itself
         assert harness.service.send("Is there a river?")
         await until(lambda: len(harness.finished) == 4, what="a turn in the new chat")
-        assert len([e for e in harness.ledger.entries(old) if isinstance(e.payload, Directive)]) == 3
+        assert (
+            len([e for e in harness.ledger.entries(old) if isinstance(e.payload, Directive)]) == 3
+        )
         assert harness.ledger.verify().ok

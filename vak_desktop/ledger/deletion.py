@@ -118,6 +118,7 @@ def delete_sessions(
         kept = [p for s, p in points.items() if s not in targets]
         anchor.replace(kept, read_events(anchor.path))
     step("anchor rewritten")
+    (secure,) = conn.execute("PRAGMA secure_delete").fetchone()
     conn.execute("PRAGMA secure_delete = ON")
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -138,7 +139,7 @@ def delete_sessions(
                 anchor.record(gone)  # the session is whole again: so is its anchor
             raise
     finally:
-        conn.execute("PRAGMA secure_delete = OFF")
+        conn.execute(f"PRAGMA secure_delete = {int(secure)}")
     step("committed")
     return Deletion(tuple(targets), int(entries), scrub(db))
 

@@ -180,7 +180,12 @@ TRIGGERS: dict[str, str] = {
 # Triggers that read what migration 0009 made (the marker table, `sessions.derived_from`): an
 # earlier migration leaves the older form in place until 0009 replaces it.
 NEEDS_MARKER = frozenset(
-    {"entries_no_delete", "sessions_no_delete", "sessions_fixed_identity", "stream_journal_no_delete"}
+    {
+        "entries_no_delete",
+        "sessions_no_delete",
+        "sessions_fixed_identity",
+        "stream_journal_no_delete",
+    }
 )
 
 # What each table of the ledger database is, and so how it is guarded (a test enumerates

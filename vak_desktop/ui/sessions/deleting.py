@@ -154,7 +154,7 @@ class PendingDeletions(QObject):
 
 
 class UndoNotice(QFrame):
-    """"Deleted “TITLE” — Undo" under the chat list while a deletion waits."""
+    """ "Deleted “TITLE” — Undo" under the chat list while a deletion waits."""
 
     def __init__(self, deletions: PendingDeletions, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -346,7 +346,7 @@ class MainWindow(QMainWindow):
         self.notice_line.show_notice(message)
         self.status.show_whole(message)  # never a cut copy: whole, or nothing
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
+    def closeEvent(self, event: QCloseEvent) -> None:
         """Quitting inside a deletion's undo time deletes it now (`sessions/deleting.py`)."""
         self.sessions.deletions.flush()
         super().closeEvent(event)
