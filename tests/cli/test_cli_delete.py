@@ -54,7 +54,9 @@ def test_delete_refuses_off_a_terminal_and_with_continuations(tmp_path: Path) ->
     assert "1 chat was continued from it" in run.stderr and "--with-branches" in run.stderr
     run = _vak(tmp_path, "delete", "0123456789abcdef", "--yes")
     assert run.returncode == 2 and "nothing was deleted" in run.stderr
-    assert len(json.loads(_vak(tmp_path, "sessions", "--json").stdout)) == 3
+    listed = json.loads(_vak(tmp_path, "sessions", "--json").stdout)
+    assert len(listed) == 3
+    assert {row["id"]: row["derived_from"] for row in listed}[_child] == doomed
 
 
 def test_delete_with_branches_then_verify_counts_it(tmp_path: Path) -> None:

@@ -166,3 +166,26 @@ async def test_new_chat_from_here_continues_that_version(
             len([e for e in harness.ledger.entries(old) if isinstance(e.payload, Directive)]) == 3
         )
         assert harness.ledger.verify().ok
+
+
+@pytest.mark.allow_log_warnings  # the refusal is logged too
+async def test_a_chat_busy_elsewhere_comes_back_with_a_notice(
+    double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    """A turn running in that chat in another process (`vak chat --session`): the deletion is
+    refused, the chat shows again and the notice line says why; nothing was removed."""
+    chats = _write_chats(ledger_path)
+    session, _ = chats[LISBON]
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        sidebar = harness.window.sessions
+        sidebar.deletions.undo_ms = 50
+        entries = len(list(harness.ledger.entries(session)))
+        with harness.ledger.hold(session):  # as the other process's turn does
+            sidebar.delete(session, LISBON)
+            assert LISBON not in sidebar.titles()
+            await until(sidebar.deletions.idle, what="the refused deletion", within=20)
+        assert LISBON in sidebar.titles()
+        notice = harness.window.notice_line.text.text()
+        assert f"“{LISBON}” was not deleted" in notice and "busy" in notice
+        assert len(list(harness.ledger.entries(session))) == entries
+        assert harness.ledger.verify().ok
