@@ -228,6 +228,22 @@ def test_a_process_killed_mid_delete_leaves_all_or_nothing(
     assert report.deletions == int(deleted)
     assert len(list(reopened.entries(other))) == 9
     reopened.close()
+    # killed after the commit, before the file was compacted: the next open compacted it
+    assert _found(ledger_dir) == ({} if deleted else _found(ledger_dir))
+    if deleted:
+        assert reopened_twice_is_quiet(path)
+
+
+def reopened_twice_is_quiet(path: Path) -> bool:
+    """A second open finds the deletion compacted and does nothing more."""
+    store = Ledger.open(path)
+    (events,) = store._db.execute("SELECT COUNT(*) FROM ledger_events").fetchone()
+    store.close()
+    store = Ledger.open(path)
+    (again,) = store._db.execute("SELECT COUNT(*) FROM ledger_events").fetchone()
+    ok = store.verify().ok
+    store.close()
+    return ok and events == again
 
 
 def _delete_with_forged_marker(path: Path, session: str) -> bool:

@@ -68,7 +68,7 @@ def _delete(args: argparse.Namespace, ledger: Ledger) -> int:
     if done.unscrubbed:
         print(
             f"vak: {done.unscrubbed}: old pages of the file may still hold the text until"
-            " the next deletion compacts it",
+            " Vak next opens the ledger",
             file=sys.stderr,
         )
         return 1

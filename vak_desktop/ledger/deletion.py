@@ -8,7 +8,8 @@ in `_vak_deleting`, which the triggers of `entries`, `sessions` and `stream_jour
 takes the marker out again and records in `ledger_events` that a deletion happened, with its
 counts only ("deleted one session, 12 entries": no id, title or text). Then it checkpoints the
 WAL down to nothing and VACUUMs, so that no free page, no old page image in the WAL and no
-journal still holds the session's text.
+journal still holds the session's text, and records that it did; a deletion not followed by
+that record (a kill after the commit, a reader that kept the WAL) is compacted at the next open.
 
 The head anchor is rewritten without the session *before* the commit: a process killed after
 that but before the commit leaves the whole session, only unanchored until its next append (a
@@ -26,6 +27,7 @@ file systems): deleting a row is not shredding a disk.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +39,8 @@ from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.ledger.errors import LedgerError
 from vak_desktop.ledger.integrity import MARKER, record_event
 
-SESSION_DELETED = "session_deleted"  # the `ledger_events` kind
+SESSION_DELETED = "session_deleted"  # the `ledger_events` kinds
+SESSION_COMPACTED = "deletion_compacted"  # the file compacted after the newest deletion
 
 # Tables with a `session` column that are not a session's own rows.
 _NOT_A_SESSIONS_ROWS = frozenset({MARKER, "ledger_events", "_vak_migrations"})
@@ -141,7 +144,31 @@ def delete_sessions(
     finally:
         conn.execute(f"PRAGMA secure_delete = {int(secure)}")
     step("committed")
-    return Deletion(tuple(targets), int(entries), scrub(db))
+    return Deletion(tuple(targets), int(entries), compact(db))
+
+
+def compact(db: sqlite_utils.Database) -> str:
+    """`scrub`, then record that it was done ('' when it was, else why not): until then the
+    next open does it (`finish_compaction`), so a process killed after the commit, or a
+    reader that kept the WAL from being emptied, leaves the text on disk only until then."""
+    why = scrub(db)
+    if not why:
+        record_event(db, utc_now(), SESSION_COMPACTED, "the file was compacted after it")
+        with contextlib.suppress(sqlite3.OperationalError):  # that one frame: tidiness only
+            db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return why
+
+
+def finish_compaction(db: sqlite_utils.Database) -> bool:
+    """At open: compact the file if the newest deletion was never compacted after (one
+    indexed read of `ledger_events` when it was). True when it compacted now."""
+    row = db.execute(
+        "SELECT kind FROM ledger_events WHERE kind IN (?, ?) ORDER BY seq DESC LIMIT 1",
+        [SESSION_DELETED, SESSION_COMPACTED],
+    ).fetchone()
+    if row is None or row[0] != SESSION_DELETED:
+        return False
+    return not compact(db)
 
 
 def _event_text(sessions: int, entries: int) -> str:

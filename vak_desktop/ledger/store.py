@@ -34,6 +34,7 @@ from vak_desktop.ledger.deletion import (
     Step,
     delete_sessions,
     derived_sessions,
+    finish_compaction,
 )
 from vak_desktop.ledger.errors import LedgerError, storage
 from vak_desktop.ledger.integrity import check_triggers
@@ -91,7 +92,8 @@ class Ledger(Appending):
                 ledger = cls(db, None if where == ":memory:" else Path(where))
                 ledger.restored_triggers = check_triggers(db, utc_now(), where)
                 started = start_anchor(db, ledger._anchor, STARTS_THE_ANCHOR not in ran)
-                if ran or ledger.restored_triggers or started:
+                compacted = finish_compaction(db)  # a deletion a kill left uncompacted
+                if ran or ledger.restored_triggers or started or compacted:
                     anchor_events(db, ledger._anchor)
             except BaseException:
                 conn.close()

@@ -16,7 +16,7 @@ import sqlite_utils
 
 from vak_desktop.ledger.anchor import AnchorPoint, read_anchor, read_events
 from vak_desktop.ledger.canonical import entry_id, envelope_bytes
-from vak_desktop.ledger.deletion import deletions, markers_left
+from vak_desktop.ledger.deletion import SESSION_COMPACTED, deletions, markers_left
 from vak_desktop.ledger.integrity import ANCHOR_MISSING, ANCHOR_STARTED, events, events_digest
 
 
@@ -80,7 +80,11 @@ def verify_ledger(db: sqlite_utils.Database, anchor: Path | None) -> VerifyRepor
         sessions=len(sessions),
         first_broken=first_broken,
         removed=tuple(_removed(db, anchor)),
-        notes=tuple(f"{at}: {text}" for at, kind, text in events(db) if kind != ANCHOR_STARTED),
+        notes=tuple(
+            f"{at}: {text}"
+            for at, kind, text in events(db)
+            if kind not in (ANCHOR_STARTED, SESSION_COMPACTED)
+        ),
         anchor_lost=bool(events(db, ANCHOR_MISSING)),
         events_changed=_events_changed(db, anchor),
         deletions=deletions(db),
