@@ -26,6 +26,8 @@ written through the ledger API, an archived one, and a turn with one card of eve
     export-dialog-THEME.png     File → Export chat…
     import-dialog-THEME.png     File → Import chats… after a ChatGPT export, with its report
     server-died-THEME.png       a server that died mid-answer (last theme only)
+    delete-confirm-THEME.png    Chat → Delete chat…: the question, with what it promises
+    deleted-undo-THEME.png      a chat just deleted: gone from the list, "Deleted … — Undo"
 
 Default folder: screenshots/ (gitignored).
 """
@@ -399,6 +401,7 @@ async def shoot(out: Path, data: Path) -> None:
                         await shoot_packet(window, service, long, out, theme)
                         await shoot_issue_15(window, service, code, out, theme, data)
                         await shoot_streaming_code(window, service, double, out, theme)
+                        await shoot_deleted_undo(window, out, theme)
                     await shoot_server_died(window, service, double, out, themes()[-1])
                     await service.refresh_models()
                     await save(window, out, f"ollama-down-{themes()[-1]}")
@@ -493,6 +496,23 @@ async def shoot_dialogs(window: MainWindow, out: Path, theme: str) -> None:
     dialog = window.tools.open_settings()
     await save_widget(dialog, out, f"settings-{theme}")
     dialog.reject()
+
+
+async def shoot_deleted_undo(window: MainWindow, out: Path, theme: str) -> None:
+    """Chat → Delete… on an older chat: it leaves the list at once with its Undo notice; the
+    shot is taken inside the undo time, then Undo brings it back for the next shots."""
+    window.toggle_inspector(False)
+    window.resize(*DEFAULT_SIZE)
+    sidebar = window.sessions
+    session = next(s.id for s in window.ledger.sessions() if s.title.startswith("Plan a week"))
+    sidebar.deletions.undo_ms = 60_000  # never reached: Undo comes first
+    box = sidebar.ask_delete(session)
+    assert box is not None
+    await save_widget(box, out, f"delete-confirm-{theme}")
+    sidebar.delete(session, window.ledger.session(session).title)
+    box.close()
+    await save(window, out, f"deleted-undo-{theme}")
+    assert sidebar.deletions.undo()
 
 
 async def shoot_packet(

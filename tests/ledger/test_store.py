@@ -231,6 +231,7 @@ def test_a_ledger_from_before_the_fold_gets_the_new_trigger_without_a_restore_no
     store.append(session, AssistantStep(text="kept twice"))
     for name in ("_vak_migrations_no_delete", "_vak_migrations_no_update"):
         store._db.execute(f"DROP TRIGGER {name}")  # as an older build: unguarded
+    _undo_0009(store)
     store._db.execute(
         "DELETE FROM _vak_migrations WHERE name IN"
         " ('0007_fold_the_stream_journal', '0008_guard_every_table')"
@@ -240,6 +241,48 @@ def test_a_ledger_from_before_the_fold_gets_the_new_trigger_without_a_restore_no
     assert again.restored_triggers == []
     assert again._db.execute("SELECT COUNT(*) FROM stream_journal").fetchone()[0] == 0
     assert again.verify().ok
+    again.close()
+
+
+def _undo_0009(store: Ledger) -> None:
+    """Make the ledger one an older build wrote: no deletion marker, no `derived_from`."""
+    db = store._db
+    db.execute("DROP TRIGGER IF EXISTS _vak_migrations_no_delete")
+    db.execute("DELETE FROM _vak_migrations WHERE name = '0009_deletion_and_origin'")
+    for name in ("entries_no_delete", "sessions_no_delete", "sessions_fixed_identity"):
+        db.execute(f"DROP TRIGGER {name}")
+    db.execute(
+        "CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries"
+        " BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only: DELETE refused'); END"
+    )
+    db.execute("DROP INDEX sessions_by_origin")
+    db.execute("ALTER TABLE sessions DROP COLUMN derived_from")
+    db.execute("DROP TABLE _vak_deleting")
+
+
+def test_a_ledger_from_before_deletion_upgrades_and_deletes(tmp_path: Path) -> None:
+    """Migration 0009 adds the marker and `derived_from` and rewrites the DELETE triggers;
+    the open's check finds them as written, and the old sessions can be deleted."""
+    path = tmp_path / "l.sqlite3"
+    store = Ledger.open(path)
+    doomed, kept = store.create_session().id, store.create_session().id
+    for session in (doomed, kept):
+        store.append(session, Directive(text=f"hello from {session}"))
+        store.append(session, AssistantStep(text="hi"))
+    store.checkpoint(doomed, "s1", 0, "streamed", "")
+    _undo_0009(store)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "_vak_deleting" not in names
+    again = Ledger.open(path)
+    assert again.restored_triggers == []
+    assert again.session(kept).derived_from is None
+    done = again.delete_session(doomed)
+    assert done.entries == 2
+    report = again.verify()
+    assert report.ok and report.deletions == 1
     again.close()
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from vak_desktop.context.payloads import AssistantStep, Directive
 from vak_desktop.ledger import Ledger, LedgerError
-from vak_desktop.ledger.integrity import APPEND_ONLY, TABLES
+from vak_desktop.ledger.integrity import APPEND_ONLY, EMPTY_OUTSIDE_A_DELETION, TABLES
 
 SHELL = shutil.which("sqlite3")
 
@@ -103,7 +103,10 @@ def test_every_table_of_the_database_says_what_it_is(tmp_path: Path) -> None:
     path = tmp_path / "ledger.sqlite3"
     _filled(path)
     assert _tables(path) == sorted(TABLES)
-    for table in TABLES:
+    for table, what in TABLES.items():
+        if what == EMPTY_OUTSIDE_A_DELETION:  # the deletion marker (`deletion.py`)
+            assert not _rows(path, table), f"{table} holds a row outside a deletion"
+            continue
         assert _rows(path, table), f"the fixture leaves {table} empty: nothing would be tried"
 
 
@@ -169,6 +172,7 @@ def test_a_session_changes_only_its_title_and_archive_flag(tmp_path: Path) -> No
         " SELECT rowid, 'another', created_at, title, archived FROM sessions",
         "UPDATE sessions SET id = 'elsewhere'",
         "UPDATE sessions SET created_at = 'then'",
+        "UPDATE sessions SET derived_from = 'another'",
         "UPDATE sessions SET rowid = rowid + 10",
         "UPDATE OR REPLACE sessions SET rowid = (SELECT MAX(rowid) FROM sessions)"
         " WHERE rowid = (SELECT MIN(rowid) FROM sessions)",
@@ -183,7 +187,7 @@ def test_a_session_changes_only_its_title_and_archive_flag(tmp_path: Path) -> No
     with sqlite3.connect(path, isolation_level=None) as conn:
         conn.execute("UPDATE sessions SET title = 'renamed', archived = 1")
     conn.close()
-    assert [r[3:] for r in _rows(path, "sessions")] == [("renamed", 1)] * 2
+    assert [r[3:] for r in _rows(path, "sessions")] == [("renamed", 1, None)] * 2
 
 
 @pytest.mark.allow_log_warnings  # the dropped triggers are restored, with a warning

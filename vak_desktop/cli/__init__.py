@@ -25,6 +25,7 @@ from vak_desktop.cli.commands import (
     cmd_show,
 )
 from vak_desktop.cli.common import CliError, fail
+from vak_desktop.cli.deleting import add_command as add_delete_command
 from vak_desktop.cli.eval import add_command as add_eval_command
 from vak_desktop.cli.planning import cmd_plan, cmd_request
 from vak_desktop.cli.probe import add_commands as add_probe_commands
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("session")
     exp.add_argument("--format", choices=("openai", "markdown"), default="openai")
     exp.set_defaults(func=cmd_export)
+    add_delete_command(sub, common)
     for name, func, help_ in (
         ("plan", cmd_plan, "plan the next request of a session, without sending"),
         ("request", cmd_request, "the request that would be sent next (provider-neutral)"),

@@ -269,6 +269,8 @@ def cmd_ledger_verify(args: argparse.Namespace) -> int:
         "anchor_lost": report.anchor_lost,
         "events_changed": report.events_changed or None,
         "notes": list(report.notes),
+        "deletions": report.deletions,
+        "markers_left": report.markers_left,
     }
     if args.json:
         emit(out)
@@ -285,6 +287,13 @@ def cmd_ledger_verify(args: argparse.Namespace) -> int:
         print("NOT VERIFIABLE: the head anchor went missing once (see the notes)")
     if report.events_changed:
         print(f"CHANGED: {report.events_changed} (the anchor recorded them)")
+    if report.markers_left:
+        print(
+            f"UNGUARDED: {report.markers_left} deletion marker(s) written outside Vak let their"
+            " sessions' rows be deleted (_vak_deleting)"
+        )
+    if report.deletions:
+        print(f"{report.deletions} deletion{'s' if report.deletions != 1 else ''} recorded")
     if report.ok:
         print(f"ok: {report.entries} entries in {report.sessions} sessions verify")
     return 0 if report.ok else 1

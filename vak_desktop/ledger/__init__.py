@@ -1,6 +1,7 @@
 """The append-only ledger: storage, identity (content-addressed ids) and the hash chain."""
 
 import vak_desktop.ledger.sqlite_import  # noqa: F401  (first: sqlite-utils without numpy)
+from vak_desktop.ledger.deletion import Deletion, HasDerivedSessions
 from vak_desktop.ledger.errors import DamagedEntry, LedgerError, StorageError
 from vak_desktop.ledger.location import data_dir
 from vak_desktop.ledger.profiles import ProfileStore, StoredProfile
@@ -19,7 +20,9 @@ __all__ = [
     "LEDGER_FILENAME",
     "BrokenLink",
     "DamagedEntry",
+    "Deletion",
     "Entry",
+    "HasDerivedSessions",
     "Ledger",
     "LedgerError",
     "ProfileStore",

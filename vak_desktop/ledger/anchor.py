@@ -154,15 +154,23 @@ class HeadAnchor:
 
     def record_one(self, point: AnchorPoint) -> None:
         """`record([point])` without the join: this runs after every single append."""
-        if self._fd is None:
+        if self._fd is None or self._replaced():
             self._write(point.line())
         else:
             os.write(self._fd, point.line())
 
+    def _replaced(self) -> bool:
+        """Whether another connection renamed a new file over ours (a deletion's rewrite, a
+        compaction): our descriptor then writes to an unlinked file. One fstat (~1 µs)."""
+        if self._fd is not None and os.fstat(self._fd).st_nlink == 0:
+            self.close()
+            return True
+        return False
+
     def _write(self, data: bytes) -> None:
         if not data:
             return
-        if self._fd is None:
+        if self._fd is None or self._replaced():
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         os.write(self._fd, data)
 

@@ -10,10 +10,15 @@ resolved, whatever the connection's pragmas.
 
 - `entries`: no UPDATE, no DELETE, no insert over an existing `seq` or `id`.
 - `sessions`: no DELETE (archiving hides a session), no insert over an existing id, and an
-  UPDATE may change only the title and the archive flag (its id and creation time are fixed).
+  UPDATE may change only the title and the archive flag (its id, creation time and
+  `derived_from` are fixed).
 - `capacity_profiles`: insert-only like entries.
 - `stream_journal`: no UPDATE, no insert over an existing seq; a DELETE only of a folded
   stream's rows (`journal.py`).
+- a session's rows in `entries`, `sessions` and `stream_journal` go only while its marker is in
+  `_vak_deleting`, inside the one transaction that deletes it for good (`deletion.py`); the
+  marker can be forged by anyone who can write the file, so what a forged one removed is the
+  head anchor's to detect, as for a dropped trigger.
 - `ledger_events` and `_vak_migrations`: insert-only like entries (a deleted migration row used
   to make every later open re-run it and fail with "table entries already exists").
 
@@ -53,12 +58,21 @@ FOLDED_NOT = (
     " AND kind = 'assistant_step' AND seq > OLD.base_seq)"
 )
 
+# A session's rows may go while its deletion marker is in place: only inside the one
+# transaction of `deletion.delete_sessions`, which inserts the marker and removes it again.
+MARKER = "_vak_deleting"
+NOT_DELETING = f"NOT EXISTS (SELECT 1 FROM {MARKER} WHERE session = OLD.session)"
+
 TRIGGERS: dict[str, str] = {
     "entries_no_update": _refuse(
         "entries_no_update", "UPDATE", "entries", "ledger entries are append-only: UPDATE refused"
     ),
     "entries_no_delete": _refuse(
-        "entries_no_delete", "DELETE", "entries", "ledger entries are append-only: DELETE refused"
+        "entries_no_delete",
+        "DELETE",
+        "entries",
+        "ledger entries are append-only: DELETE refused",
+        NOT_DELETING,
     ),
     "entries_no_replace": _refuse(
         "entries_no_replace",
@@ -72,7 +86,8 @@ TRIGGERS: dict[str, str] = {
         "sessions_no_delete",
         "DELETE",
         "sessions",
-        "sessions are never deleted (archive one to hide it): DELETE refused",
+        "sessions are deleted only by Vak (`vak delete`): DELETE refused",
+        f"NOT EXISTS (SELECT 1 FROM {MARKER} WHERE session = OLD.id)",
     ),
     "sessions_no_replace": _refuse(
         "sessions_no_replace",
@@ -86,9 +101,9 @@ TRIGGERS: dict[str, str] = {
         "sessions_fixed_identity",
         "UPDATE",
         "sessions",
-        "a session keeps its id and creation time: UPDATE refused",
+        "a session keeps its id, creation time and origin: UPDATE refused",
         "NEW.id IS NOT OLD.id OR NEW.created_at IS NOT OLD.created_at"
-        " OR NEW.rowid IS NOT OLD.rowid",
+        " OR NEW.rowid IS NOT OLD.rowid OR NEW.derived_from IS NOT OLD.derived_from",
     ),
     "capacity_profiles_no_update": _refuse(
         "capacity_profiles_no_update",
@@ -124,7 +139,7 @@ TRIGGERS: dict[str, str] = {
         "DELETE",
         "stream_journal",
         "the stream journal keeps a stream until a step holds it: DELETE refused",
-        FOLDED_NOT,
+        f"{FOLDED_NOT} AND {NOT_DELETING}",
     ),
     "ledger_events_no_update": _refuse(
         "ledger_events_no_update", "UPDATE", "ledger_events", "ledger events are insert-only"
@@ -162,9 +177,21 @@ TRIGGERS: dict[str, str] = {
     ),
 }
 
+# Triggers that read what migration 0009 made (the marker table, `sessions.derived_from`): an
+# earlier migration leaves the older form in place until 0009 replaces it.
+NEEDS_MARKER = frozenset(
+    {
+        "entries_no_delete",
+        "sessions_no_delete",
+        "sessions_fixed_identity",
+        "stream_journal_no_delete",
+    }
+)
+
 # What each table of the ledger database is, and so how it is guarded (a test enumerates
 # `sqlite_master` against this: a table added without saying what it is fails it).
 APPEND_ONLY = "append-only"
+EMPTY_OUTSIDE_A_DELETION = "empty outside a deletion"
 TABLES: dict[str, str] = {
     "entries": APPEND_ONLY,
     "capacity_profiles": APPEND_ONLY,
@@ -172,13 +199,20 @@ TABLES: dict[str, str] = {
     "_vak_migrations": APPEND_ONLY,
     # rows go only once folded: an assistant step holds their text (`journal.py`)
     "stream_journal": APPEND_ONLY,
-    # mutable by design: the user's title and archive flag; never deleted, id fixed
+    # mutable by design: the user's title and archive flag; id, creation, origin fixed
     "sessions": "title and archived mutable",
+    # empty outside a deletion's transaction; a row left in it is reported by verify
+    MARKER: EMPTY_OUTSIDE_A_DELETION,
 }
 
 
 def _table(sql: str) -> str:
     return sql.split(" ON ", 1)[1].split()[0]
+
+
+def _ready(name: str, sql: str, tables: set[str]) -> bool:
+    """Whether every table the trigger reads exists yet."""
+    return _table(sql) in tables and (name not in NEEDS_MARKER or MARKER in tables)
 
 
 def _normal(sql: str) -> str:
@@ -236,7 +270,7 @@ def create_missing_triggers(db: sqlite_utils.Database) -> list[str]:
     tables = set(db.table_names())
     restored = []
     for name, sql in TRIGGERS.items():
-        if present.get(name) == _normal(sql) or _table(sql) not in tables:
+        if present.get(name) == _normal(sql) or not _ready(name, sql, tables):
             continue  # as written, or its table is not made yet (a later migration makes it)
         if name in present:
             db.execute(f"DROP TRIGGER {name}")
@@ -254,7 +288,7 @@ def check_triggers(db: sqlite_utils.Database, now: str, where: str) -> list[str]
     }
     tables = set(db.table_names())
     if all(
-        present.get(name) == _normal(sql) or _table(sql) not in tables
+        present.get(name) == _normal(sql) or not _ready(name, sql, tables)
         for name, sql in TRIGGERS.items()
     ):
         return []  # the common case: read-only, no transaction

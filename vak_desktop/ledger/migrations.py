@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from vak_desktop.ledger.errors import LedgerError
-from vak_desktop.ledger.integrity import create_events_table, create_missing_triggers
+from vak_desktop.ledger.integrity import MARKER, create_events_table, create_missing_triggers
 from vak_desktop.ledger.journal import create_journal, replace_delete_trigger
 
 
@@ -127,6 +127,15 @@ def _guard_every_table(db: sqlite_utils.Database) -> None:
     create_missing_triggers(db)
 
 
+def _deletion_and_origin(db: sqlite_utils.Database) -> None:
+    # Delete for good (`deletion.py`): the marker whose presence lets a session's rows go, the
+    # DELETE triggers that read it; and a session continued from another one names it.
+    db.execute(f"CREATE TABLE {MARKER} (session TEXT PRIMARY KEY)")
+    db.execute("ALTER TABLE sessions ADD COLUMN derived_from TEXT")
+    db.execute("CREATE INDEX sessions_by_origin ON sessions(derived_from)")
+    create_missing_triggers(db)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_entries", _create_entries),
     Migration("0002_sessions", _create_sessions),
@@ -136,6 +145,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0006_index_only_kinds_read_across_sessions", _index_only_kinds_read_across_sessions),
     Migration("0007_fold_the_stream_journal", replace_delete_trigger),
     Migration("0008_guard_every_table", _guard_every_table),
+    Migration("0009_deletion_and_origin", _deletion_and_origin),
 )
 
 STARTS_THE_ANCHOR = "0004_refuse_every_rewrite"  # the first open past it starts an anchor

@@ -55,6 +55,7 @@ class SessionInfo:
     created_at: str
     title: str
     archived: bool
+    derived_from: str | None = None  # the session it was continued from (`continuing.py`)
 
 
 _ENTRY_COLUMNS = "seq, id, parent, session, kind, payload, created_at"
@@ -90,17 +91,18 @@ class Reading:
 
     def session(self, session: str) -> SessionInfo:
         row = self._db.execute(
-            "SELECT id, created_at, title, archived FROM sessions WHERE id = ?", [session]
+            "SELECT id, created_at, title, archived, derived_from FROM sessions WHERE id = ?",
+            [session],
         ).fetchone()
         if row is None:
             raise UnknownSession(session)
-        return SessionInfo(id=row[0], created_at=row[1], title=row[2], archived=bool(row[3]))
+        return SessionInfo(row[0], row[1], row[2], bool(row[3]), row[4])
 
     def sessions(self, include_archived: bool = False) -> list[SessionInfo]:
         """Sessions, most recently active first."""
         rows = self._db.execute(
             """
-            SELECT s.id, s.created_at, s.title, s.archived,
+            SELECT s.id, s.created_at, s.title, s.archived, s.derived_from,
                    COALESCE((SELECT MAX(seq) FROM entries e WHERE e.session = s.id), 0) AS last
             FROM sessions s
             WHERE (? OR s.archived = 0) AND s.archived != 2
@@ -108,9 +110,7 @@ class Reading:
             """,
             [int(include_archived)],
         ).fetchall()
-        return [
-            SessionInfo(id=r[0], created_at=r[1], title=r[2], archived=bool(r[3])) for r in rows
-        ]
+        return [SessionInfo(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
 
     def last_seq(self) -> int:
         """The seq of the newest entry of the ledger (0 when empty)."""

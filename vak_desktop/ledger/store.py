@@ -28,6 +28,14 @@ import sqlite_utils
 from vak_desktop.ledger.anchor import AnchorPoint, HeadAnchor, anchor_path
 from vak_desktop.ledger.appending import Appending, auto_title
 from vak_desktop.ledger.canonical import utc_now
+from vak_desktop.ledger.deletion import (
+    Deletion,
+    HasDerivedSessions,
+    Step,
+    delete_sessions,
+    derived_sessions,
+    finish_compaction,
+)
 from vak_desktop.ledger.errors import LedgerError, storage
 from vak_desktop.ledger.integrity import check_triggers
 from vak_desktop.ledger.migrations import STARTS_THE_ANCHOR, migrate
@@ -84,7 +92,8 @@ class Ledger(Appending):
                 ledger = cls(db, None if where == ":memory:" else Path(where))
                 ledger.restored_triggers = check_triggers(db, utc_now(), where)
                 started = start_anchor(db, ledger._anchor, STARTS_THE_ANCHOR not in ran)
-                if ran or ledger.restored_triggers or started:
+                compacted = finish_compaction(db)  # a deletion a kill left uncompacted
+                if ran or ledger.restored_triggers or started or compacted:
                     anchor_events(db, ledger._anchor)
             except BaseException:
                 conn.close()
@@ -107,15 +116,17 @@ class Ledger(Appending):
 
     # -- sessions -------------------------------------------------------------------------
 
-    def create_session(self, title: str = "") -> SessionInfo:
-        info = SessionInfo(
-            id=secrets.token_hex(8), created_at=utc_now(), title=title, archived=False
-        )
+    def create_session(self, title: str = "", derived_from: str | None = None) -> SessionInfo:
+        """A new, empty session; `derived_from` names the session it continues (fixed)."""
+        if derived_from is not None:
+            self.session(derived_from)
+        info = SessionInfo(secrets.token_hex(8), utc_now(), title, False, derived_from)
         hidden = 0 if self._staging is None else STAGED  # inside `staged()`: shown at its end
         with storage(str(self.path or ":memory:")):
             self._db.execute(
-                "INSERT INTO sessions (id, created_at, title, archived) VALUES (?, ?, ?, ?)",
-                [info.id, info.created_at, info.title, hidden],
+                "INSERT INTO sessions (id, created_at, title, archived, derived_from)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [info.id, info.created_at, info.title, hidden, derived_from],
             )
         if self._staging is not None:
             self._staging.append(info.id)
@@ -127,9 +138,42 @@ class Ledger(Appending):
         self._titled.discard(session)  # the next directive reads whether it has one
 
     def archive_session(self, session: str, archived: bool = True) -> None:
-        """Hide a session from the list. Its entries stay; nothing is deleted."""
+        """Hide a session from the list. Its entries stay; nothing is deleted
+        (`delete_session` deletes)."""
         self.session(session)
         self._db.execute("UPDATE sessions SET archived = ? WHERE id = ?", [int(archived), session])
+
+    def derived_sessions(self, session: str) -> list[str]:
+        """Every session continued from `session`, directly or through another."""
+        return derived_sessions(self._db, session)
+
+    def delete_session(
+        self, session: str, with_derived: bool = False, between: Step | None = None
+    ) -> Deletion:
+        """Delete `session` for good (`deletion.py`), and with `with_derived` every session
+        continued from it (else HasDerivedSessions when there are any). SessionBusy while a
+        turn runs in one of them; `between` is told each step (a test's injected fault)."""
+        self.session(session)
+        if self._pending is not None:
+            raise LedgerError("a session cannot be deleted inside a transaction")
+        derived = derived_sessions(self._db, session)
+        if derived and not with_derived:
+            raise HasDerivedSessions(session, derived)
+        targets = [session, *derived]
+        with contextlib.ExitStack() as held, storage(str(self.path or ":memory:")):
+            for target in targets:
+                held.enter_context(self.hold(target))
+            done = delete_sessions(self._db, self._anchor, targets, between)
+            anchor_events(self._db, self._anchor)
+            for target in targets:
+                self._heads.pop(target, None)
+                self._titled.discard(target)
+                self._journalled.discard(target)
+        if self.path is not None:
+            for target in targets:  # the lock files are named after the session
+                with contextlib.suppress(OSError):
+                    (self.path.with_name(self.path.name + ".locks") / f"{target}.lock").unlink()
+        return done
 
     # -- verification ---------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 The chain shows a changed byte; the head anchor (`anchor.py`) and the sessions table show what
 was removed: a session's anchored head gone or rewritten, fewer entries than anchored, a
-session without its row. `ledger_events` adds what happened to the ledger itself.
+session without its row. `ledger_events` adds what happened to the ledger itself, deletions
+through Vak included (counted, never named).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sqlite_utils
 
 from vak_desktop.ledger.anchor import AnchorPoint, read_anchor, read_events
 from vak_desktop.ledger.canonical import entry_id, envelope_bytes
+from vak_desktop.ledger.deletion import SESSION_COMPACTED, deletions, markers_left
 from vak_desktop.ledger.integrity import ANCHOR_MISSING, ANCHOR_STARTED, events, events_digest
 
 
@@ -39,6 +41,8 @@ class VerifyReport:
     notes: tuple[str, ...] = ()
     anchor_lost: bool = False  # the anchor file went missing once: a removal before is unseen
     events_changed: str = ""  # why `ledger_events` no longer matches what the anchor recorded
+    deletions: int = 0  # sessions deleted for good through Vak (`deletion.py`), as recorded
+    markers_left: int = 0  # deletion markers written outside Vak: their sessions are unguarded
 
     @property
     def ok(self) -> bool:
@@ -47,6 +51,7 @@ class VerifyReport:
             and not self.removed
             and not self.anchor_lost
             and not self.events_changed
+            and not self.markers_left
         )
 
 
@@ -75,9 +80,15 @@ def verify_ledger(db: sqlite_utils.Database, anchor: Path | None) -> VerifyRepor
         sessions=len(sessions),
         first_broken=first_broken,
         removed=tuple(_removed(db, anchor)),
-        notes=tuple(f"{at}: {text}" for at, kind, text in events(db) if kind != ANCHOR_STARTED),
+        notes=tuple(
+            f"{at}: {text}"
+            for at, kind, text in events(db)
+            if kind not in (ANCHOR_STARTED, SESSION_COMPACTED)
+        ),
         anchor_lost=bool(events(db, ANCHOR_MISSING)),
         events_changed=_events_changed(db, anchor),
+        deletions=deletions(db),
+        markers_left=markers_left(db),
     )
 
 

@@ -17,6 +17,7 @@ class SessionSummary:
     updated_at: str
     model: str
     archived: bool = False
+    derived_from: str | None = None  # the chat it was continued from ("New chat from here")
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -25,6 +26,7 @@ class SessionSummary:
             "turns": self.turns,
             "updated_at": self.updated_at,
             "model": self.model,
+            "derived_from": self.derived_from,
         }
 
 
@@ -42,6 +44,7 @@ def session_summaries(ledger: Ledger, include_archived: bool = False) -> list[Se
                 updated_at=chain[-1].created_at if chain else info.created_at,
                 model=turns[-1].directive.model if turns else "",
                 archived=info.archived,
+                derived_from=info.derived_from,
             )
         )
     return out

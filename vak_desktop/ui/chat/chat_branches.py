@@ -1,4 +1,5 @@
-"""Edit, regenerate and the version switcher of the chat view (a mixin of `ChatView`).
+"""Edit, regenerate, the version switcher and "New chat from here" of the chat view (a mixin
+of `ChatView`).
 
 Each calls the service, which appends new entries beside the old ones (`parent=`): nothing is
 overwritten. The view removes the turn and what followed it (they are on the old branch now) and
@@ -63,6 +64,13 @@ class ChatBranches:
             again = small_button("↻ Regenerate", "Ask again for a new answer", "regenerateButton")
             again.clicked.connect(lambda: self.regenerate_turn(turn_id))
             answer.add_action(again)
+            onward = small_button(
+                "⤴ New chat from here",
+                "Continue this version in a new chat: it keeps this turn and what led to it",
+                "continueButton",
+            )
+            onward.clicked.connect(lambda: self.continue_turn(turn_id))
+            answer.add_action(onward)
 
     def edit_turn(self, turn_id: str, text: str) -> bool:
         """Send `text` as a new version of turn `turn_id` (the old one stays in the ledger)."""
@@ -71,6 +79,13 @@ class ChatBranches:
     def regenerate_turn(self, turn_id: str) -> bool:
         """Ask again: a new version of turn `turn_id` with the same words."""
         return self._branch(turn_id, lambda service: service.regenerate(turn_id))
+
+    def continue_turn(self, turn_id: str) -> str:
+        """Continue the shown version of turn `turn_id` in a new chat (opened at once)."""
+        service = self._service
+        if service is None or turn_id not in self._turns:
+            return ""
+        return service.continue_in_new_chat(turn_id)
 
     def show_alternative(self, turn_id: str, step: int) -> bool:
         service = self._service

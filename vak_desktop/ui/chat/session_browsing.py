@@ -40,6 +40,7 @@ from vak_desktop.runtime.sessions.branches import (
     newest_leaf,
     version_positions,
 )
+from vak_desktop.runtime.sessions.continuing import continue_in_new_chat
 from vak_desktop.runtime.tools.workspace import WorkspaceError, add_workspace_folder
 from vak_desktop.runtime.turn.titles import wants_title, write_title
 
@@ -82,6 +83,7 @@ class SessionBrowsing:
     sessionsChanged: Any  # Signal(), declared on ChatService
     notice: Any  # Signal(str), declared on ModelSelection
     _keep_alive: Callable[[str], str | int | None]
+    open_session: Callable[[str | None], bool]  # ChatService's
     _write_new_chat_prompt: Callable[[str], None]  # SessionPrompts'
 
     @property
@@ -226,6 +228,17 @@ class SessionBrowsing:
         head = self._shown.get(session)
         parent = branch_parent(self._ledger.chain_to_root(session, head), turn_id)
         return self._start(text, images, parent)
+
+    def continue_in_new_chat(self, turn_id: str) -> str:
+        """A new chat holding this turn's version and what led to it (`continuing.py`),
+        opened at once. Returns the new session, or '' when refused (a turn is running)."""
+        session = self._session
+        if session is None or self.busy:
+            return ""
+        made = continue_in_new_chat(self._ledger, session, turn_id)
+        self.sessionsChanged.emit()
+        self.open_session(made.id)
+        return made.id
 
     # -- cards ------------------------------------------------------------------------------
 

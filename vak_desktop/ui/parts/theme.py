@@ -432,6 +432,10 @@ QFrame#onboarding {{
     background: {p.INFO_BACKGROUND}; border: 1px solid {p.INFO_BORDER}; border-radius: 10px;
 }}
 QFrame#onboarding QLabel {{ background: transparent; }}
+QFrame#undoNotice {{
+    background: {p.INFO_BACKGROUND}; border: 1px solid {p.INFO_BORDER}; border-radius: 8px;
+}}
+QFrame#undoNotice QLabel {{ background: transparent; }}
 QScrollBar:vertical {{ background: transparent; width: 10px; margin: 2px; }}
 QScrollBar:horizontal {{ background: transparent; height: 10px; margin: 2px; }}
 QScrollBar::handle {{ background: {p.SCROLL_HANDLE}; border-radius: 3px; }}

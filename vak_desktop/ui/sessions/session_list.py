@@ -4,8 +4,9 @@ archive.
 The list is one query over the `sessions` table (`Ledger.sessions`): titles come from the first
 directive when it is written (`ledger.auto_title`), so listing never reads a chain — a ledger of
 200 sessions and 10,000 entries lists in milliseconds. Rename writes the title; "Archive" hides
-a chat without deleting anything (entries are never deleted), and the Archived view shows the
-hidden ones with "Restore". Search runs `runtime.session_search.search_sessions` (BM25 over the
+a chat without deleting anything, and the Archived view shows the
+hidden ones with "Restore"; "Delete…" deletes one for good after an undo time
+(`deleting.py`). Search runs `runtime.session_search.search_sessions` (BM25 over the
 TurnCards of every session, archived ones included); a hit names the chat and what was asked,
 and picking it opens that chat at that turn.
 """
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMenu,
+    QMessageBox,
     QPushButton,
     QStackedWidget,
     QVBoxLayout,
@@ -34,6 +36,7 @@ from PySide6.QtWidgets import (
 from vak_desktop.ledger import DamagedEntry, Ledger
 from vak_desktop.runtime.sessions.search import SessionHit, search_sessions
 from vak_desktop.ui.chat.chat_service import ChatService
+from vak_desktop.ui.sessions.deleting import PendingDeletions, UndoNotice, confirm_text
 
 SESSION_ID = Qt.ItemDataRole.UserRole
 TURN_ID = Qt.ItemDataRole.UserRole + 1
@@ -89,6 +92,11 @@ class SessionList(QWidget):
         self._service = service
         self._ledger = ledger
         self._archived = False
+        self.deletions = PendingDeletions(ledger, parent=self)
+        self.deletions.changed.connect(self.reload)
+        self.deletions.finished.connect(self._deleted)
+        self.undo_notice = UndoNotice(self.deletions)
+        self.confirm_box: QMessageBox | None = None
 
         self.title = QLabel("Chats")
         self.title.setObjectName("sidebarTitle")
@@ -164,6 +172,7 @@ class SessionList(QWidget):
         layout.addLayout(header)
         layout.addWidget(self.search)
         layout.addWidget(self.stack, 1)
+        layout.addWidget(self.undo_notice)
         layout.addLayout(footer)
         service.sessionsChanged.connect(self.reload)
         service.sessionOpened.connect(self._select)
@@ -195,8 +204,9 @@ class SessionList(QWidget):
         try:
             self.list.clear()
             infos = self._ledger.sessions(include_archived=self._archived)
+            hidden = self.deletions.hidden()
             for info in infos:
-                if info.archived != self._archived:
+                if info.archived != self._archived or info.id in hidden:
                     continue
                 item = QListWidgetItem(info.title or UNTITLED)
                 item.setData(SESSION_ID, info.id)
@@ -281,7 +291,45 @@ class SessionList(QWidget):
             menu.addAction("Restore", lambda: self.archive(session, archived=False))
         else:
             menu.addAction("Archive", lambda: self.archive(session))
+        menu.addSeparator()
+        menu.addAction("Delete…", lambda: self.ask_delete(session))
         menu.popup(self.list.viewport().mapToGlobal(at))
+
+    # -- delete -----------------------------------------------------------------------------
+
+    def ask_delete(self, session: str) -> QMessageBox | None:
+        """Ask whether to delete `session` for good (the dialog is not modal to the loop:
+        Delete hides it at once, `deleting.py` deletes it after the undo time)."""
+        if not session or self._service.busy:
+            return None
+        title = self._ledger.session(session).title or UNTITLED
+        others = len(self._ledger.derived_sessions(session))
+        box = QMessageBox(self)
+        box.setObjectName("confirmDelete")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Delete chat")
+        box.setText(f"Delete “{title}”?")
+        box.setInformativeText(confirm_text(title, others))
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        delete.setObjectName("confirmDeleteButton")
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.buttonClicked.connect(
+            lambda button: self.delete(session, title) if button is delete else None
+        )
+        self.confirm_box = box
+        box.open()
+        return box
+
+    def delete(self, session: str, title: str) -> None:
+        """Hide `session` now and delete it for good once the undo time is up."""
+        pending = self.deletions.delete(session, title)
+        if self._service.session in pending.sessions:
+            self._service.new_session()
+
+    def _deleted(self, session: str, problem: str) -> None:
+        if problem:
+            self._service.notice.emit(problem)
 
     # -- search ---------------------------------------------------------------------------
 
@@ -308,6 +356,8 @@ class SessionList(QWidget):
             self.no_hits.setText(f"Search cannot read the chats: {exc}")
             self.stack.setCurrentWidget(self.no_hits)
             return
+        hidden = self.deletions.hidden()
+        hits = [hit for hit in hits if hit.session not in hidden]
         self.no_hits.setText(NO_HITS)
         self.hits.clear()
         for hit in hits:

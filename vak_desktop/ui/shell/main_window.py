@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -218,6 +218,13 @@ class MainWindow(QMainWindow):
         self.folder_action.triggered.connect(self._choose_chat_folder)
         chat.addAction(self.folder_action)
         chat.addAction(self.compact_action)
+        chat.addSeparator()
+        self.delete_action = QAction("Delete chat…", self)
+        self.delete_action.setToolTip("Delete this chat for good (you can undo for a moment)")
+        self.delete_action.triggered.connect(
+            lambda: self.sessions.ask_delete(self.service.session or "")
+        )
+        chat.addAction(self.delete_action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
         view.addAction(self.archived_action)
@@ -338,6 +345,11 @@ class MainWindow(QMainWindow):
     def _notice(self, message: str) -> None:
         self.notice_line.show_notice(message)
         self.status.show_whole(message)  # never a cut copy: whole, or nothing
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Quitting inside a deletion's undo time deletes it now (`sessions/deleting.py`)."""
+        self.sessions.deletions.flush()
+        super().closeEvent(event)
 
     def _open(self, session: str) -> None:
         self.focused_turn = ""
