@@ -1,0 +1,103 @@
+"""Relative dates resolved against the day they were said (issue #22 item 2).
+
+"I went to Paris yesterday", said on Sun 29 January 2023, means Sat 28 January 2023; a small
+model handed the passage and its day rarely does that arithmetic, and asked "when did Jon go
+to Paris?" it answers with the day of the message or, worse, with today's. So a passage whose
+words hold a relative time is shown with what it resolves to, after the verbatim words:
+
+    … I've been to Paris yesterday! (yesterday = Sat 28 January 2023)
+
+Resolved: yesterday, today / tonight / this morning …, tomorrow, "last week / weekend / month /
+year", "next week / month / year", "last Friday", "N days / weeks / months / years ago" (N as
+a digit, a word up to twelve, "a" or "a couple of"; "a few" is left alone). A week is named by the week it falls in ("the week before Sun
+29 January 2023"), a month by its name, a year by its number: no more precise than the words.
+English only: the other languages' words are left as they are (nothing is guessed). Pure: the
+day comes in with the text; nothing reads a clock.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from vak_desktop.context.planning.dates import said_on
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_NUMBERS = {w: n for n, w in enumerate((*_WORDS, "eleven", "twelve"), start=1)}
+_NUMBERS |= {"a": 1, "an": 1, "a couple of": 2}
+_COUNT = r"(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|an?|a couple of)"
+_RELATIVE = re.compile(
+    r"\b(?:(yesterday|today|tonight|tomorrow)"
+    r"|this (morning|afternoon|evening)"
+    r"|(last|next) (week|weekend|month|year|" + "|".join(_WEEKDAYS) + r")"
+    rf"|{_COUNT} (day|week|month|year)s? ago)\b",
+    re.IGNORECASE,
+)
+MAX_RESOLVED = 3  # a passage names at most this many of its relative times
+
+
+def resolve(text: str, said_at: str) -> str:
+    """What the relative times in `text` (said at the ISO-8601 `said_at`) resolve to, as
+    "yesterday = Sat 28 January 2023; last week = the week before …", or "" when the text
+    holds none or its day is unknown."""
+    try:
+        day = date.fromisoformat(said_at[:10])
+    except ValueError:
+        return ""
+    found: dict[str, str] = {}
+    for match in _RELATIVE.finditer(text):
+        said = match.group(0).lower()
+        if said not in found:
+            resolved = _resolved(match, day)
+            if resolved:
+                found[said] = resolved
+        if len(found) == MAX_RESOLVED:
+            break
+    return "; ".join(f"{said} = {value}" for said, value in found.items())
+
+
+def _resolved(match: re.Match[str], day: date) -> str:
+    near, part, direction, unit, count, counted = (g and g.lower() for g in match.groups())
+    if near or part:
+        shift = {"yesterday": -1, "tomorrow": 1}.get(near or "", 0)
+        return _day(day + timedelta(days=shift))
+    if direction:
+        return _step(day, unit or "", -1 if direction == "last" else 1)
+    n = int(count) if count and count.isdigit() else _NUMBERS.get(count or "", 0)
+    if not n or not counted:
+        return ""
+    if counted == "day":
+        return _day(day - timedelta(days=n))
+    if counted == "week":
+        return f"the week of {_day(day - timedelta(weeks=n))}"
+    if counted == "month":
+        return _month(day, -n)
+    return str(day.year - n)
+
+
+def _step(day: date, unit: str, sign: int) -> str:
+    """ "last/next week, weekend, month, year, or a weekday" from `day`."""
+    if unit in _WEEKDAYS:  # the nearest such weekday before (or after) the day, never itself
+        wanted = _WEEKDAYS.index(unit)
+        apart = day.weekday() - wanted if sign < 0 else wanted - day.weekday()
+        return _day(day + timedelta(days=sign * (apart % 7 or 7)))
+    if unit in ("week", "weekend"):
+        where = "before" if sign < 0 else "after"
+        return f"the {unit} {where} {_day(day)}"
+    if unit == "month":
+        return _month(day, sign)
+    return str(day.year + sign)
+
+
+def _month(day: date, shift: int) -> str:
+    months = day.year * 12 + day.month - 1 + shift
+    return f"{_MONTHS[months % 12]} {months // 12}"
+
+
+def _day(day: date) -> str:
+    return said_on(day.isoformat())
