@@ -28,6 +28,7 @@ from tests.doubles.openai_server import OpenAIDouble
 from tests.runtime.test_shared_services import MemoryKeyring
 from tests.shots import shots_dir
 from tests.ui.harness import until
+from tests.ui.test_request_matches import every_step_matches
 from vak_desktop.context.payloads import Directive, Receipt
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import OpenAICompatibleProvider, open_provider
@@ -244,6 +245,8 @@ async def test_a_session_started_on_ollama_continues_on_the_hosted_model(
             ("ollama", "qwen2.5:0.5b"),
             ("openai", HOSTED_MODEL),
         ]
+        # the Request tab rebuilds both turns, each as its own provider was sent it (#25 item 1)
+        assert every_step_matches(app.window, second.session) == 2
 
 
 async def test_a_turn_on_a_provider_without_a_key_is_refused_and_says_where_to_set_it(
