@@ -225,15 +225,33 @@ def start_once(app: QApplication, path: Path, expected: int) -> float:
 
 def cold(argv: list[str]) -> float:
     """Wall seconds from starting `argv` to its first line of output (or its exit)."""
+    return cold_cpu(argv)[0]
+
+
+def cold_cpu(argv: list[str]) -> tuple[float, float]:
+    """Wall seconds from starting `argv` to its first line of output, and the CPU seconds the
+    process had used by then (NaN where /proc is missing)."""
     started = time.perf_counter()
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, env={**os.environ})
     assert process.stdout is not None
     process.stdout.readline()
     elapsed = time.perf_counter() - started
+    used = cpu_seconds(process.pid)
     process.kill()
     process.wait(timeout=30)
     process.stdout.close()
-    return elapsed
+    return elapsed, used
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (Linux /proc; NaN elsewhere): a
+    figure the other processes on a shared machine disturb far less than wall time."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return float("nan")
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def cold_starts(path: Path, runs: int) -> tuple[float, float]:
@@ -248,9 +266,9 @@ def cold_starts(path: Path, runs: int) -> tuple[float, float]:
     return statistics.median(window), statistics.median(floor)
 
 
-def app_start(ledger: Path) -> float:
+def app_start(ledger: Path) -> tuple[float, float]:
     """Wall seconds from spawning `python -m vak_desktop` on a copy of `ledger` to its log
-    saying the window is shown; then it is closed with SIGTERM."""
+    saying the window is shown, and its CPU seconds by then; then it is closed with SIGTERM."""
     with tempfile.TemporaryDirectory(prefix="vak-bench-ui-start-") as temp:
         data = Path(temp) / "data"
         data.mkdir()
@@ -276,24 +294,30 @@ def app_start(ledger: Path) -> float:
                     raise RuntimeError("no window within 120 s")
                 time.sleep(0.005)
             took = time.perf_counter() - started
+            used = cpu_seconds(process.pid)
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
-            return took
+            return took, used
         finally:
             if process.poll() is None:
                 process.kill()
                 process.wait(timeout=10)
 
 
-def app_beside_import(ledger: Path, runs: int) -> tuple[float, float]:
-    """Median app start and median bare import, alternating run by run."""
+def app_beside_import(ledger: Path, runs: int) -> tuple[float, float, float, float]:
+    """Median app start and median bare import, alternating run by run: wall, then CPU."""
     bare = [sys.executable, "-c", "import PySide6.QtWidgets; print('imported')"]
-    app: list[float] = []
-    floor: list[float] = []
+    app: list[tuple[float, float]] = []
+    floor: list[tuple[float, float]] = []
     for _ in range(runs):
-        floor.append(cold(bare))
+        floor.append(cold_cpu(bare))
         app.append(app_start(ledger))
-    return statistics.median(app), statistics.median(floor)
+    return (
+        statistics.median(a for a, _ in app),
+        statistics.median(f for f, _ in floor),
+        statistics.median(c for _, c in app),
+        statistics.median(c for _, c in floor),
+    )
 
 
 @contextmanager
@@ -320,7 +344,7 @@ def app_phase(ledger: Path, runs: int, load: int) -> dict[str, object]:
     """The app beside the bare import, with `load` busy loops running; printed and returned."""
     before = load_average()
     with busy_loops(load):
-        app_s, floor_s = app_beside_import(ledger, runs)
+        app_s, floor_s, app_cpu, floor_cpu = app_beside_import(ledger, runs)
     after = load_average()
     goal = APP_LOADED_RATIO if load else APP_IDLE_RATIO
     ratio = app_s / floor_s
@@ -329,6 +353,7 @@ def app_phase(ledger: Path, runs: int, load: int) -> dict[str, object]:
         f"the app to a shown window ({SESSIONS} sessions), {where}, median of {runs}: "
         f"{app_s * 1000:.0f} ms beside `import PySide6.QtWidgets` {floor_s * 1000:.0f} ms: "
         f"{ratio:.2f}x (goal {goal:g}x: {'ok' if ratio <= goal else 'TOO SLOW'}); "
+        f"CPU {app_cpu:.2f} s beside {floor_cpu:.2f} s ({app_cpu / floor_cpu:.2f}x); "
         f"load average {before} before, {after} after"
     )
     return {
@@ -337,6 +362,8 @@ def app_phase(ledger: Path, runs: int, load: int) -> dict[str, object]:
         "import_pyside6_qtwidgets_ms": round(floor_s * 1000, 1),
         "ratio": round(ratio, 2),
         "goal_ratio": goal,
+        "app_cpu_s": round(app_cpu, 3),
+        "import_pyside6_qtwidgets_cpu_s": round(floor_cpu, 3),
         "load_average_before": before,
         "load_average_after": after,
     }
