@@ -29,6 +29,10 @@ written through the ledger API, an archived one, and a turn with one card of eve
     delete-confirm-THEME.png    Chat → Delete chat…: the question, with what it promises
     deleted-undo-THEME.png      a chat just deleted: gone from the list, "Deleted … — Undo"
 
+and issue 25's shots of the window telling the truth (tools/shots_truth.py): the open chat
+after a live switch to dark and back, the focus ring in dark, an output-cap notice, an
+undecided probe.
+
 Default folder: screenshots/ (gitignored).
 """
 
@@ -50,6 +54,7 @@ import httpx  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from tests.doubles.ollama_server import OllamaDouble, Reply  # noqa: E402
+from tools.shots_truth import shoot_truth  # noqa: E402
 from vak_desktop.context.payloads import (  # noqa: E402
     Activity,
     AssistantStep,
@@ -402,6 +407,8 @@ async def shoot(out: Path, data: Path) -> None:
                         await shoot_issue_15(window, service, code, out, theme, data)
                         await shoot_streaming_code(window, service, double, out, theme)
                         await shoot_deleted_undo(window, out, theme)
+                    if themes()[-1] == "dark":
+                        await shoot_truth(window, service, double, out, MODEL)
                     await shoot_server_died(window, service, double, out, themes()[-1])
                     await service.refresh_models()
                     await save(window, out, f"ollama-down-{themes()[-1]}")

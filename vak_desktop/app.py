@@ -183,7 +183,7 @@ async def _open_window(
                 await window.tools.aclose()
                 await providers.aclose()
                 await service.aclose()  # stops the embedded engine too
-                collector.stop()
+                collector.stop(quitting=True)  # collection stays off until the exit
                 window.deleteLater()
     finally:
         ledger.close()

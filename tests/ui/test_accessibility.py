@@ -49,12 +49,20 @@ async def test_every_visible_control_has_an_accessible_name_of_its_own(
         window = harness.window
         harness.window.picker.choose("llama3.2:latest")
         await until(lambda: harness.service.binding is not None, "the binding")
-        double.enqueue(Reply(text="An answer with **Markdown**."))
+        code = "```python\nprint('hello')\n```"
+        double.enqueue(Reply(text=f"An answer with **Markdown** and code:\n\n{code}\n"))
         window.composer.input.setPlainText("Hello")
         window.composer.send_button.click()
         await until(lambda: harness.finished, "the turn")
         await asyncio.sleep(0.05)
         assert _unnamed(window) == []
+        # the inspector's controls too, on every panel
+        window.toggle_inspector(True)
+        await until(lambda: window.inspector.isVisible(), "the inspector")
+        for tab in range(window.inspector.tabs.count()):
+            window.inspector.tabs.setCurrentIndex(tab)
+            await asyncio.sleep(0.05)
+            assert _unnamed(window) == [], window.inspector.tabs.tabText(tab)
 
 
 async def test_tab_follows_the_visual_order_from_the_composer(
@@ -85,6 +93,45 @@ async def test_tab_follows_the_visual_order_from_the_composer(
         positions = [seen.index(w) for w in order]
         assert positions == sorted(positions), [w.accessibleName() for w in seen]
         assert positions[0] == 0, "Send comes straight after the message"
+
+
+async def test_tab_keys_walk_composer_send_picker_chats_then_the_open_inspector(
+    qtbot: Any, ledger_path: Path, double: OllamaDouble
+) -> None:
+    """Real Tab presses, with the inspector open: after the chat list and the Inspector
+    button, focus goes into the inspector, never back to the top of the window first."""
+    async with open_harness(qtbot, ledger_path, double.url) as harness:
+        window = harness.window
+        window.toggle_inspector(True)
+        await until(lambda: window.inspector.isVisible(), "the inspector")
+        window.activateWindow()
+        window.composer.input.setPlainText("typed")  # Send is enabled
+        window.composer.input.setFocus()
+        await until(lambda: window.composer.input.hasFocus(), "the composer's focus")
+        seen: list[QWidget] = []
+        for _ in range(20):
+            focused = QApplication.focusWidget()
+            assert focused is not None
+            qtbot.keyClick(focused, Qt.Key.Key_Tab)
+            await asyncio.sleep(0)
+            now = QApplication.focusWidget()
+            assert now is not None
+            seen.append(now)
+            if window.inspector.isAncestorOf(now):
+                break
+        names = [w.accessibleName() or type(w).__name__ for w in seen]
+        assert window.inspector.isAncestorOf(seen[-1]), names
+        order = [
+            window.composer.send_button,
+            window.picker.combo,
+            window.sessions.list,
+            window.inspector_button,
+        ]
+        positions = [seen.index(w) for w in order]
+        assert positions == sorted(positions), names
+        assert positions[0] == 0, names
+        inside = [w for w in seen[positions[-1] + 1 :] if not window.inspector.isAncestorOf(w)]
+        assert inside == [], names  # nothing between the Inspector button and the inspector
 
 
 async def test_the_focused_control_shows_a_ring_in_both_themes(

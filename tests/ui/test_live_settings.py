@@ -3,6 +3,7 @@ chat can add a folder of its own (menu or drop), recorded in its ledger."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gc
 from pathlib import Path
@@ -99,3 +100,68 @@ async def test_a_chat_adds_a_folder_of_its_own_by_drop_and_the_ledger_records_it
         assert workspace.resolve("README.txt", "read") == (folder / "README.txt").resolve()
         assert not window.add_chat_folder(str(tmp_path / "missing"))
         assert "not an existing folder" in window.statusBar().currentMessage()
+
+
+async def test_a_host_changed_in_the_settings_dialog_to_one_with_the_model_says_no_more(
+    double: OllamaDouble, qtbot: Any, tmp_path: Path
+) -> None:
+    """The app's whole wiring (`run_window`: the providers controller and the live settings
+    both answer a save) with a chat on llama3.2, then the host changed in the dialog to a
+    second loopback Ollama that has the same model: one "Settings applied" notice, none that
+    says a model is not available, and the next turn goes to the new host."""
+    from PySide6.QtWidgets import QApplication
+
+    from tests.doubles.ollama_server import Reply
+    from vak_desktop.app import run_window
+    from vak_desktop.runtime.settings import Settings
+    from vak_desktop.ui.settings.settings_controller import SettingsController
+    from vak_desktop.ui.settings.settings_dialog import SettingsDialog
+    from vak_desktop.ui.shell.main_window import MainWindow
+
+    data = tmp_path / "data"
+    data.mkdir()
+    controller = SettingsController(data / "settings.toml")
+    controller.save(Settings(ollama_host=double.url))
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    shown: list[MainWindow] = []
+    args = argparse.Namespace(data_dir=str(data), host=None)
+    app.setQuitOnLastWindowClosed(False)
+    running = asyncio.ensure_future(run_window(app, args, controller, on_shown=shown.append))
+    with OllamaDouble() as other:
+        for name in ("llama3.2", "qwen2.5:0.5b"):
+            other.add_model(name)
+        try:
+            await until(lambda: bool(shown), "the window", within=30)
+            window = shown[0]
+            service = window.service
+            await until(lambda: "llama3.2:latest" in service.models, what="the first host")
+            window.picker.choose("llama3.2:latest")
+            await until(lambda: service.binding is not None, what="the binding")
+            finished: list[Any] = []
+            service.turnFinished.connect(finished.append)
+            double.enqueue(Reply(text="Hello from the first host."))
+            assert service.send("Hello")
+            await until(lambda: finished, what="turn 1", within=20)
+            notices: list[str] = []
+            service.notice.connect(notices.append)
+            dialog = SettingsDialog(controller, window)
+            dialog.host.setText(other.url)
+            assert dialog.save()
+            await until(lambda: service.host == other.url, what="the new host")
+            await until(lambda: service.binding is not None, what="the binding there")
+            await asyncio.sleep(0.5)  # anything the change set off has run
+            assert not [n for n in notices if "not available" in n], notices
+            assert "not available" not in window.notice_line.text.text()
+            assert [n for n in notices if n.startswith("Settings applied")], notices
+            other.enqueue(Reply(text="Hello from the second host."))
+            assert service.send("Again")
+            await until(lambda: len(finished) == 2, what="turn 2", within=20)
+            assert [f.outcome for f in finished] == ["completed", "completed"]
+            assert other.chat_bodies()[-1]["model"] == "llama3.2:latest"  # the new host's
+            assert not [n for n in notices if "not available" in n], notices
+        finally:
+            if shown:
+                shown[0].close()
+            await asyncio.wait_for(asyncio.shield(running), 20)
+            app.setQuitOnLastWindowClosed(True)

@@ -314,3 +314,23 @@ async def test_a_pull_cancelled_before_it_ran_still_finishes(
         assert finished[0][1] == "cancelled" and m.controller.pulling == ""
         assert m.controller.pull("llama3.2:1b") is not None  # not stuck: a new pull starts
         m.controller.cancel_pull()
+
+
+async def test_the_ready_line_goes_when_its_model_is_deleted(
+    double: OllamaDouble, qtbot: Any, tmp_path: Path
+) -> None:
+    double.add_pullable(PULLABLE, total=397_821_319)
+    double.models.pop(PULLABLE)
+    async with open_manager(qtbot, tmp_path, double) as m:
+        panel = m.dialog.pull
+        panel.name.setText(PULLABLE)
+        panel.start()
+        await until(lambda: PULLABLE in _names(m.dialog), what="the pulled model", within=10)
+        assert panel.status.text() == f"✓ {PULLABLE} is ready to chat with."
+        _select(m.dialog, PULLABLE)
+        box = m.dialog.ask_delete()
+        assert box is not None
+        next(b for b in box.buttons() if b.text() == "Delete").click()
+        await until(lambda: PULLABLE not in _names(m.dialog), what="the row to go")
+        assert "ready" not in panel.status.text()
+        assert not panel.status.isVisible()

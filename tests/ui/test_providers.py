@@ -21,12 +21,14 @@ from typing import Any
 import httpx
 import keyring
 import pytest
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox
 
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from tests.doubles.openai_server import OpenAIDouble
 from tests.runtime.test_shared_services import MemoryKeyring
 from tests.shots import shots_dir
 from tests.ui.harness import until
+from tests.ui.test_request_matches import every_step_matches
 from vak_desktop.context.payloads import Directive, Receipt
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers import OpenAICompatibleProvider, open_provider
@@ -243,6 +245,8 @@ async def test_a_session_started_on_ollama_continues_on_the_hosted_model(
             ("ollama", "qwen2.5:0.5b"),
             ("openai", HOSTED_MODEL),
         ]
+        # the Request tab rebuilds both turns, each as its own provider was sent it (#25 item 1)
+        assert every_step_matches(app.window, second.session) == 2
 
 
 async def test_a_turn_on_a_provider_without_a_key_is_refused_and_says_where_to_set_it(
@@ -415,3 +419,38 @@ async def test_a_file_that_is_not_gguf_is_refused_by_the_real_engine_start(
         assert app.settings.settings.embedded_model == ""  # nothing remembered
         assert app.service.choice is None or app.service.choice.provider == "llama.cpp"
         box.close()
+
+
+def _closed_text_fits(combo: QComboBox) -> tuple[int, int]:
+    """(the closed box's current text width, the width its edit field gives the text)."""
+    option = QStyleOptionComboBox()
+    combo.initStyleOption(option)
+    field = combo.style().subControlRect(
+        QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField, combo
+    )
+    return combo.fontMetrics().horizontalAdvance(combo.currentText()), field.width()
+
+
+async def test_the_closed_picker_shows_a_long_model_name_whole_beside_a_provider(
+    double: OllamaDouble,
+    hosted: OpenAIDouble,
+    qtbot: Any,
+    tmp_path: Path,
+    memory_keyring: MemoryKeyring,
+) -> None:
+    long_name = "qwen2.5-coder:1.5b-instruct-q4_K_M"
+    double.add_model(long_name)
+    store_api_key("gpt", KEY)
+    settings = Settings(providers=(HostedProvider("gpt", "openai", hosted.url),))
+    async with open_window(qtbot, tmp_path, double, settings) as app:
+        picker = app.window.picker
+        picker.choose(ModelChoice("Ollama", long_name))
+        await asyncio.sleep(0.05)  # the layout settles
+        assert picker.combo.currentText() == f"Ollama — {long_name}"
+        text, room = _closed_text_fits(picker.combo)
+        assert text <= room, f"the closed picker cuts {picker.combo.currentText()!r}"
+        picker.choose(ModelChoice("gpt", HOSTED_MODEL))
+        await asyncio.sleep(0.05)
+        text, room = _closed_text_fits(picker.combo)
+        assert text <= room, f"the closed picker cuts {picker.combo.currentText()!r}"
+        app.window.grab().save(str(SHOTS / "picker_closed_long_name.png"))

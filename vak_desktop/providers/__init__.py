@@ -10,6 +10,10 @@ kind to a factory, so nothing else in the app ever asks which provider it holds.
 
 from __future__ import annotations
 
+# isort: off
+import vak_desktop.providers.httpx_import  # noqa: F401  (first: httpx without its CLI)
+
+# isort: on
 import os
 from collections.abc import Callable
 

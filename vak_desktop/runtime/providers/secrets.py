@@ -13,10 +13,14 @@ request header.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
-import keyring
-from keyring.backends import chainer, fail
-from keyring.errors import KeyringError, PasswordDeleteError
+if TYPE_CHECKING:
+    from keyring.errors import KeyringError
+
+# keyring (0.1 s of the window's start on a loaded 2-core machine: jaraco, importlib_metadata,
+# its backends) is imported by the first key stored, read or deleted, not at start-up: a window
+# with no hosted provider never asks for a key (python -X importtime)
 
 SERVICE = "vak-desktop"
 ENV_VARS = {
@@ -29,6 +33,9 @@ ENV_VARS = {
 def keyring_available() -> bool:
     """Whether a keyring backend can store keys here (False: the 'fail' backend, or a chain
     with no backend in it)."""
+    import keyring
+    from keyring.backends import chainer, fail
+
     backend = keyring.get_keyring()
     if isinstance(backend, fail.Keyring):
         return False
@@ -54,29 +61,40 @@ class SecretStoreError(RuntimeError):
 def store_api_key(provider: str, key: str) -> None:
     if not key.strip():
         raise ValueError("an API key cannot be empty")
+    keyring, errors = _keyring()
     try:
         keyring.set_password(SERVICE, provider, key.strip())
-    except KeyringError as exc:
+    except errors.KeyringError as exc:
         raise SecretStoreError(_unavailable(provider, exc)) from exc
 
 
 def api_key(provider: str) -> str | None:
     """The stored key for `provider`, or None when none is stored."""
+    keyring, errors = _keyring()
     try:
-        return keyring.get_password(SERVICE, provider)
-    except KeyringError as exc:
+        password: str | None = keyring.get_password(SERVICE, provider)
+        return password
+    except errors.KeyringError as exc:
         raise SecretStoreError(_unavailable(provider, exc)) from exc
 
 
 def delete_api_key(provider: str) -> bool:
     """Forget `provider`'s key; False when there was none."""
+    keyring, errors = _keyring()
     try:
         keyring.delete_password(SERVICE, provider)
-    except PasswordDeleteError:
+    except errors.PasswordDeleteError:
         return False
-    except KeyringError as exc:
+    except errors.KeyringError as exc:
         raise SecretStoreError(_unavailable(provider, exc)) from exc
     return True
+
+
+def _keyring() -> tuple[Any, Any]:
+    import keyring
+    import keyring.errors
+
+    return keyring, keyring.errors
 
 
 def _unavailable(provider: str, exc: KeyringError) -> str:

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.runtime.tools.registry import ToolContext, ToolFailure, ToolOutput
 
@@ -56,6 +54,8 @@ def split_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() == _FENCE)
     except StopIteration:
         raise SkillFileError(f"{path}: the front matter has no closing '---'") from None
+    import yaml  # here, not at start-up: 0.1 s of every window start, for a rare skill file
+
     try:
         loaded = yaml.safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as exc:

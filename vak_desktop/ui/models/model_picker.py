@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QStyle,
+    QStyleOptionComboBox,
+    QWidget,
+)
 
 from vak_desktop.runtime.providers.choices import (
     DORMANT,
@@ -174,6 +183,20 @@ class ModelPicker(QWidget):
             self.combo.setCurrentIndex(index)
         finally:
             self.combo.blockSignals(blocked)
+        self._fit_current()
+
+    def _fit_current(self) -> None:
+        """Wide enough for the chosen line whole ("Ollama — qwen2.5-coder:1.5b-instruct" was cut
+        to 16 characters once a second provider grouped the lines), up to the maximum width."""
+        combo = self.combo
+        option = QStyleOptionComboBox()
+        combo.initStyleOption(option)
+        field = combo.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField, combo
+        )
+        text = combo.currentText() or combo.placeholderText()
+        need = combo.fontMetrics().horizontalAdvance(text) + option.rect.width() - field.width()
+        combo.setMinimumWidth(min(need + 2, combo.maximumWidth()))
 
     def _chosen(self, index: int) -> None:
         choice = self._choice_at(index) if index >= 0 else None

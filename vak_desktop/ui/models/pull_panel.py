@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.runtime.providers.models import PullState, check_model_name
+from vak_desktop.runtime.providers.models import ModelRow, PullState, check_model_name
 from vak_desktop.ui.models.models_controller import CANCELLED, SUCCEEDED, ModelsController
 
 _PROGRESS_STEPS = 1000
@@ -80,9 +80,11 @@ class PullPanel(QFrame):
         layout.addLayout(progress)
         layout.addWidget(self.status)
         self.values: list[int] = []  # every value the bar showed during the last pull
+        self._ready = ""  # the model the status line says is ready, while it says so
         controller.pullStarted.connect(self._started)
         controller.pullProgress.connect(self.show_state)
         controller.pullFinished.connect(self._finished)
+        controller.modelsChanged.connect(self._listed)
         self._idle()
 
     def start(self) -> None:
@@ -107,6 +109,7 @@ class PullPanel(QFrame):
         self.name.setEnabled(True)
 
     def _started(self, model: str) -> None:
+        self._ready = ""
         self.values = []
         self.bar.setValue(0)
         self.bar.show()
@@ -128,9 +131,18 @@ class PullPanel(QFrame):
         self.status.setText(f"{state.model}: {state.status}{size if state.total else ''}")
         self.status.show()
 
+    def _listed(self, rows: list[ModelRow]) -> None:
+        """A model deleted since its pull is no longer ready to chat with: the line goes."""
+        names = {row.name for row in rows}
+        if self._ready and not {self._ready, f"{self._ready}:latest"} & names:  # "llama3.2"
+            self._ready = ""
+            self.status.setText("")
+            self.status.hide()
+
     def _finished(self, model: str, outcome: str, message: str) -> None:
         if outcome == SUCCEEDED:
             self.status.setText(f"✓ {model} is ready to chat with.")
+            self._ready = model
             self.name.clear()
         elif outcome == CANCELLED:
             self.status.setText(f"Pull of {model} cancelled. Pulling it again resumes.")

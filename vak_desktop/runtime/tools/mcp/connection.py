@@ -18,6 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -48,6 +51,13 @@ STDERR_TAIL = 600  # characters of a stdio server's stderr quoted when it fails
 # reads, since a server may hold an event stream open
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 CLOSE_WAIT = 10.0  # the SDK bounds its own stdio shutdown at about 6 s (close stdin, TERM, KILL)
+# Closing a stdio server does not wait out the SDK's 2 s + 2 s: once its stdin is closed it has
+# STOP_GRACE seconds to exit, then its process group gets SIGTERM, and SIGKILL KILL_GRACE seconds
+# later. `mcp-server-time` needs 0.4-0.6 s to exit on its own on a loaded 2-core machine and
+# about 0.02 s on SIGTERM; an `npx`/`sh` wrapper whose leader outlives the server waited the
+# full 2 s before.
+STOP_GRACE = 0.15
+KILL_GRACE = 0.25
 
 
 _closing: set[asyncio.Task[None]] = set()  # owners cancelled without waiting, kept until done
@@ -64,6 +74,7 @@ class McpConnection:
         self._owner: asyncio.Task[None] | None = None
         self._close = asyncio.Event()
         self._stderr: IO[str] | None = None
+        self._process: Any = None  # a stdio server's process (anyio), once spawned
         self._dead = False
 
     @property
@@ -204,10 +215,14 @@ class McpConnection:
         if owner is not None and not owner.done():
             if self._session is None:  # still starting: it is not waiting to be told
                 owner.cancel()
-            _, pending = await asyncio.wait({owner}, timeout=CLOSE_WAIT)
-            if pending:
-                owner.cancel()
-                await asyncio.wait({owner})
+            stopper = asyncio.ensure_future(_stop_process(self._process))
+            try:
+                _, pending = await asyncio.wait({owner}, timeout=CLOSE_WAIT)
+                if pending:
+                    owner.cancel()
+                    await asyncio.wait({owner})
+            finally:
+                stopper.cancel()
         self._close_stderr()
 
     def _abandon(self) -> None:
@@ -232,7 +247,9 @@ class McpConnection:
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         try:
             async with AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport())
+                transport = self._transport()
+                read, write = await stack.enter_async_context(transport)
+                self._process = _spawned_process(transport)
                 session = await stack.enter_async_context(
                     ClientSession(read, write, client_info=CLIENT_INFO)
                 )
@@ -299,6 +316,47 @@ class McpConnection:
         if not text:
             return ""
         return f". Its stderr ended with:\n{text[-STDERR_TAIL:]}"
+
+
+def _spawned_process(transport: AbstractAsyncContextManager[Any]) -> Any:
+    """The process the SDK's `stdio_client` spawned, or None (an HTTP transport; an SDK that
+    keeps it elsewhere: closing then takes the SDK's own bounded path).
+
+    The SDK offers no handle on it; `stdio_client` is an async generator context manager, and
+    its frame holds the process as `process` for as long as the transport is open."""
+    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
+    process = frame.f_locals.get("process") if frame is not None else None
+    if isinstance(getattr(process, "pid", None), int) and hasattr(process, "returncode"):
+        return process
+    return None
+
+
+async def _stop_process(process: Any) -> None:
+    """Stop a stdio server whose stdin the SDK is closing: STOP_GRACE seconds to exit by itself,
+    then SIGTERM to its process group, then SIGKILL (on Windows: terminate, then kill)."""
+    if process is None:
+        return
+    loop = asyncio.get_running_loop()
+    for send, wait in ((None, STOP_GRACE), (signal.SIGTERM, KILL_GRACE), (_KILL, KILL_GRACE)):
+        if send is not None:
+            _signal_tree(process, send)
+        deadline = loop.time() + wait
+        while process.returncode is None and loop.time() < deadline:  # noqa: ASYNC110 (returncode has no event)
+            await asyncio.sleep(0.01)
+        if process.returncode is not None:
+            return
+
+
+_KILL = getattr(signal, "SIGKILL", signal.SIGTERM)
+
+
+def _signal_tree(process: Any, send: signal.Signals) -> None:
+    """`send` to the server and what it started: the SDK starts it as a process group leader."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if sys.platform == "win32":  # the SDK's job object takes the children with it
+            process.kill() if send is _KILL else process.terminate()
+        elif process.returncode is None:
+            os.killpg(process.pid, send)
 
 
 async def _list_all(session: ClientSession) -> tuple[RemoteTool, ...]:
