@@ -220,7 +220,7 @@ def test_import_then_export_round_trips_an_openai_conversation(
     source.write_text(json.dumps(document))
     code, out, _ = vak(capsys, "import", str(source), "--json")
     report = json.loads(out)
-    assert code == 0 and report["turns"] == 2 and report["entries"] == 11
+    assert code == 0 and report["turns"] == 2 and report["entries"] == 12  # with the imported origin
     code, out, _ = vak(capsys, "export", report["session"])
     exported = json.loads(out)
     strip = [{k: v for k, v in m.items() if k != "name"} for m in exported["messages"]]

@@ -45,7 +45,12 @@ def import_openai(
     paths = [*branches, document["messages"]]
     for path in paths:
         check(list(path))  # every format error before a byte is written
-    origin = origin or {"source": "openai", "conversation": "", "digest": digest(document)}
+    conversation = str(document.get("id") or "")
+    origin = origin or {
+        "source": "openai",
+        "conversation": conversation,
+        "digest": digest(document),
+    }
     # in chunks, so that other writers are not starved; shown only once whole (`staged`)
     with ledger.staged():
         return write_paths(
