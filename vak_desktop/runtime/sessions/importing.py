@@ -78,7 +78,7 @@ class BatchReport:
         kept = [counted(self.turns, "turn")]
         if self.branches:
             kept.append(f"{counted(self.branches, 'other branch', 'other branches')} kept")
-        parts = [f"Imported {what} ({', '.join(kept)})"]
+        parts = [f"Imported {what} ({', '.join(kept)})" if self.imported else f"Imported {what}"]
         source = FORMAT_NAMES.get(self.format, self.format)
         parts[0] += f" from {'an' if source[:1] in 'AEIOU' else 'a'} {source} file"
         if self.already:
@@ -144,7 +144,7 @@ def import_steps(ledger: Ledger, read: ReadFile, report: BatchReport) -> Iterato
         try:
             imported = _import(ledger, conversation, source, report)
         except ConversationFormatError as exc:
-            why = f"not imported: {exc}"
+            why = str(exc)
             report.skipped.append(Skipped("conversation", f"item {done}", why, conversation.title))
         else:
             older = known.older(source)
