@@ -30,7 +30,7 @@ from vak_desktop.runtime import (
     session_turns,
     turn_to_json,
 )
-from vak_desktop.runtime.sessions.assets import open_export
+from vak_desktop.runtime.sessions.assets import FolderAssets, open_export
 from vak_desktop.runtime.sessions.formats import (
     ReadFile,
     Skipped,
@@ -219,10 +219,11 @@ def _import_streamed(args: argparse.Namespace, path: Path) -> int:
     own would be and imported, so memory holds one conversation, not the file."""
     ledger = open_ledger(args)
     total: BatchReport | None = None
+    known, assets = Origins.read(ledger), FolderAssets(path.parent)  # read once, not an item
     try:
         for index, item in enumerate(json_items(path)):
             try:
-                read = read_conversations([item])
+                read = read_conversations([item], assets)
             except UnknownFormat as exc:
                 if total is None:
                     raise CliError(f"{args.file}: {exc}") from None
@@ -230,7 +231,7 @@ def _import_streamed(args: argparse.Namespace, path: Path) -> int:
                 why = f"not a conversation ({exc})"
                 total.skipped.append(Skipped("item", f"item {index}", why))
                 continue
-            report = import_all(ledger, read)
+            report = import_all(ledger, read, known)
             if total is None:
                 total = BatchReport(report.format, 0)
             total.total += report.total

@@ -155,3 +155,90 @@ def test_the_shown_branch_follows_current_node(current: str) -> None:
     if current == "u-1":  # not a leaf: the newest leaf below it
         expected = "Yes: it is full"
     assert expected in turns[-1].answer
+
+
+def _node(key: str, parent: str | None, role: str, content: dict, **extra: object) -> dict:  # type: ignore[type-arg]
+    message = {"id": key, "author": {"role": role, "name": extra.pop("name", None)}}
+    message |= {"content": content, "create_time": extra.pop("at", None), "metadata": {}}
+    message["recipient"] = extra.pop("recipient", "all")
+    message["metadata"] |= extra
+    return {"id": key, "parent": parent, "children": [], "message": message}
+
+
+def _text(*parts: object) -> dict:  # type: ignore[type-arg]
+    kind = "multimodal_text" if any(isinstance(p, dict) for p in parts) else "text"
+    return {"content_type": kind, "parts": list(parts)}
+
+
+def test_the_newer_export_shapes_keep_instructions_thoughts_edits_and_generated_images(
+    tmp_path: Path,
+) -> None:
+    """Shapes of 2025 exports: `sediment://` pointers and `file_…-sanitized.png` names, a
+    DALL-E result in `dalle-generations/`, thoughts as one string, hidden custom instructions,
+    an edited question (two user children), a browsing result with no call before it, and the
+    `{"conversations": [...]}` wrapper some exports use."""
+    folder = tmp_path / "export"
+    (folder / "dalle-generations").mkdir(parents=True)
+    (folder / "file_00aa11-sanitized.png").write_bytes(_png())
+    webp = b"RIFF\x1a\x00\x00\x00WEBPVP8L" + b"\x00" * 14
+    (folder / "dalle-generations" / "file-Dx9-6f1e.webp").write_bytes(webp)
+    pointer = {"content_type": "image_asset_pointer", "asset_pointer": "sediment://file_00aa11"}
+    drawn = {"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-Dx9"}
+    nodes = [
+        {"id": "root", "parent": None, "children": [], "message": None},
+        _node(
+            "ci",
+            "root",
+            "system",
+            _text("Answer briefly."),
+            is_user_system_message=True,
+            is_visually_hidden_from_conversation=True,
+        ),  # fmt: skip
+        _node("q1", "ci", "user", _text(pointer, "What is in this photo?"), at=1735689600),
+        _node("th", "q1", "assistant", {"content_type": "thoughts", "thoughts": "Look closely."}),
+        _node("rr", "th", "assistant", {"content_type": "reasoning_recap", "content": "8s"}),
+        _node("a1", "rr", "assistant", _text("A bicycle."), model_slug="o3"),
+        _node("q2", "a1", "user", _text("Draw one.")),
+        _node("q2e", "a1", "user", _text("Draw a red one.")),  # the edit, shown
+        _node(
+            "d",
+            "q2e",
+            "assistant",
+            {"content_type": "code", "text": '{"prompt": "red"}'},
+            recipient="dalle.text2im",
+        ),  # fmt: skip
+        _node("dr", "d", "tool", _text(drawn), name="dalle.text2im"),
+        _node(
+            "br",
+            "dr",
+            "tool",
+            {"content_type": "tether_browsing_display", "result": "r"},
+            name="browser",
+        ),  # fmt: skip
+        _node("a2", "br", "assistant", _text("Here it is.")),
+    ]
+    mapping = {n["id"]: n for n in nodes}
+    chat = {"title": "Bikes", "conversation_id": "c-1", "mapping": mapping, "current_node": "a2"}
+    ledger = Ledger.open(tmp_path / "l.sqlite3")
+    report = import_all(ledger, read_conversations({"conversations": [chat]}, FolderAssets(folder)))
+    assert [str(s) for s in report.skipped] == [] and report.branches == 1
+    turns = split_turns(ledger.chain_to_root(report.imported[0].session))
+    first, second = turns
+    assert first.directive.system == "Answer briefly."
+    assert base64.b64decode(first.directive.images[0]) == _png()
+    steps = [e.payload for e in first.entries if isinstance(e.payload, AssistantStep)]
+    assert [s.thinking for s in steps] == ["Look closely.", ""] and steps[1].text == "A bicycle."
+    assert second.directive.text == "Draw a red one."
+    results = [e.payload for e in second.entries if isinstance(e.payload, ToolResult)]
+    assert [r.tool_name for r in results] == ["dalle.text2im", "browser"]
+    assert base64.b64decode(results[0].images[0]) == webp and results[1].content == "r"
+    calls = [c for e in second.entries if isinstance(e.payload, AssistantStep)
+             for c in e.payload.tool_calls]  # fmt: skip
+    assert [c.name for c in calls] == ["dalle.text2im", "browser"]
+    assert calls[0].arguments == {"prompt": "red"}
+    assert [r.tool_call_id for r in results] == [c.id for c in calls]
+    edited = [e for e in ledger.entries(report.imported[0].session)
+              if isinstance(e.payload, Directive) and e.payload.text == "Draw one."]  # fmt: skip
+    assert len(edited) == 1 and version_positions(list(ledger.entries(edited[0].session)))[
+        edited[0].id
+    ] == (1, 2)

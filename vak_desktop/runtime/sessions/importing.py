@@ -126,11 +126,14 @@ def _importable(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept + list(messages[first_user:])
 
 
-def import_steps(ledger: Ledger, read: ReadFile, report: BatchReport) -> Iterator[int]:
+def import_steps(
+    ledger: Ledger, read: ReadFile, report: BatchReport, known: Origins | None = None
+) -> Iterator[int]:
     """Import `read`'s conversations into `ledger`, filling `report`; yields the count done
-    after each one (stop iterating to stop: what is written stays)."""
+    after each one (stop iterating to stop: what is written stays). `known`: the ledger's
+    origins, read once by a caller that imports a file in many reads (else read here)."""
     report.skipped.extend(read.skipped)
-    known = Origins.read(ledger)
+    known = known if known is not None else Origins.read(ledger)
     for done, conversation in enumerate(read.conversations, 1):
         name = f"“{conversation.title}”" if conversation.title else f"conversation {done}"
         sums = read.digests[done - 1] if done <= len(read.digests) else ""
@@ -174,9 +177,9 @@ def _import(
     return import_openai(ledger, shown, conversation.title, branches, source)
 
 
-def import_all(ledger: Ledger, read: ReadFile) -> BatchReport:
+def import_all(ledger: Ledger, read: ReadFile, known: Origins | None = None) -> BatchReport:
     """`import_steps` run to the end (the CLI)."""
     report = BatchReport(read.format, len(read.conversations))
-    for _done in import_steps(ledger, read, report):
+    for _done in import_steps(ledger, read, report, known):
         pass
     return report
