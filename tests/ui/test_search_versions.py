@@ -60,6 +60,6 @@ async def test_a_hit_in_an_older_version_opens_that_version_with_the_hit_marked(
         answer = window.chat.answer_message(turn)
         panes = answer.findChildren(MarkdownPane)
         marks = [s.cursor.selectedText() for pane in panes for s in pane.extraSelections()]
-        assert marks == ["regenerated"] and window.chat.hit_marks == ["regenerated"]
+        assert marks == ["regenerated"] and window.chat.hit_marks == ("regenerated",)
         assert panes[0].extraSelections()[0].format.background().color().name() == HIT_BACKGROUND
         await until(lambda: not answer.visibleRegion().isEmpty(), what="the hit in view")

@@ -193,7 +193,7 @@ def test_the_newer_export_shapes_keep_instructions_thoughts_edits_and_generated_
             _text("Answer briefly."),
             is_user_system_message=True,
             is_visually_hidden_from_conversation=True,
-        ),  # fmt: skip
+        ),
         _node("q1", "ci", "user", _text(pointer, "What is in this photo?"), at=1735689600),
         _node("th", "q1", "assistant", {"content_type": "thoughts", "thoughts": "Look closely."}),
         _node("rr", "th", "assistant", {"content_type": "reasoning_recap", "content": "8s"}),
@@ -206,7 +206,7 @@ def test_the_newer_export_shapes_keep_instructions_thoughts_edits_and_generated_
             "assistant",
             {"content_type": "code", "text": '{"prompt": "red"}'},
             recipient="dalle.text2im",
-        ),  # fmt: skip
+        ),
         _node("dr", "d", "tool", _text(drawn), name="dalle.text2im"),
         _node(
             "br",
@@ -214,7 +214,7 @@ def test_the_newer_export_shapes_keep_instructions_thoughts_edits_and_generated_
             "tool",
             {"content_type": "tether_browsing_display", "result": "r"},
             name="browser",
-        ),  # fmt: skip
+        ),
         _node("a2", "br", "assistant", _text("Here it is.")),
     ]
     mapping = {n["id"]: n for n in nodes}

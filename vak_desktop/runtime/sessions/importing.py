@@ -69,8 +69,7 @@ class BatchReport:
 
     def skipped_by_kind(self) -> str:
         """'1 image, 2 audio parts' — what was skipped, most first."""
-        kinds = Counter(s.kind.split(" ", 1)[0] if s.kind.startswith("file ") else s.kind
-                        for s in self.skipped)  # fmt: skip
+        kinds = Counter(_kind(s) for s in self.skipped)
         return ", ".join(counted(n, kind) for kind, n in kinds.most_common())
 
     def summary(self) -> str:
@@ -113,6 +112,11 @@ class BatchReport:
         }
 
 
+def _kind(skipped: Skipped) -> str:
+    """The kind a summary counts: "file" for every named file ("file notes.pdf")."""
+    return "file" if skipped.kind.startswith("file ") else skipped.kind
+
+
 FORMAT_NAMES = {"openai": "OpenAI chat JSON", "chatgpt": "ChatGPT", "openwebui": "Open WebUI"}
 
 
@@ -153,8 +157,8 @@ def import_steps(
             older = known.older(source)
             if older is not None:
                 was = ledger.session(older).title or "Untitled"
-                report.notes.append(f"{name}: changed since it was imported as “{was}”: "
-                                    "imported anew beside it")  # fmt: skip
+                note = f"{name}: changed since it was imported as “{was}”: imported anew beside it"
+                report.notes.append(note)
             known.add(imported.session, source)
             report.imported.append(imported)
             report.skipped.extend(conversation.skipped)

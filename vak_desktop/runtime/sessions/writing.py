@@ -92,7 +92,8 @@ def write_paths(
     """Write the conversation `paths` (checked already) into a new session; the last one shown."""
     session = ledger.create_session(title=title).id
     first = ledger.append(session, Activity(type=IMPORTED, message=title, detail=origin))
-    written, done, branches = 1, {}, 0
+    written, branches = 1, 0
+    done: dict[tuple[tuple[str, ...], ...], _Done] = {}
     shown_keys: list[tuple[tuple[str, ...], ...]] = []
     for n, path in enumerate(paths):
         parent, known, system = first.id, "", ""

@@ -70,8 +70,8 @@ def mark_pane(pane: QTextEdit, words: list[str]) -> list[str]:
         cursor.setPosition(found.start())
         cursor.setPosition(found.end(), QTextCursor.MoveMode.KeepAnchor)
         selection = QTextEdit.ExtraSelection()
-        selection.cursor = cursor  # type: ignore[misc]
-        selection.format = look  # type: ignore[misc]
+        selection.cursor = cursor
+        selection.format = look
         selections.append(selection)
         marked.append(found.group(0))
     pane.setExtraSelections(selections)
@@ -84,7 +84,7 @@ class ChatHighlight:
     _turns: dict[str, tuple[UserMessage | None, AssistantMessage | None]]
     _follow: bool
 
-    hit_marks: list[str] = []  # what the last `show_hit` marked
+    hit_marks: tuple[str, ...] = ()  # what the last `show_hit` marked
 
     def ensureWidgetVisible(self, widget: QWidget, xmargin: int = 50, ymargin: int = 50) -> None:
         raise NotImplementedError  # QScrollArea's
@@ -102,5 +102,5 @@ class ChatHighlight:
                 marked += mark_pane(pane, words)
         self._follow = False  # stay on the hit, not at the end, while the layout settles
         QTimer.singleShot(0, lambda: self.ensureWidgetVisible(user, 0, 40))
-        self.hit_marks = marked
+        self.hit_marks = tuple(marked)
         return marked

@@ -91,9 +91,17 @@ class UnknownFormat(ValueError):
     """Not a conversation file this app reads; the message says what was expected."""
 
 
+def _items(document: Any) -> list[Any]:
+    """The conversations of a file: its list, the list some exports wrap as
+    `{"conversations": [...]}`, or the one object it is."""
+    if isinstance(document, dict) and isinstance(document.get("conversations"), list):
+        document = document["conversations"]
+    return document if isinstance(document, list) else [document]
+
+
 def detect(document: Any) -> str:
     """'openai', 'chatgpt' or 'openwebui' for a parsed file (UnknownFormat otherwise)."""
-    items = document if isinstance(document, list) else [document]
+    items = _items(document)
     first = next((item for item in items if isinstance(item, dict)), None)
     if first is None:
         raise UnknownFormat("expected a JSON object or a list of conversations")
@@ -118,7 +126,7 @@ def read_conversations(document: Any, assets: Assets | None = None) -> ReadFile:
     from vak_desktop.runtime.sessions.formats import chatgpt, openwebui
 
     kind = detect(document)
-    items = document if isinstance(document, list) else [document]
+    items = _items(document)
     if kind == "chatgpt":
         return chatgpt.read(items, assets or NoAssets())
     if kind == "openwebui":

@@ -13,7 +13,8 @@ A message is `{"author": {"role", "name"}, "content": {"content_type", …}, "re
   a browsing display or a quote, and its images). A tool message with no call before it gets
   one (named for the tool, no arguments): a result never stands alone in the ledger.
 - `thoughts` become the step's thinking; `reasoning_recap` ("Thought for 8s") is the app's
-  label, not content; `user_editable_context` (custom instructions) becomes the system prompt.
+  label, not content; custom instructions (`user_editable_context`, or a system message marked
+  `is_user_system_message`, hidden or not) become the system prompt.
 - a hidden message with no words is ChatGPT's scaffolding and is dropped unsaid; anything else
   not kept is a `Skipped` with its kind and position.
 """
@@ -49,13 +50,15 @@ def _text(content: dict[str, Any], kind: str) -> str:
     if kind == "tether_browsing_display":
         return str(content.get("result") or content.get("summary") or "")
     if kind == "tether_quote":
-        lines = (content.get("title"), content.get("url"), content.get("text"))
-        return "\n".join(str(line) for line in lines if line)
+        quote = (content.get("title"), content.get("url"), content.get("text"))
+        return "\n".join(str(line) for line in quote if line)
     if kind == "user_editable_context":
-        lines = (content.get("user_profile"), content.get("user_instructions"))
-        return "\n\n".join(str(line) for line in lines if line)
+        context = (content.get("user_profile"), content.get("user_instructions"))
+        return "\n\n".join(str(line) for line in context if line)
     if kind == "thoughts":
         thoughts = content.get("thoughts") or []
+        if isinstance(thoughts, str):
+            return thoughts
         return "\n\n".join(
             "\n".join(str(t.get(k) or "") for k in ("summary", "content") if t.get(k))
             for t in thoughts
@@ -104,13 +107,15 @@ def _content(text: str, images: list[str]) -> str | list[dict[str, Any]]:
 
 
 def _arguments(kind: str, text: str) -> str:
-    if kind == "code":
-        return json.dumps({"code": text}, ensure_ascii=False)
+    """A call's arguments: its JSON object as written (DALL-E's and browsing's calls), else the
+    code it runs or the words it sends."""
     try:
         value = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError:
         value = None
-    return json.dumps(value if isinstance(value, dict) else {"input": text}, ensure_ascii=False)
+    if not isinstance(value, dict):
+        value = {"code": text} if kind == "code" else {"input": text}
+    return json.dumps(value, ensure_ascii=False)
 
 
 def read_message(
@@ -135,7 +140,8 @@ def read_message(
     if kind == "user_editable_context" or role == "system":
         if not text:
             return [], skipped
-        if hidden and kind != "user_editable_context":
+        instructions = kind == "user_editable_context" or metadata.get("is_user_system_message")
+        if hidden and not instructions:
             return [], [Skipped("hidden system message", where, "ChatGPT did not show it")]
         return [{"id": key, "role": "system", "content": text}], skipped
     known = kind in ("text", "multimodal_text", "code", "execution_output", "thoughts")
@@ -152,8 +158,8 @@ def read_message(
         model = {"model": str(metadata["model_slug"])} if metadata.get("model_slug") else {}
         recipient = str(message.get("recipient") or "all")
         if recipient != "all":
-            call = {"id": key, "type": "function", "function": {"name": recipient}}
-            call["function"]["arguments"] = _arguments(kind, text)
+            function = {"name": recipient, "arguments": _arguments(kind, text)}
+            call = {"id": key, "type": "function", "function": function}
             step = {"id": key, "role": "assistant", "content": "", "tool_calls": [call]}
             return [{**step, **model, **said}], skipped
         if images:
@@ -168,8 +174,8 @@ def read_message(
         out: list[dict[str, Any]] = []
         if pending is None:
             pending = f"{key}:call"
-            call = {"id": pending, "type": "function", "function": {"name": name}}
-            call["function"]["arguments"] = "{}"
+            function = {"name": name, "arguments": "{}"}
+            call = {"id": pending, "type": "function", "function": function}
             out.append({"id": pending, "role": "assistant", "content": "", "tool_calls": [call]})
         result = {"id": key, "role": "tool", "tool_call_id": pending, "name": name}
         out.append({**result, "content": _content(text, images)})

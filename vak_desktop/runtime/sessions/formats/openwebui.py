@@ -81,9 +81,9 @@ def convert(item: dict[str, Any], number: int) -> Conversation:
     """One Open WebUI chat: its shown path as the document, the others as branches."""
     chat = _chat(item)
     title = str(item.get("title") or chat.get("title") or f"Open WebUI chat {number}")
-    history = chat.get("history") if isinstance(chat.get("history"), dict) else {}
-    nodes = history.get("messages") if isinstance(history.get("messages"), dict) else {}
-    nodes = {k: v for k, v in nodes.items() if isinstance(v, dict)}
+    history: dict[str, Any] = chat["history"] if isinstance(chat.get("history"), dict) else {}
+    raw = history["messages"] if isinstance(history.get("messages"), dict) else {}
+    nodes: dict[str, Any] = {k: v for k, v in raw.items() if isinstance(v, dict)}
     if nodes:
         paths = leaf_paths(nodes, "parentId", history.get("currentId"))
     else:  # a flat list only: one path, in order
