@@ -259,9 +259,9 @@ def _reported(args: argparse.Namespace, report: BatchReport) -> int:
         print(report.summary())
         for line in report.lines():
             print(f"  {line}")
-    if not report.imported:
+    if not report.imported and not report.already:
         raise CliError(f"{args.file}: nothing could be imported")
-    return 0
+    return 0  # all there already is no failure: nothing was written, as asked
 
 
 def cmd_export(args: argparse.Namespace) -> int:
