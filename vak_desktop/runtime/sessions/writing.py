@@ -93,30 +93,31 @@ def write_paths(
     session = ledger.create_session(title=title).id
     first = ledger.append(session, Activity(type=IMPORTED, message=title, detail=origin))
     written, branches = 1, 0
-    done: dict[tuple[tuple[str, ...], ...], _Done] = {}
-    shown_keys: list[tuple[tuple[str, ...], ...]] = []
+    # a written turn by (the closing entry of the turn before it, its own messages' ids): the
+    # prefix is named by that entry, so a lookup costs the turn's length, not the path's
+    done: dict[tuple[str, tuple[str, ...]], _Done] = {}
+    shown_keys: list[tuple[str, tuple[str, ...]]] = []
     for n, path in enumerate(paths):
         parent, known, system = first.id, "", ""
-        key: tuple[tuple[str, ...], ...] = ()
+        keys: list[tuple[str, tuple[str, ...]]] = []
         start, wrote = 0, False
         for index, turn in enumerate(_turns(path)):
-            key += (_key(turn, n, start),)
+            key = (parent, _key(turn, n, start))
+            keys.append(key)
             start += len(turn)
-            if key in done:
-                parent, known, system = done[key].close, done[key].known, done[key].system
-                continue
-            entries, (after, system_after, own) = _write_turn(
-                ledger, session, parent, turn, model, system, known
-            )
-            close = _close(ledger, session, entries, index)
-            written += len(entries) + 2
-            done[key] = _Done(close.id, after, system_after, bool(own), bool(known))
+            if key not in done:
+                entries, (after, system_after, own) = _write_turn(
+                    ledger, session, parent, turn, model, system, known
+                )
+                close = _close(ledger, session, entries, index)
+                written += len(entries) + 2
+                done[key] = _Done(close.id, after, system_after, bool(own), bool(known))
+                wrote = True
             parent, known, system = done[key].close, done[key].known, done[key].system
-            wrote = True
         if n < len(paths) - 1 and wrote:
             branches += 1
         if n == len(paths) - 1:
-            shown_keys = [key[: i + 1] for i in range(len(key))]
+            shown_keys = keys
     shown = [done[k] for k in shown_keys]
     untimed = tuple(i for i, t in enumerate(shown, 1) if not t.own and not t.dated_before)
     inherited = sum(1 for t in shown if not t.own and t.dated_before)
