@@ -2,7 +2,7 @@
 
     python bench/efficacy.py --model ~/.cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
         [--cases shipment,locker,venue] [--tries 6] [--fresh-tries 3] [--arms vak,fresh,full,truncated] \
-        [--horizon 4096 | --probe] [--turn-timeout 240] [--direct 1000,2000,4000] [--n-ctx 32768] [--threads N]
+        [--horizon 4096 | --probe] [--turn-timeout 240] [--direct 1000,2000,4000] [--n-ctx 32768] [--threads N] [--out DIR]
 
 One llama.cpp server (the project's embedded engine, `runtime/providers/embedded.py`; its prompt
 cache is on, and every arm runs against the same server and the same tools) serves each case of
@@ -33,7 +33,8 @@ Per case and arm: tool-call rate, first call right, the fact sent, final answer 
 turns), median prompt tokens of the first request, median seconds to the first token and to the
 end of the turn (naive arms: of the step), median steps. `--probe` times the probe (requests, seconds); `--direct` is the
 direct measurement beside it: a fixed real-shaped request (the naive history cut to each
-size) sampled `--tries` times a size, its tool-call rate per size. Progress goes to stderr.
+size) sampled `--tries` times a size, its tool-call rate per size. Progress goes to stderr;
+`--out DIR` writes each whole turn's entries and requests as `<case>-<arm>-<try>.json`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from efficacy_cases import CASES, Case
 
 from vak_desktop.cli.eval import scratch_tools
+from vak_desktop.context.codec import to_json_value
 from vak_desktop.context.evidence.text_calls import find_text_calls
 from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, ToolCall
 from vak_desktop.context.request import ChatRequest, Message
@@ -98,6 +100,7 @@ class Sample:
     steps: int = 1
     undecided: bool = False  # the turn ran out of its time: neither right nor wrong
     answer: str = ""
+    record: dict[str, Any] = field(default_factory=dict)  # what `--out` writes of the try
 
 
 @dataclass
@@ -269,6 +272,7 @@ async def whole_turn(
             await tools.aclose()
         end = time.monotonic() - start
         answer = "" if undecided else session_turns(ledger, session)[-1].answer
+        record = turn_record(ledger, session, recording.requests, answer)
         ledger.close()
     called, right = case.first_call_right(calls)
     sent = recording.requests[0].messages if recording.requests else ()
@@ -276,8 +280,31 @@ async def whole_turn(
     answered = False if undecided else case.answer_right(answer)
     return Sample(
         called, right, prompt, first or end, end, reached=reached, answered=answered,
-        steps=steps, undecided=undecided, answer=answer,
+        steps=steps, undecided=undecided, answer=answer, record=record,
     )  # fmt: skip
+
+
+def turn_record(
+    ledger: Ledger, session: str, requests: list[ChatRequest], answer: str
+) -> dict[str, Any]:
+    """The try as `--out` keeps it: the last turn's entries (kind and payload) and every
+    request's system text, tools and messages since the turn's directive."""
+    chain = ledger.chain_to_root(session)
+    start = max(
+        (i for i, e in enumerate(chain) if type(e.payload).__name__ == "Directive"), default=0
+    )
+    entries = [
+        {"kind": type(e.payload).__name__, "payload": to_json_value(e.payload)}
+        for e in chain[start:]
+    ]
+    sent = [
+        {
+            "tools": [t.name for t in r.tools],
+            "messages": [to_json_value(m) for m in r.messages],
+        }
+        for r in requests
+    ]
+    return {"answer": answer, "entries": entries, "requests": sent}
 
 
 def measured_profile(binding: ModelBinding, horizon: int, n_ctx: int) -> CapacityProfile:
@@ -361,6 +388,11 @@ async def run_case(
                     )
                     sample = await timed_stream(provider, request, case)
                 results[name].samples.append(sample)
+                if args.out is not None and sample.record:
+                    args.out.mkdir(parents=True, exist_ok=True)
+                    path = args.out / f"{case.name}-{name}-{attempt + 1}.json"
+                    record = {**sample.record, "answered": sample.answered}
+                    path.write_text(json.dumps(record, indent=1, ensure_ascii=False))
                 if sample.answer:
                     say(f"  answer: {sample.answer[:160]!r}")
                 say(f"  {results[name].row()}")
@@ -398,6 +430,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--direct", default="", help="sizes for the direct measurement")
     parser.add_argument("--n-ctx", type=int, default=32_768)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="a folder for each try's record")
     args = parser.parse_args(argv)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     cases = [CASES[c.strip()] for c in args.cases.split(",") if c.strip()]

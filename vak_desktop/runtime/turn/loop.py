@@ -42,6 +42,7 @@ from vak_desktop.runtime.turn.answering import (
     answer_now_nudge,
     failed_call_statement,
     step_budget,
+    withheld_activity,
 )
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.turn.prefix_record import RecordedPrefix
@@ -107,10 +108,8 @@ class TurnLoop:
         chain = self.ledger.chain_to_root(session)
         self.watch = CacheWatch(previous_turn_receipt(chain))
         self.prefixes = RecordedPrefix.of(chain)  # what earlier steps' prefixes were
-        specs = runner.tools.specs()
-        offered, described = [s.name for s in specs], [s.description for s in specs]
         observes = runner.tools.observes_now
-        self.rules = TurnRules(self.ledger, session, runner.cards, observes, offered, described)
+        self.rules = TurnRules(self.ledger, session, runner.cards, observes, runner.tools.specs())
 
     @property
     def ratio(self) -> float:
@@ -132,7 +131,7 @@ class TurnLoop:
         self.replan(again=measured is not None)
         assert self.state.projection is not None
         budget = step_budget(self.state.projection.profile)
-        bare = False
+        bare = required = False
         for step in range(budget):
             last = step == budget - 1 and step > 0
             if last:  # the budget's end: one step that can only answer
@@ -141,7 +140,7 @@ class TurnLoop:
                 yield Notice(nudge.text)
                 bare = True
             try:
-                async for event in self._step(step, bare):
+                async for event in self._step(step, bare, required):
                     yield event
             except ProviderError as exc:
                 self.keep_partial()
@@ -163,7 +162,7 @@ class TurnLoop:
                 else:
                     self.ledger.append(self.session, redo)
                     yield Notice(redo.text)
-                    bare = after.bare
+                    bare, required = after.bare, after.required
                     continue
             if after.statement:
                 self.ledger.append(self.session, system_step(after.statement))
@@ -172,7 +171,7 @@ class TurnLoop:
                 self.outcome, self.error = after.outcome, after.error
                 self._finish()
                 return
-            bare = False
+            bare = required = False
         self.outcome, self.error = "degraded", f"stopped after {budget} steps of tool calls"
 
     async def _record(self, step: int, last: bool, bare: bool) -> AsyncIterator[TurnEvent | Next]:
@@ -194,10 +193,13 @@ class TurnLoop:
         if adopted is not None:
             for call in out.calls:
                 yield ToolCallRequested(call.id, call.name, call.arguments)
+        withheld = "" if out.calls else self.rules.withheld(out.text)
+        if withheld:  # never shown as the answer; what was said is kept here
+            ledger.append(session, withheld_activity(out.text, withheld, step))
         step_entry = ledger.append(
             session,
             AssistantStep(
-                text=out.text,
+                text="" if withheld else out.text,
                 thinking=out.thinking,
                 tool_calls=tuple(out.calls),
                 model=done.model or self.binding.model,
@@ -264,6 +266,11 @@ class TurnLoop:
                 detail={"turn": self.turn_id, "tool": tool},
             ),
         )
+        why = f"a call of `{tool}` after its steps were spent" if tool else ""
+        why = why or self.rules.not_an_answer(out.text) or "no answer within its steps"
+        after = self.rules.unanswered(None, out.text, why)
+        if after.composed:
+            return dataclasses.replace(after, error=f"the step budget ran out; {after.error}")
         if tool:
             why = f"its last step asked for `{tool}` again, which was not run"
             statement = f"The model used every step this turn allows without answering ({why}). "
@@ -305,14 +312,14 @@ class TurnLoop:
         if tightens:
             self.runner.capacity.reprobe(self.binding)
 
-    async def _step(self, step: int, bare: bool) -> AsyncIterator[TurnEvent]:
+    async def _step(self, step: int, bare: bool, required: bool) -> AsyncIterator[TurnEvent]:
         """Stream one model call into `state.current`. A request that contradicts the profile
         (refused as over-length, or silently cut) is recorded, the turn re-planned against the
         tightened profile and the step sent again — once per turn, never in a loop."""
         state = self.state
         while True:
             assert state.projection is not None
-            out = state.current = StepOutcome(self._request(bare))
+            out = state.current = StepOutcome(self._request(bare, required))
             try:
                 async for event in stream_step(
                     self.runner.provider, self.ledger, self.session, out
@@ -363,10 +370,12 @@ class TurnLoop:
         if over is not None:
             self.ledger.append(self.session, over)
 
-    def _request(self, bare: bool) -> ChatRequest:
+    def _request(self, bare: bool, required: bool = False) -> ChatRequest:
         """The step's request: the step-0 tools, then any find_tools loaded since — none for
         a step that can only answer, when the model is local (a hosted API such as
-        Anthropic's refuses tool results in a request that declares no tools)."""
+        Anthropic's refuses tool results in a request that declares no tools). `required`:
+        the `[action-check]` redo, whose reply must be a call (`tool_choice`): on the 0.5B
+        the nudge alone drew the tool's name, its description or a card's `did:` line."""
         state, runner = self.state, self.runner
         assert state.projection is not None
         request = step_request(
@@ -382,6 +391,8 @@ class TurnLoop:
         )
         if bare and is_local(runner.provider):
             request = dataclasses.replace(request, tools=())
+        elif required and request.tools:
+            request = dataclasses.replace(request, tool_choice="required")
         return request
 
     def keep_partial(self) -> None:
