@@ -45,6 +45,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -225,28 +226,39 @@ class _Recording:
         return getattr(self.inner, name)
 
 
+def imported(document: dict[str, Any], folder: Path) -> tuple[Path, str]:
+    """`document` imported once into a ledger file in `folder`: (the file, the session).
+    Each try runs on a copy, so every try asks the same session with the same entry ids —
+    as a user asks again in the session they imported — and the server's prompt cache
+    holds across tries (a new import per try gave new evidence ids in every card line, and
+    the cache broke after the system text: 523 of 2,549 tokens read from it)."""
+    path = folder / "imported.sqlite"
+    ledger = Ledger.open(path)
+    session = import_openai(ledger, document, title="planted fact").session
+    ledger.close()
+    return path, session
+
+
 async def whole_turn(
     provider: ChatProvider,
     binding: ModelBinding,
     case: Case,
-    document: dict[str, Any] | None,
+    source: tuple[Path, str] | None,
     files: Path,
     profile: CapacityProfile | None,
     ask: str,
     timeout_s: float,
 ) -> Sample:
-    """A real turn run to its end on a fresh import of `document` (None: a new chat) in a
-    scratch ledger, judged by the case's rules: its first step, and its final answer as
-    `vak show` has it. Out of `timeout_s`: undecided."""
+    """A real turn run to its end on a copy of the imported session `source` (None: a new
+    chat) in a scratch ledger, judged by the case's rules: its first step, and its final
+    answer as `vak show` has it. Out of `timeout_s`: undecided."""
     with tempfile.TemporaryDirectory() as scratch:
+        if source is not None:
+            shutil.copyfile(source[0], Path(scratch) / "ledger.sqlite")
         ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
         tools = default_tools(Settings(workspace=(str(files),)), ledger)
         recording = _Recording(provider)
-        session = (
-            ledger.create_session("fresh").id
-            if document is None
-            else import_openai(ledger, document, title="planted fact").session
-        )
+        session = ledger.create_session("fresh").id if source is None else source[1]
         if profile is not None:
             ledger.append(session, profile)
         runner = TurnRunner(ledger, recording, tools, keep_alive=None)
@@ -359,6 +371,7 @@ async def run_case(
     with tempfile.TemporaryDirectory() as root:
         files = case.files(Path(root))
         specs = default_tools(Settings(workspace=(str(files),))).specs()
+        source = imported(document, Path(root)) if "vak" in arms else None
         for name in arms:
             typed = name.endswith("-typed")
             if typed and case.name != "shipment":
@@ -375,7 +388,7 @@ async def run_case(
                 elif name in ("vak", "fresh"):
                     fresh = name == "fresh"
                     sample = await whole_turn(
-                        provider, binding, case, None if fresh else document, files, profile,
+                        provider, binding, case, None if fresh else source, files, profile,
                         case.fresh_ask if fresh else case.ask, args.turn_timeout,
                     )  # fmt: skip
                 else:

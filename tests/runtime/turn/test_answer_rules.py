@@ -114,7 +114,9 @@ def test_a_number_the_find_holds_grounds_an_answer() -> None:
     assert not grounded("Sure, I have noted the contact.", find, ask)
 
 
-def test_the_action_nudge_shows_the_real_call_shape() -> None:
-    text = call_nudge(("glob", "grep"), SPECS)
-    assert '{"name": "grep", "arguments": {"pattern": "<a regular expression>"}}' in text
-    assert "<tool_call>" in text and "(or `glob`)" in text
+def test_the_action_nudge_names_grep_and_its_argument_without_a_template() -> None:
+    """A template's placeholder was copied five times over by the 0.5B (locker, 2026-12-02)."""
+    text = call_nudge(("glob", "grep"), SPECS, "Which file of mine has the locker code?")
+    assert "Call the `grep` tool (or `glob`) now with `pattern` set to" in text
+    assert "“Which file of mine has the locker code?”" in text
+    assert "{" not in text and "<" not in text

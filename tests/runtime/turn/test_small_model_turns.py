@@ -349,7 +349,7 @@ async def test_an_unperformed_search_is_withheld_and_the_redo_must_call(
 ) -> None:
     """Recorded on the 0.5B (locker, try 1): a report of a search it never made, then, told
     to call `glob`, the word "glob". The report is not shown; the redo is sent with
-    `tool_choice: required` and the exact call shape; its call runs and is answered."""
+    `tool_choice: required`, naming grep and its argument; its call runs and is answered."""
     folder = _files(tmp_path)
     claimed = (
         "After searching the directories, I found the file `/home/user/documents/logs/"
@@ -373,7 +373,7 @@ async def test_an_unperformed_search_is_withheld_and_the_redo_must_call(
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
     assert "tool_choice" not in bodies[0] and bodies[1]["tool_choice"] == "required"
-    assert '{"name": "grep", "arguments": {"pattern":' in bodies[1]["messages"][-1]["content"]
+    assert "Call the `grep` tool (or `glob`) now with `pattern`" in bodies[1]["messages"][-1]["content"]
     assert "tool_choice" not in bodies[2]
     turn = split_turns(ledger.chain_to_root(session))[-1]
     assert turn.answer == "It is in shipping/manifest.txt."  # the invented report not shown

@@ -111,29 +111,26 @@ def grounded(answer: str, find: str, directive: str) -> bool:
     return not new or bool(new & _tokens(answer))
 
 
-def call_nudge(asked: Sequence[str], specs: Sequence[ToolSpec]) -> str:
+def call_nudge(asked: Sequence[str], specs: Sequence[ToolSpec], directive: str) -> str:
     """`[action-check]`: the request asks for an action on the user's things and no tool did
-    it. Names the tool and the exact call shape, its required arguments as placeholders; the
-    request is the user's last message, not repeated. Seen on the 0.5B after "Call the `glob`
-    tool now": the reply `glob`, or a card's `did: read {…}` line copied (issue #22).
-    grep comes first where it is asked at all: its lines hold the content and name the file,
-    which answers "which file has …" too, where a glob listing gives only names."""
+    it. Names the tool and its required arguments in words, and quotes the request (this
+    nudge asks for the action, so the request read again is wanted here). No JSON template:
+    measured on the 0.5B (issue #22), "Call the `glob` tool now" drew the reply `glob`, and a
+    template with a placeholder drew the placeholder copied five times over. grep comes
+    first where it is asked at all: its lines hold the content and name the file, which
+    answers "which file has …" too, where a glob listing gives only names."""
     by_name = {s.name: s for s in specs}
     tools = sorted(asked, key=lambda t: t != "grep") or ["grep"]
     spec = by_name.get(tools[0])
-    properties = dict(spec.parameters.get("properties") or {}) if spec else {}
-    required = [str(r) for r in (spec.parameters.get("required") or ()) if spec] or ["pattern"]
-    arguments = {
-        name: "<" + str((properties.get(name) or {}).get("description") or name).split(";")[0] + ">"
-        for name in required
-    }
-    shape = json.dumps({"name": tools[0], "arguments": arguments}, ensure_ascii=False)
-    others = "".join(f" (or `{t}`)" for t in tools[1:2])
+    required = [str(r) for r in (spec.parameters.get("required") or ())] if spec else []
+    needs = " and ".join(f"`{r}`" for r in required)
+    argued = f" with {needs} set to what the request is about" if needs else ""
+    others = f" (or `{tools[1]}`)" if len(tools) > 1 else ""
+    short = " ".join(directive.split())[:160]
     return (
-        f"[{ACTION_CHECK}] Nothing in this turn has looked at the user's files yet, so nothing "
-        f"can be reported as found. Call `{tools[0]}`{others} now: reply with only the call, "
-        f"each placeholder replaced by what the request needs:\n<tool_call>\n{shape}\n"
-        "</tool_call>"
+        f"[{ACTION_CHECK}] The request (“{short}”) asks you to look at the user's files, and "
+        f"nothing in this turn has done it, so nothing can be reported as found yet. Call the "
+        f"`{tools[0]}` tool{others} now{argued}."
     )
 
 

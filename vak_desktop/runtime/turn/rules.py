@@ -380,7 +380,7 @@ class TurnRules:
         instruction = f"call the `{tool}` tool the request asks for"
         if strikes(turn, ACTION_CHECK) == 0:
             asked = requested_tools(directive, self.offered, lexicons())
-            nudge = Nudge(ACTION_CHECK, call_nudge(asked, self.specs))
+            nudge = Nudge(ACTION_CHECK, call_nudge(asked, self.specs, directive))
             return Next(nudge=nudge, failed_instruction=instruction, required=True)
         self.ledger.append(
             self.session,
