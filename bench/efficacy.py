@@ -253,8 +253,10 @@ async def whole_turn(
     chat) in a scratch ledger, judged by the case's rules: its first step, and its final
     answer as `vak show` has it. Out of `timeout_s`: undecided."""
     with tempfile.TemporaryDirectory() as scratch:
-        if source is not None:
-            shutil.copyfile(source[0], Path(scratch) / "ledger.sqlite")
+        if source is not None:  # the ledger and its head anchor beside it
+            for part in source[0].parent.glob(f"{source[0].name}*"):
+                suffix = part.name.removeprefix(source[0].name)
+                shutil.copyfile(part, Path(scratch) / f"ledger.sqlite{suffix}")
         ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
         tools = default_tools(Settings(workspace=(str(files),)), ledger)
         recording = _Recording(provider)

@@ -96,6 +96,15 @@ def test_the_composed_answer_names_the_file_and_line_and_says_vak_wrote_it() -> 
     assert "2 matching lines" in both and "notes/mar.txt, line 1" in both
 
 
+def test_a_composed_answer_keeps_the_line_holding_what_the_user_said() -> None:
+    """grep "locker" matches the file and its near-miss decoy; the user gave 38-14-92."""
+    call = ToolCall("c1", "grep", {"pattern": "locker"})
+    said = ["Step 10: check the build log.", "My locker combination is 38-14-92."]
+    text = composed_answer(call, ToolResult("c1", "grep", GREP, "e", len(GREP)), said=said)
+    assert "found in notes/feb.txt" in text and "notes/mar.txt" not in text
+    assert "1 other matching line left out" in text
+
+
 def test_a_composed_read_quotes_the_lines_the_request_asks_about() -> None:
     body = "From: m.okafor@lindenhall.example\nDear all,\nConfirmed: the hall is booked for 46 guests.\n"
     call = ToolCall("c1", "read", {"path": "docs/reply.txt"})

@@ -44,6 +44,7 @@ from vak_desktop.runtime.turn.answering import (
     ANSWER_NOW,
     COMPOSED,
     PLAIN_ANSWER,
+    RUNTIME_SEARCH,
     SMALL_STEPS,
     WITHHELD,
 )
@@ -211,8 +212,11 @@ async def test_a_raw_json_call_left_twice_is_never_the_answer(
     finished = events[-1]
     assert isinstance(finished, TurnFinished) and finished.outcome == "degraded"
     last = _payloads(ledger, session, AssistantStep)[-1]
-    assert last.model == "vak" and "`grep`" in last.text and "not run" in last.text
-    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [PLAIN_ANSWER]
+    assert last.model == "vak" and "`grep`" in last.text and "nothing was actually" in last.text
+    # the asked-for search not made comes first: one action-check, then the close
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK]
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert "{" not in turn.answer and len(_activities(ledger, session, WITHHELD)) == 2
 
 
 async def test_a_small_models_endless_calls_end_in_one_answer_step_without_tools(
@@ -373,9 +377,43 @@ async def test_an_unperformed_search_is_withheld_and_the_redo_must_call(
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
     assert "tool_choice" not in bodies[0] and bodies[1]["tool_choice"] == "required"
-    assert "Call the `grep` tool (or `glob`) now with `pattern`" in bodies[1]["messages"][-1]["content"]
+    assert (
+        "Call the `grep` tool (or `glob`) now with `pattern`"
+        in bodies[1]["messages"][-1]["content"]
+    )
     assert "tool_choice" not in bodies[2]
     turn = split_turns(ledger.chain_to_root(session))[-1]
     assert turn.answer == "It is in shipping/manifest.txt."  # the invented report not shown
     (kept,) = _activities(ledger, session, WITHHELD)
     assert kept.detail["text"] == claimed
+
+
+async def test_a_search_the_model_will_not_make_is_run_by_vak_for_the_value_referred_to(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B: told to call the tool, it wrote the tool's name, or repeated a
+    card line. After that one repair Vak greps for the value of the earlier message the
+    request refers to, and the model is told to answer with the find."""
+    folder = _files(tmp_path)
+    double.enqueue(
+        Reply(text="Noted."),
+        Reply(text="The code is in /home/user/documents/logs/auth12.log."),
+        Reply(text="glob"),
+        Reply(text="It is in shipping/manifest.txt."),
+    )
+    provider = OllamaProvider(http, double.url)
+    binding = await bind_model(provider, TOOL_MODEL)
+    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+    session = ledger.create_session().id
+    ledger.append(session, _small(binding))
+    _ = [e async for e in runner.run(session, f"My shipment code is {CODE}.", binding)]
+    events = await _turn(runner, session, binding)
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    (searched,) = _activities(ledger, session, RUNTIME_SEARCH)
+    assert searched.detail["call"] == {"name": "grep", "arguments": {"pattern": "ZX\\-4471\\-Q"}}
+    steps = _payloads(ledger, session, AssistantStep)
+    (made,) = [s for s in steps if s.tool_calls]
+    assert made.model == "vak" and made.done_reason == "runtime_call"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert turn.answer == "It is in shipping/manifest.txt."

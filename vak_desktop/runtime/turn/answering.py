@@ -222,12 +222,25 @@ def _shares_run(text: str, nudge: str) -> bool:
 COMPOSED = "Vak composed this answer from the `{tool}` result"  # never the model's words
 
 
-def composed_answer(call: ToolCall, result: ToolResult, why: str = "", directive: str = "") -> str:
+def composed_answer(
+    call: ToolCall,
+    result: ToolResult,
+    why: str = "",
+    directive: str = "",
+    said: Sequence[str] = (),
+) -> str:
     """The answer Vak writes itself from the tool result that holds what was asked for, when
     the model's last step left nothing usable: which file and line matched and the line's
-    text, quoted — opening with a mark that says Vak, not the model, wrote it."""
+    text, quoted — opening with a mark that says Vak, not the model, wrote it. `said`: what
+    the user said earlier in the conversation; when some matching lines hold one of its
+    values (a code, an address, a number) and others do not, only those are shown, and
+    the others counted (a near-miss "38-14-29" is not the "38-14-92" the user gave)."""
     lines = [line.strip() for line in result.content.splitlines() if line.strip()]
     matches = [m for m in (_GREP_LINE.match(line) for line in lines) if m is not None]
+    values = {t for text in said for t in _values(text)}
+    holding = [m for m in matches if values & _values(m["text"])]
+    left_out = len(matches) - len(holding) if holding else 0
+    matches = holding or matches
     mark = COMPOSED.format(tool=call.name) + (f" (the model's reply was {why})" if why else "")
     if matches:
         files = list(dict.fromkeys(m["file"] for m in matches))
@@ -235,6 +248,11 @@ def composed_answer(call: ToolCall, result: ToolResult, why: str = "", directive
         shown = [f"- {m['file']}, line {m['line']}: “{_clip(m['text'])}”" for m in matches[:3]]
         if len(matches) > len(shown):
             shown.append(f"- … and {len(matches) - len(shown)} more")
+        if left_out:
+            shown.append(
+                f"({left_out} other matching line{'s' if left_out > 1 else ''} left out: "
+                "none holds a value said earlier in this conversation)"
+            )
         return "\n".join([f"{mark}: {head}.", *shown])
     where = next((str(v) for k, v in sorted(call.arguments.items()) if k in ("path", "file")), "")
     asked = _tokens(directive)
@@ -244,6 +262,32 @@ def composed_answer(call: ToolCall, result: ToolResult, why: str = "", directive
     quoted = [f"- “{_clip(lines[i])}”" for i in sorted(ranked)]
     source = f"of {where} " if where else ""
     return "\n".join([f"{mark}: the `{call.name}` result {source}shows", *quoted])
+
+
+_VALUE = re.compile(r"[\w.+-]*(?:\d|@)[\w.@+-]*\w")
+
+
+def _values(text: str) -> set[str]:
+    """The value-like words of a text: with a digit or an @, four characters or more."""
+    return {v.lower() for v in _VALUE.findall(text) if len(v) >= 4}
+
+
+def referred_value(directive: str, said: Sequence[str]) -> str | None:
+    """The value a refer-back directive means ("the locker combination I mentioned"): the one
+    value-like word (`_values`) of the earlier user message sharing most words (two or more,
+    of four letters or more) with the directive, and not in the directive itself; None when
+    no message shares enough, two share as much, or it holds no single such value."""
+    asked = _tokens(directive)
+    scored = sorted(((len(_tokens(text) & asked), i) for i, text in enumerate(said)), reverse=True)
+    if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    known = _values(directive)
+    text = said[scored[0][1]]
+    values = sorted({v for v in _VALUE.findall(text) if len(v) >= 4 and v.lower() not in known})
+    return values[0] if len({v.lower() for v in values}) == 1 else None
+
+
+RUNTIME_SEARCH = "runtime_search"  # Activity: Vak ran the asked-for search the model did not
 
 
 def _clip(text: str, limit: int = 200) -> str:

@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.evidence.call_repair import repair_calls
 from vak_desktop.context.evidence.text_calls import adopt_text_calls, machine_text
-from vak_desktop.context.payloads import Activity, AssistantStep, Nudge, Usage
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    Nudge,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from vak_desktop.context.presentations.library import tool_name
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger.canonical import utc_now
@@ -39,6 +46,7 @@ from vak_desktop.runtime.tools import run_tool_calls
 from vak_desktop.runtime.tools.surface import ToolSurface
 from vak_desktop.runtime.turn.answering import (
     ANSWER_NOW,
+    RUNTIME_SEARCH,
     answer_now_nudge,
     failed_call_statement,
     step_budget,
@@ -54,7 +62,7 @@ from vak_desktop.runtime.turn.recovery import (
     truncation_activity,
 )
 from vak_desktop.runtime.turn.reset import over_budget_activity
-from vak_desktop.runtime.turn.rules import Next, TurnRules, system_step
+from vak_desktop.runtime.turn.rules import Next, TurnRules, runtime_call_step, system_step
 from vak_desktop.runtime.turn.step import (
     StepOutcome,
     output_limit_activity,
@@ -247,11 +255,56 @@ class TurnLoop:
             after = self.rules.after_calls(out.calls, fences)
         else:
             after = self.rules.after_answer(out.text, fences)
+            ran = after.run
+            if ran is not None:  # the asked-for search, run by Vak (`rules`)
+                async for ready in self._run_for_model(ran):
+                    yield ready
+                after = self.rules.after_calls([ran], fences)
+                after = after if after.nudge or after.close else self._nothing_found(ran)
         if after.drift:  # near the horizon, a drifting model is a size signal
             self.instruction_failed("answer the current request instead of repeating an old answer")
         if after.failed_instruction:  # an asked-for action not performed
             self.instruction_failed(after.failed_instruction)
         yield after
+
+    async def _run_for_model(self, call: ToolCall) -> AsyncIterator[TurnEvent]:
+        """Run `call` as a step Vak authors (model "vak"), saying so in an Activity."""
+        ledger, session = self.ledger, self.session
+        pattern = call.arguments.get("pattern", "")
+        ledger.append(
+            session,
+            Activity(
+                type=RUNTIME_SEARCH,
+                message=f"the model did not search after one repair: Vak ran `{call.name}` "
+                f"for {pattern!r}, the value the request refers to",
+                detail={"call": {"name": call.name, "arguments": call.arguments}},
+            ),
+        )
+        ledger.append(session, runtime_call_step(call))
+        yield ToolCallRequested(call.id, call.name, call.arguments)
+        self.called.append(call.name)
+        async for event in run_tool_calls(self.runner.tools, ledger, session, [call]):
+            if not isinstance(event, Notice):
+                yield event
+
+    def _nothing_found(self, call: ToolCall) -> Next:
+        results = [
+            e.payload
+            for e in self.ledger.chain_to_root(self.session)[-4:]
+            if isinstance(e.payload, ToolResult) and e.payload.tool_call_id == call.id
+        ]
+        said = results[-1].content.splitlines()[0] if results else "no result"
+        statement = (
+            f"The model did not search, so Vak ran `{call.name}` for "
+            f"“{call.arguments.get('pattern', '')}” (from the message the request refers to): "
+            f"{said}."
+        )
+        return Next(
+            close=True,
+            outcome="degraded",
+            error="the asked search found nothing",
+            statement=statement,
+        )
 
     def _spent(self, tool: str) -> Next:
         """The budget's last step did not answer: it asked for `tool` again (not run), wrote

@@ -24,6 +24,7 @@ system-authored step (model "vak") that says so instead of a wrong card or nothi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -87,6 +88,7 @@ from vak_desktop.runtime.turn.answering import (
     grounding_nudge,
     not_an_answer,
     plain_answer_nudge,
+    referred_value,
 )
 
 SYSTEM_AUTHOR = "vak"  # the `model` of a step the runtime wrote itself
@@ -111,6 +113,7 @@ class Next:
     bare: bool = False  # the next step is sent without tools: it can only answer
     composed: bool = False  # the statement is an answer Vak composed from the turn's find
     required: bool = False  # the next step must call a tool (where the server can insist)
+    run: ToolCall | None = None  # a call Vak runs itself (the asked search, after a repair)
 
 
 CONTINUE = Next()
@@ -207,7 +210,10 @@ class TurnRules:
             return Next(close=True, outcome="degraded", error="the model returned no answer")
         directive = turn.directive.text
         why = self.not_an_answer(text, turn)
-        if why:  # never the answer
+        if why:  # never the answer; an asked-for action not yet performed comes first
+            acted = self._unperformed(chain, turn, directive)
+            if acted is not None:
+                return acted
             if strikes(turn, PLAIN_ANSWER) == 0:
                 return Next(nudge=Nudge(PLAIN_ANSWER, plain_answer_nudge()), bare=True)
             return self.unanswered(turn, text, why)
@@ -292,7 +298,9 @@ class TurnRules:
                 outcome="degraded",
                 error=f"the model's answer was {why}; Vak composed it from the `{hit[0].name}` "
                 "result",
-                statement=composed_answer(hit[0], hit[1], why, turn.directive.text),
+                statement=composed_answer(
+                    hit[0], hit[1], why, turn.directive.text, self._said_before(turn)
+                ),
                 composed=True,
             )
         if machine_text(text):
@@ -308,6 +316,11 @@ class TurnRules:
             error=f"the model's answer was {why}",
             statement=statement,
         )
+
+    def _said_before(self, turn: Turn) -> list[str]:
+        """What the user said in earlier turns (their directives), oldest first."""
+        chain = self.ledger.chain_to_root(self.session)
+        return [t.directive.text for t in split_turns(chain)[:-1] if t.turn_id != turn.turn_id]
 
     def turn_find(self, turn: Turn) -> tuple[ToolCall, ToolResult] | None:
         """The turn's first tool result that performed the asked-for action and found
@@ -382,6 +395,9 @@ class TurnRules:
             asked = requested_tools(directive, self.offered, lexicons())
             nudge = Nudge(ACTION_CHECK, call_nudge(asked, self.specs, directive))
             return Next(nudge=nudge, failed_instruction=instruction, required=True)
+        searched = self._search_for_model(turn)
+        if searched is not None:
+            return Next(run=searched, failed_instruction=instruction)
         self.ledger.append(
             self.session,
             Activity(
@@ -397,6 +413,17 @@ class TurnRules:
             statement=action_statement(tool),
             failed_instruction=instruction,
         )
+
+    def _search_for_model(self, turn: Turn) -> ToolCall | None:
+        """The asked-for search Vak runs itself once the model has not made it after one
+        repair: grep for the one value of the earlier message the directive refers to
+        (`answering.referred_value`), if grep is offered and such a value exists."""
+        if "grep" not in self.offered:
+            return None
+        value = referred_value(turn.directive.text, self._said_before(turn))
+        if value is None:
+            return None
+        return ToolCall(f"vak_search_{turn.turn_id[-12:]}", "grep", {"pattern": re.escape(value)})
 
     def _strike(self, chain: list[Entry], turn: Turn, tag: str, text: str) -> Next:
         """One repair per check: the first strike is a nudge, the second fails closed."""
@@ -436,6 +463,13 @@ class TurnRules:
 def system_step(text: str) -> AssistantStep:
     """A step the runtime authors itself (a fail-closed statement), marked as such."""
     return AssistantStep(text=text, model=SYSTEM_AUTHOR, done_reason="fail_closed")
+
+
+def runtime_call_step(call: ToolCall) -> AssistantStep:
+    """A step whose call the runtime made itself (the asked search), marked as such."""
+    return AssistantStep(
+        text="", tool_calls=(call,), model=SYSTEM_AUTHOR, done_reason="runtime_call"
+    )
 
 
 def _tag_of(nudge: str) -> str:
