@@ -79,6 +79,10 @@ def test_a_card_line_copied_as_text_is_a_call_of_the_real_tool() -> None:
     (call,) = find_text_calls(copied, admitted)
     assert (call.name, call.arguments) == ("read", {"path": "logs/auth18.log"})
     assert copied[call.start : call.end] == 'read {"path":"logs/auth18.log"}'
+    # arguments as "key:value" strings (shipment, 2026-12-02, after the action-check)
+    (call,) = find_text_calls('{"name": "grep", "arguments": ["pattern:ZX-4471-Q"]}', admitted)
+    assert call.arguments == {"pattern": "ZX-4471-Q"}
+    assert not find_text_calls('{"name": "grep", "arguments": ["ZX-4471-Q"]}', admitted)
     # data after a word is not a call: unknown keys, a missing required key, a non-tool word
     assert not find_text_calls('read {"q": "sync32 build log"}', admitted)
     assert not find_text_calls('grep {"path": "notes"}', admitted)

@@ -38,6 +38,7 @@ from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.capacity.binding import bind_model
 from vak_desktop.runtime.events import TurnEvent, TurnFinished
 from vak_desktop.runtime.settings import Settings
+from vak_desktop.runtime.turn.loop import CALL_TOKENS
 from vak_desktop.runtime.turn.answering import (
     ANSWER_CHECK,
     ANSWER_GROUNDING,
@@ -377,6 +378,7 @@ async def test_an_unperformed_search_is_withheld_and_the_redo_must_call(
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
     assert "tool_choice" not in bodies[0] and bodies[1]["tool_choice"] == "required"
+    assert bodies[1]["max_tokens"] == CALL_TOKENS  # a call is short; babble after it is not
     assert (
         "Call the `grep` tool (or `glob`) now with `pattern`"
         in bodies[1]["messages"][-1]["content"]

@@ -331,7 +331,27 @@ def _one_call(
             return None
     if arguments is None:
         arguments = {}
+    if isinstance(arguments, list):
+        arguments = _listed_arguments(arguments, admitted[name])
     return (name, arguments) if isinstance(arguments, dict) else None
+
+
+_PAIR = re.compile(r"\s*([A-Za-z_]\w*)\s*[:=]\s*(.+?)\s*\Z", re.S)
+
+
+def _listed_arguments(items: list[Any], schema: JsonObject) -> JsonObject | None:
+    """`["pattern:ZX-4471-Q"]`: arguments written as "key:value" strings, each key one of
+    the tool's parameters (the 0.5B, issue #22), as the object they mean; else None."""
+    properties = schema.get("properties")
+    if not items or not isinstance(properties, dict):
+        return None
+    out: JsonObject = {}
+    for item in items:
+        match = _PAIR.match(item) if isinstance(item, str) else None
+        if match is None or match.group(1) not in properties or match.group(1) in out:
+            return None
+        out[match.group(1)] = match.group(2).strip("\"'")
+    return out
 
 
 def _invented_call(value: dict[str, Any]) -> tuple[str, JsonObject] | None:

@@ -75,6 +75,9 @@ if TYPE_CHECKING:
     from vak_desktop.runtime.turn.runner import TurnRunner
 
 BUDGET_SPENT = "step_budget_spent"  # Activity: the answer-now step still asked for tools
+# the output cap of a step that must call: the 0.5B wrote its call in ~20 tokens, then card
+# lines until the 256-token cap (2 minutes at 2 tok/s on this machine's load)
+CALL_TOKENS = 128
 
 
 @dataclass
@@ -444,8 +447,9 @@ class TurnLoop:
         )
         if bare and is_local(runner.provider):
             request = dataclasses.replace(request, tools=())
-        elif required and request.tools:
-            request = dataclasses.replace(request, tool_choice="required")
+        elif required and request.tools:  # a call needs few tokens; babble after it, many
+            limit = min(request.max_tokens or CALL_TOKENS, CALL_TOKENS)
+            request = dataclasses.replace(request, tool_choice="required", max_tokens=limit)
         return request
 
     def keep_partial(self) -> None:
