@@ -38,7 +38,6 @@ from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.capacity.binding import bind_model
 from vak_desktop.runtime.events import TurnEvent, TurnFinished
 from vak_desktop.runtime.settings import Settings
-from vak_desktop.runtime.turn.loop import CALL_TOKENS
 from vak_desktop.runtime.turn.answering import (
     ANSWER_CHECK,
     ANSWER_GROUNDING,
@@ -49,6 +48,7 @@ from vak_desktop.runtime.turn.answering import (
     SMALL_STEPS,
     WITHHELD,
 )
+from vak_desktop.runtime.turn.loop import CALL_TOKENS
 
 CODE = "ZX-4471-Q"
 ASK = "Search my files for the shipment code I gave you earlier and tell me which file has it."
