@@ -419,3 +419,25 @@ async def test_a_search_the_model_will_not_make_is_run_by_vak_for_the_value_refe
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
     turn = split_turns(ledger.chain_to_root(session))[-1]
     assert turn.answer == "It is in shipping/manifest.txt."
+
+
+async def test_the_text_beside_a_call_is_withheld_when_it_is_no_answer(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B (shipment, 2026-12-02): its call as text, then grep's
+    description paraphrased until the output cap; the call ran and the rest was shown."""
+    folder = _files(tmp_path)
+    babble = (
+        f'{{"name": "grep", "arguments": {{"pattern": "{CODE}"}}}}. This tool searches the '
+        "text files in the user's workspace folders for a regular expression (Python syntax) "
+        "that matches the shipment code. The results are returned as path:line: text."
+    )
+    session, events = await _ollama_turn(
+        double, http, ledger, folder, Reply(text=babble), Reply(text="shipping/manifest.txt")
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert len(_payloads(ledger, session, ToolResult)) == 1  # the call ran
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert turn.answer == "shipping/manifest.txt"
+    (kept,) = _activities(ledger, session, WITHHELD)
+    assert "This tool searches" in kept.detail["text"]

@@ -204,7 +204,10 @@ class TurnLoop:
         if adopted is not None:
             for call in out.calls:
                 yield ToolCallRequested(call.id, call.name, call.arguments)
-        withheld = "" if out.calls else self.rules.withheld(out.text)
+        # the text beside a call is judged too: the 0.5B wrote its call, then grep's
+        # description paraphrased to the output cap, which was shown (shipment, 2026-12-02)
+        withheld = self.rules.not_an_answer(out.text) if out.calls else ""
+        withheld = withheld or ("" if out.calls else self.rules.withheld(out.text))
         if withheld:  # never shown as the answer; what was said is kept here
             ledger.append(session, withheld_activity(out.text, withheld, step))
         step_entry = ledger.append(
