@@ -419,6 +419,8 @@ async def test_a_search_the_model_will_not_make_is_run_by_vak_for_the_value_refe
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
     turn = split_turns(ledger.chain_to_root(session))[-1]
     assert turn.answer == "It is in shipping/manifest.txt."
+    failed = [a.detail["instruction"] for a in _activities(ledger, session, "instruction_failed")]
+    assert failed == ["call the `grep` tool the request asks for"] * 2  # the model's, both
 
 
 async def test_the_text_beside_a_call_is_withheld_when_it_is_no_answer(

@@ -265,8 +265,10 @@ class TurnLoop:
             if ran is not None:  # the asked-for search, run by Vak (`rules`)
                 async for ready in self._run_for_model(ran):
                     yield ready
+                failed = after.failed_instruction  # the model's, though Vak then searched
                 after = self.rules.after_calls([ran], fences)
                 after = after if after.nudge or after.close else self._nothing_found(ran)
+                after = dataclasses.replace(after, failed_instruction=failed)
         if after.drift:  # near the horizon, a drifting model is a size signal
             self.instruction_failed("answer the current request instead of repeating an old answer")
         if after.failed_instruction:  # an asked-for action not performed
