@@ -65,7 +65,7 @@ from efficacy_cases import CASES, Case
 from vak_desktop.cli.eval import scratch_tools
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.context.evidence.text_calls import find_text_calls
-from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, ToolCall
+from vak_desktop.context.payloads import Activity, CapacityProfile, Ewma, Horizon, ToolCall
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, Done, ModelDetails, TextDelta, ToolCallEvent
@@ -77,6 +77,7 @@ from vak_desktop.runtime.providers.embedded import EngineConfig, chat_template, 
 from vak_desktop.runtime.sessions.interchange import import_openai
 from vak_desktop.runtime.sessions.transcripts import session_turns
 from vak_desktop.runtime.settings import Settings
+from vak_desktop.runtime.turn.answering import COMPOSED, RUNTIME_SEARCH
 
 DEFAULT_MODEL = Path.home() / ".cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 TRUNCATED_TOKENS = 4_096  # Ollama's default num_ctx
@@ -102,6 +103,8 @@ class Sample:
     undecided: bool = False  # the turn ran out of its time: neither right nor wrong
     answer: str = ""
     record: dict[str, Any] = field(default_factory=dict)  # what `--out` writes of the try
+    composed: bool = False  # the shown answer is one Vak composed from the find, not the model's
+    searched: bool = False  # Vak ran the asked search itself (the model did not, after a repair)
 
 
 @dataclass
@@ -119,8 +122,12 @@ class Arm:
         final = ""
         if any(s.answered is not None for s in ok):
             undecided = sum(s.undecided for s in ok)
-            final = f"final answer {sum(bool(s.answered) for s in ok)}/{n}" + (
-                f" ({undecided} undecided)  " if undecided else "  "
+            by_model = sum(bool(s.answered) and not s.composed for s in ok)
+            final = (
+                f"final answer {sum(bool(s.answered) for s in ok)}/{n} "
+                f"(the model's own {by_model}, Vak-composed {sum(s.composed for s in ok)}, "
+                f"Vak searched {sum(s.searched for s in ok)}"
+                + (f", {undecided} undecided)  " if undecided else ")  ")
             )
         return (
             f"{self.name:<10} tool {sum(s.tool_call for s in ok)}/{n}  "
@@ -287,6 +294,10 @@ async def whole_turn(
         end = time.monotonic() - start
         answer = "" if undecided else session_turns(ledger, session)[-1].answer
         record = turn_record(ledger, session, recording.requests, answer)
+        searched = any(
+            isinstance(e.payload, Activity) and e.payload.type == RUNTIME_SEARCH
+            for e in ledger.chain_to_root(session)
+        )
         ledger.close()
     called, right = case.first_call_right(calls)
     sent = recording.requests[0].messages if recording.requests else ()
@@ -295,6 +306,7 @@ async def whole_turn(
     return Sample(
         called, right, prompt, first or end, end, reached=reached, answered=answered,
         steps=steps, undecided=undecided, answer=answer, record=record,
+        composed=answer.startswith(COMPOSED.split("`")[0]), searched=searched,
     )  # fmt: skip
 
 
