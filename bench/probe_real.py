@@ -31,7 +31,8 @@ from pathlib import Path
 
 import httpx
 
-from bench.efficacy import CODE, FRESH_ASK, MAX_OUTPUT, naive_messages
+from bench.efficacy import MAX_OUTPUT, naive_messages
+from bench.efficacy_cases import CASES
 from vak_desktop.context.capacity.probe_history import SEARCH_TOOLS, ProbePrefix, ProbeTask
 from vak_desktop.context.evidence.digests import digest_result
 from vak_desktop.context.request import ChatRequest, Message
@@ -39,9 +40,11 @@ from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, ModelDetails
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools, run_probe
 from vak_desktop.runtime.capacity.probe import ProbeProgress, sample_once
-from vak_desktop.runtime.evaluation.live import generated_session, shipment_files
+from vak_desktop.runtime.evaluation.live import CODE, generated_session, shipment_files
 from vak_desktop.runtime.providers.embedded import EngineConfig, chat_template, start_engine
 from vak_desktop.runtime.settings import Settings
+
+FRESH_ASK = CASES["shipment"].fresh_ask  # the probe's task: the shipment case's new-chat ask
 
 RATIO = 0.3  # tokens per char for cutting the direct request (the server counts the real one)
 TURNS = 40
