@@ -97,7 +97,7 @@ def with_messages(request: AssembledRequest, messages: list[Message]) -> Assembl
 async def planned(ledger: Ledger) -> tuple[TurnIndex, Plan, AssembledRequest]:
     session = await card_session(ledger)
     index = session.index()
-    plan, request = build(index, 3_400)
+    plan, request = build(index, 4_200)  # a question about the past: passages take two thirds
     fidelity = {p.index: p.fidelity for p in plan.turns}
     assert fidelity[8] is Fidelity.CARD  # the card turn is shown as its card
     assert Fidelity.FULL in fidelity.values()
