@@ -2,7 +2,7 @@
 
     python bench/efficacy.py --model ~/.cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
         [--cases shipment,locker,venue] [--tries 6] [--fresh-tries 3] [--arms vak,fresh,full,truncated] \
-        [--horizon 4096 | --probe] [--turn-timeout 240] [--direct 1000,2000,4000] [--n-ctx 32768] [--threads N]
+        [--horizon 4096 | --probe] [--turn-timeout 240] [--direct 1000,2000,4000] [--n-ctx 32768] [--threads N] [--out DIR]
 
 One llama.cpp server (the project's embedded engine, `runtime/providers/embedded.py`; its prompt
 cache is on, and every arm runs against the same server and the same tools) serves each case of
@@ -33,7 +33,8 @@ Per case and arm: tool-call rate, first call right, the fact sent, final answer 
 turns), median prompt tokens of the first request, median seconds to the first token and to the
 end of the turn (naive arms: of the step), median steps. `--probe` times the probe (requests, seconds); `--direct` is the
 direct measurement beside it: a fixed real-shaped request (the naive history cut to each
-size) sampled `--tries` times a size, its tool-call rate per size. Progress goes to stderr.
+size) sampled `--tries` times a size, its tool-call rate per size. Progress goes to stderr;
+`--out DIR` writes each whole turn's entries and requests as `<case>-<arm>-<try>.json`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -61,8 +63,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from efficacy_cases import CASES, Case
 
 from vak_desktop.cli.eval import scratch_tools
+from vak_desktop.context.codec import to_json_value
 from vak_desktop.context.evidence.text_calls import find_text_calls
-from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, ToolCall
+from vak_desktop.context.payloads import Activity, CapacityProfile, Ewma, Horizon, ToolCall
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, Done, ModelDetails, TextDelta, ToolCallEvent
@@ -74,6 +77,7 @@ from vak_desktop.runtime.providers.embedded import EngineConfig, chat_template, 
 from vak_desktop.runtime.sessions.interchange import import_openai
 from vak_desktop.runtime.sessions.transcripts import session_turns
 from vak_desktop.runtime.settings import Settings
+from vak_desktop.runtime.turn.answering import COMPOSED, RUNTIME_SEARCH
 
 DEFAULT_MODEL = Path.home() / ".cache/vak-desktop/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 TRUNCATED_TOKENS = 4_096  # Ollama's default num_ctx
@@ -98,6 +102,9 @@ class Sample:
     steps: int = 1
     undecided: bool = False  # the turn ran out of its time: neither right nor wrong
     answer: str = ""
+    record: dict[str, Any] = field(default_factory=dict)  # what `--out` writes of the try
+    composed: bool = False  # the shown answer is one Vak composed from the find, not the model's
+    searched: bool = False  # Vak ran the asked search itself (the model did not, after a repair)
 
 
 @dataclass
@@ -115,8 +122,12 @@ class Arm:
         final = ""
         if any(s.answered is not None for s in ok):
             undecided = sum(s.undecided for s in ok)
-            final = f"final answer {sum(bool(s.answered) for s in ok)}/{n}" + (
-                f" ({undecided} undecided)  " if undecided else "  "
+            by_model = sum(bool(s.answered) and not s.composed for s in ok)
+            final = (
+                f"final answer {sum(bool(s.answered) for s in ok)}/{n} "
+                f"(the model's own {by_model}, Vak-composed {sum(s.composed for s in ok)}, "
+                f"Vak searched {sum(s.searched for s in ok)}"
+                + (f", {undecided} undecided)  " if undecided else ")  ")
             )
         return (
             f"{self.name:<10} tool {sum(s.tool_call for s in ok)}/{n}  "
@@ -222,28 +233,41 @@ class _Recording:
         return getattr(self.inner, name)
 
 
+def imported(document: dict[str, Any], folder: Path) -> tuple[Path, str]:
+    """`document` imported once into a ledger file in `folder`: (the file, the session).
+    Each try runs on a copy, so every try asks the same session with the same entry ids —
+    as a user asks again in the session they imported — and the server's prompt cache
+    holds across tries (a new import per try gave new evidence ids in every card line, and
+    the cache broke after the system text: 523 of 2,549 tokens read from it)."""
+    path = folder / "imported.sqlite"
+    ledger = Ledger.open(path)
+    session = import_openai(ledger, document, title="planted fact").session
+    ledger.close()
+    return path, session
+
+
 async def whole_turn(
     provider: ChatProvider,
     binding: ModelBinding,
     case: Case,
-    document: dict[str, Any] | None,
+    source: tuple[Path, str] | None,
     files: Path,
     profile: CapacityProfile | None,
     ask: str,
     timeout_s: float,
 ) -> Sample:
-    """A real turn run to its end on a fresh import of `document` (None: a new chat) in a
-    scratch ledger, judged by the case's rules: its first step, and its final answer as
-    `vak show` has it. Out of `timeout_s`: undecided."""
+    """A real turn run to its end on a copy of the imported session `source` (None: a new
+    chat) in a scratch ledger, judged by the case's rules: its first step, and its final
+    answer as `vak show` has it. Out of `timeout_s`: undecided."""
     with tempfile.TemporaryDirectory() as scratch:
+        if source is not None:  # the ledger and its head anchor beside it
+            for part in source[0].parent.glob(f"{source[0].name}*"):
+                suffix = part.name.removeprefix(source[0].name)
+                shutil.copyfile(part, Path(scratch) / f"ledger.sqlite{suffix}")
         ledger = Ledger.open(Path(scratch) / "ledger.sqlite")
         tools = default_tools(Settings(workspace=(str(files),)), ledger)
         recording = _Recording(provider)
-        session = (
-            ledger.create_session("fresh").id
-            if document is None
-            else import_openai(ledger, document, title="planted fact").session
-        )
+        session = ledger.create_session("fresh").id if source is None else source[1]
         if profile is not None:
             ledger.append(session, profile)
         runner = TurnRunner(ledger, recording, tools, keep_alive=None)
@@ -269,6 +293,11 @@ async def whole_turn(
             await tools.aclose()
         end = time.monotonic() - start
         answer = "" if undecided else session_turns(ledger, session)[-1].answer
+        record = turn_record(ledger, session, recording.requests, answer)
+        searched = any(
+            isinstance(e.payload, Activity) and e.payload.type == RUNTIME_SEARCH
+            for e in ledger.chain_to_root(session)
+        )
         ledger.close()
     called, right = case.first_call_right(calls)
     sent = recording.requests[0].messages if recording.requests else ()
@@ -276,8 +305,32 @@ async def whole_turn(
     answered = False if undecided else case.answer_right(answer)
     return Sample(
         called, right, prompt, first or end, end, reached=reached, answered=answered,
-        steps=steps, undecided=undecided, answer=answer,
+        steps=steps, undecided=undecided, answer=answer, record=record,
+        composed=answer.startswith(COMPOSED.split("`")[0]), searched=searched,
     )  # fmt: skip
+
+
+def turn_record(
+    ledger: Ledger, session: str, requests: list[ChatRequest], answer: str
+) -> dict[str, Any]:
+    """The try as `--out` keeps it: the last turn's entries (kind and payload) and every
+    request's system text, tools and messages since the turn's directive."""
+    chain = ledger.chain_to_root(session)
+    start = max(
+        (i for i, e in enumerate(chain) if type(e.payload).__name__ == "Directive"), default=0
+    )
+    entries = [
+        {"kind": type(e.payload).__name__, "payload": to_json_value(e.payload)}
+        for e in chain[start:]
+    ]
+    sent = [
+        {
+            "tools": [t.name for t in r.tools],
+            "messages": [to_json_value(m) for m in r.messages],
+        }
+        for r in requests
+    ]
+    return {"answer": answer, "entries": entries, "requests": sent}
 
 
 def measured_profile(binding: ModelBinding, horizon: int, n_ctx: int) -> CapacityProfile:
@@ -332,6 +385,7 @@ async def run_case(
     with tempfile.TemporaryDirectory() as root:
         files = case.files(Path(root))
         specs = default_tools(Settings(workspace=(str(files),))).specs()
+        source = imported(document, Path(root)) if "vak" in arms else None
         for name in arms:
             typed = name.endswith("-typed")
             if typed and case.name != "shipment":
@@ -348,7 +402,7 @@ async def run_case(
                 elif name in ("vak", "fresh"):
                     fresh = name == "fresh"
                     sample = await whole_turn(
-                        provider, binding, case, None if fresh else document, files, profile,
+                        provider, binding, case, None if fresh else source, files, profile,
                         case.fresh_ask if fresh else case.ask, args.turn_timeout,
                     )  # fmt: skip
                 else:
@@ -361,6 +415,11 @@ async def run_case(
                     )
                     sample = await timed_stream(provider, request, case)
                 results[name].samples.append(sample)
+                if args.out is not None and sample.record:
+                    args.out.mkdir(parents=True, exist_ok=True)
+                    path = args.out / f"{case.name}-{name}-{attempt + 1}.json"
+                    record = {**sample.record, "answered": sample.answered}
+                    path.write_text(json.dumps(record, indent=1, ensure_ascii=False))
                 if sample.answer:
                     say(f"  answer: {sample.answer[:160]!r}")
                 say(f"  {results[name].row()}")
@@ -398,6 +457,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--direct", default="", help="sizes for the direct measurement")
     parser.add_argument("--n-ctx", type=int, default=32_768)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="a folder for each try's record")
     args = parser.parse_args(argv)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     cases = [CASES[c.strip()] for c in args.cases.split(",") if c.strip()]

@@ -25,6 +25,10 @@ written through the ledger API, an archived one, and a turn with one card of eve
     preset-editor-THEME.png     Chat → System prompt… with a saved preset
     export-dialog-THEME.png     File → Export chat…
     import-dialog-THEME.png     File → Import chats… after a ChatGPT export, with its report
+    import-branches-THEME.png   … a ChatGPT export folder with a regenerated answer, an image
+                                file, an image without one and a tool step: the itemised report
+    import-branches-chat-THEME.png  the chat it made, on its shown version (‹ 2/2 ›)
+    search-hit-version-THEME.png    a search hit in the older version: 1/2 shown, the word marked
     server-died-THEME.png       a server that died mid-answer (last theme only)
     delete-confirm-THEME.png    Chat → Delete chat…: the question, with what it promises
     deleted-undo-THEME.png      a chat just deleted: gone from the list, "Deleted … — Undo"
@@ -305,6 +309,50 @@ async def shoot_issue_15(
         await task
     await save_widget(importer, out, f"import-dialog-{theme}")
     importer.reject()
+    await shoot_import_branches(window, out, theme, data)
+
+
+def branchy_export(folder: Path, theme: str) -> Path:
+    """A ChatGPT export folder: the fixture's chat (a regenerated answer, a code tool step, an
+    image), its image file beside it, and a second image the export does not hold."""
+    import base64
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    items = json.loads(
+        (ROOT / "tests/runtime/sessions/fixtures/chatgpt_conversations.json").read_text("utf-8")
+    )
+    chat = items[0]
+    chat["conversation_id"] = chat["id"] = f"shots-{theme}"  # each theme imports anew
+    chat["title"] = f"Sourdough starter ({theme})"
+    parts = chat["mapping"]["u-2"]["message"]["content"]["parts"]
+    parts.insert(1, {"content_type": "image_asset_pointer", "asset_pointer": "sediment://file_77"})
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+    (folder / "file-Abc123-starter.png").write_bytes(base64.b64decode(pixel))
+    source = folder / "conversations.json"
+    source.write_text(json.dumps(items), encoding="utf-8")
+    return source
+
+
+async def shoot_import_branches(window: MainWindow, out: Path, theme: str, data: Path) -> None:
+    """An import that keeps a branch, an image and a tool step, and itemises what it skips."""
+    importer = window.import_chats()
+    task = importer.start(str(branchy_export(data / f"export-{theme}", theme)))
+    if task is not None:
+        await task
+    await save_widget(importer, out, f"import-branches-{theme}")
+    importer.reject()
+    window.resize(*DEFAULT_SIZE)
+    window.toggle_inspector(False)
+    await save(window, out, f"import-branches-chat-{theme}")
+    sidebar = window.sessions
+    sidebar.search.setText("regenerated")  # only the older version's answer holds it
+    sidebar.run_search()
+    if sidebar.hits.count():
+        sidebar._hit_picked(sidebar.hits.item(0))
+    await save(window, out, f"search-hit-version-{theme}")
+    sidebar.search.clear()
+    sidebar.run_search()
 
 
 LONG_CODE = (

@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 import httpx
-from efficacy import measured_profile, whole_turn
+from efficacy import imported, measured_profile, whole_turn
 from efficacy_cases import CASES, raw_call
 
 from tests.doubles.openai_server import (
@@ -61,6 +61,7 @@ async def test_a_whole_turn_is_judged_by_its_first_call_and_its_final_answer(
     tmp_path: Path,
 ) -> None:
     files = LOCKER.files(tmp_path)
+    source = imported(LOCKER.session(), tmp_path)
     binding = _binding()
     with OpenAIDouble(models=("m",)) as double:
         arguments = json.dumps({"pattern": "38-14-92"})
@@ -72,7 +73,7 @@ async def test_a_whole_turn_is_judged_by_its_first_call_and_its_final_answer(
             provider = OpenAICompatibleProvider(client, double.url)
             profile = measured_profile(binding, 4_096, 32_768)
             sample = await whole_turn(
-                provider, binding, LOCKER, LOCKER.session(), files, profile, LOCKER.ask, 60
+                provider, binding, LOCKER, source, files, profile, LOCKER.ask, 60
             )
         bodies = [b for (_, p, _, b) in double.requests if p.endswith("/chat/completions")]
     assert (sample.tool_call, sample.correct, sample.answered) == (True, True, True)

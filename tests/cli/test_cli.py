@@ -220,7 +220,9 @@ def test_import_then_export_round_trips_an_openai_conversation(
     source.write_text(json.dumps(document))
     code, out, _ = vak(capsys, "import", str(source), "--json")
     report = json.loads(out)
-    assert code == 0 and report["turns"] == 2 and report["entries"] == 11
+    assert (
+        code == 0 and report["turns"] == 2 and report["entries"] == 12
+    )  # with the imported origin
     code, out, _ = vak(capsys, "export", report["session"])
     exported = json.loads(out)
     strip = [{k: v for k, v in m.items() if k != "name"} for m in exported["messages"]]
@@ -545,3 +547,43 @@ def test_a_second_chat_on_a_busy_session_is_refused_clearly(
         texts = [e.payload.text for e in store.entries(session) if isinstance(e.payload, Directive)]
         assert texts == ["a story"]  # the refused turn wrote nothing
         store.close()
+
+
+def test_vak_import_of_a_chatgpt_zip_keeps_its_image_and_a_second_import_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25 item 5: the export's zip is read whole (conversations.json and its files), and
+    the same file or document imported again says where it already is and writes nothing."""
+    import zipfile
+
+    fixtures = Path(__file__).parents[1] / "runtime" / "sessions" / "fixtures"
+    archive = tmp_path / "export.zip"
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+    with zipfile.ZipFile(archive, "w") as out:
+        out.write(fixtures / "chatgpt_conversations.json", "conversations.json")
+        out.writestr("file-Abc123-starter.png", png)
+    code, out, _ = vak(capsys, "import", str(archive), "--json")
+    report = json.loads(out)
+    assert code == 0 and len(report["sessions"]) == 1 and report["branches"] == 1
+    assert not [s for s in report["skipped_items"] if s["kind"] == "image"]
+    ledger = Ledger.open(Path(os.environ["VAK_DATA_DIR"]) / "ledger.sqlite3")
+    try:
+        images = [e.payload.images for e in ledger.entries(report["sessions"][0])
+                  if isinstance(e.payload, Directive) and e.payload.images]  # fmt: skip
+        before = ledger.count()
+    finally:
+        ledger.close()
+    assert len(images) == 1
+    code, out, _ = vak(capsys, "import", str(archive))
+    assert code == 0 and "1 conversation already imported" in out
+    assert "“Sourdough starter”: already imported as “Sourdough starter”" in out
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps({"messages": [{"role": "user", "content": "hello once"}]}))
+    assert vak(capsys, "import", str(single))[0] == 0
+    code, out, _ = vak(capsys, "import", str(single))
+    assert code == 0 and out.startswith("already imported as “hello once”")
+    ledger = Ledger.open(Path(os.environ["VAK_DATA_DIR"]) / "ledger.sqlite3")
+    try:
+        assert ledger.count() == before + 4  # the single document once: origin, 3 entries
+    finally:
+        ledger.close()

@@ -30,13 +30,26 @@ async def test_importing_a_chatgpt_export_shows_progress_and_what_was_skipped(
         assert report is not None and len(report.imported) == 1
         assert dialog.bar.value() == dialog.bar.maximum() == 2
         assert "Imported 1 of 2 conversations" in dialog.status.text()
-        assert (
-            dialog.details.isVisible() and "image or file pointer" in dialog.details.toPlainText()
-        )
+        assert "1 other branch kept" in dialog.status.text()
+        assert "2 things skipped (1 image, 1 conversation)" in dialog.status.text()
+        details = dialog.details.toPlainText()
+        assert dialog.details.isVisible()
+        assert "• “Sourdough starter”: skipped: image in message 3 (no file)" in details
         dialog.grab().save(str(SHOTS / "import_dialog.png"))
         assert harness.service.session == report.imported[0].session
         assert "sourdough" in harness.chat_text().lower()
         await until(lambda: "Sourdough starter" in window.sessions.titles(), what="the list")
+        # the same file again: nothing is written, and the report says where it already is
+        written = harness.service.ledger.count()
+        again = dialog.start(str(source))
+        assert again is not None and (await again) is not None
+        assert harness.service.ledger.count() == written
+        assert "Imported 0 of 2 conversations" in dialog.status.text()
+        assert "1 conversation already imported" in dialog.status.text()
+        assert (
+            "• “Sourdough starter”: already imported as “Sourdough starter”"
+            in dialog.details.toPlainText()
+        )
 
 
 async def test_a_large_import_advances_the_bar_and_cancel_keeps_what_was_written(
@@ -59,7 +72,7 @@ async def test_a_large_import_advances_the_bar_and_cancel_keeps_what_was_written
         report = await task
         assert report is not None and 20 <= len(report.imported) < 400
         assert seen == sorted(seen) and len(set(seen)) > 10
-        assert "stopped by the user" in dialog.details.toPlainText()
+        assert "Stopped by the user" in dialog.details.toPlainText()
         assert len(harness.ledger.sessions()) == len(report.imported)
         bad = tmp_path / "bad.json"
         bad.write_text('{"something": "else"}', encoding="utf-8")

@@ -30,10 +30,17 @@ from vak_desktop.runtime import (
     session_turns,
     turn_to_json,
 )
-from vak_desktop.runtime.sessions.formats import ReadFile, UnknownFormat, read_conversations
+from vak_desktop.runtime.sessions.assets import FolderAssets, open_export
+from vak_desktop.runtime.sessions.formats import (
+    ReadFile,
+    Skipped,
+    UnknownFormat,
+    read_conversations,
+)
 from vak_desktop.runtime.sessions.formats.markdown import export_markdown
 from vak_desktop.runtime.sessions.importing import BatchReport, import_all
 from vak_desktop.runtime.sessions.json_items import ItemsError, is_json_list, json_items
+from vak_desktop.runtime.sessions.origins import Origins, origin
 
 
 async def cmd_models(args: argparse.Namespace) -> int:
@@ -151,7 +158,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     try:
-        raw = Path(args.file).read_bytes() if args.file != "-" else sys.stdin.buffer.read()
+        if args.file == "-":
+            raw, assets = sys.stdin.buffer.read(), None
+        else:
+            raw, assets = open_export(Path(args.file))
+    except ValueError as exc:
+        raise CliError(f"cannot read {args.file}: {exc}") from None
     except OSError as exc:
         raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     try:
@@ -165,12 +177,22 @@ def cmd_import(args: argparse.Namespace) -> int:
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         raise CliError(f"{args.file}: a value cannot be read: {exc}") from None
     try:
-        read = read_conversations(document)
+        read = read_conversations(document, assets)
     except UnknownFormat as exc:
         raise CliError(f"{args.file}: {exc}") from None
     ledger = open_ledger(args)
     if read.format != "openai" or isinstance(document, list):
         return _import_batch(args, ledger, read)
+    if read.conversations and read.digests:
+        source = origin("openai", read.conversations[0].source_id, read.digests[0])
+        same = Origins.read(ledger).same(source)
+        if same is not None:
+            title = ledger.session(same).title or "Untitled"
+            if args.json:
+                emit({"already_imported": same})
+            else:
+                print(f"already imported as “{title}” (session {same}): nothing written")
+            return 0
     try:
         report = import_openai(ledger, document)
     except (ConversationFormatError, CanonicalFormError) as exc:
@@ -197,22 +219,26 @@ def _import_streamed(args: argparse.Namespace, path: Path) -> int:
     own would be and imported, so memory holds one conversation, not the file."""
     ledger = open_ledger(args)
     total: BatchReport | None = None
+    known, assets = Origins.read(ledger), FolderAssets(path.parent)  # read once, not an item
     try:
         for index, item in enumerate(json_items(path)):
             try:
-                read = read_conversations([item])
+                read = read_conversations([item], assets)
             except UnknownFormat as exc:
                 if total is None:
                     raise CliError(f"{args.file}: {exc}") from None
                 total.total += 1
-                total.skipped.append(f"item {index}: not a conversation ({exc})")
+                why = f"not a conversation ({exc})"
+                total.skipped.append(Skipped("item", f"item {index}", why))
                 continue
-            report = import_all(ledger, read)
+            report = import_all(ledger, read, known)
             if total is None:
                 total = BatchReport(report.format, 0)
             total.total += report.total
             total.imported += report.imported
             total.skipped += report.skipped
+            total.already += report.already
+            total.notes += report.notes
     except ItemsError as exc:
         raise CliError(f"{args.file}: {exc}") from None
     if total is None:
@@ -231,11 +257,11 @@ def _reported(args: argparse.Namespace, report: BatchReport) -> int:
         emit(report.to_json())
     else:
         print(report.summary())
-        for line in report.skipped:
-            print(f"  skipped: {line}")
-    if not report.imported:
+        for line in report.lines():
+            print(f"  {line}")
+    if not report.imported and not report.already:
         raise CliError(f"{args.file}: nothing could be imported")
-    return 0
+    return 0  # all there already is no failure: nothing was written, as asked
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -55,6 +55,9 @@ class ChatRequest:
     max_tokens: int | None = None
     think: bool | None = None  # None: the model's default
     temperature: float | None = None
+    # "required": the reply must be a tool call (OpenAI-style `tool_choice`); "" leaves it to
+    # the model. An adapter whose server has no such switch sends nothing.
+    tool_choice: str = ""
     session_key: str = ""  # groups requests of one session for providers that cache by key
     cache_breakpoints: tuple[int, ...] = ()  # message indexes that end a cacheable prefix
 

@@ -109,6 +109,8 @@ class OpenAICompatibleProvider:
         }
         if request.tools:
             body["tools"] = wire.function_tools(request.tools)
+            if request.tool_choice:
+                body["tool_choice"] = request.tool_choice
         if request.max_tokens is not None:
             body[self.token_limit_field] = request.max_tokens
         if request.temperature is not None and self.accepts_sampling(request.model):

@@ -102,7 +102,7 @@ def test_a_file_without_times_says_so() -> None:
     report = import_all(
         ledger, read_conversations({"messages": [{"role": "user", "content": "x"}]})
     )
-    assert report.untimed == 1 and "1 turns had no time in the file" in report.summary()
+    assert report.untimed == 1 and "1 turn had no time in the file" in report.summary()
     assert report.to_json()["untimed_turns"] == {report.imported[0].session: [1]}
 
 

@@ -17,7 +17,7 @@ import httpx
 from tests.doubles.fixtures import TOOL_MODEL, double_fixture, http_fixture  # noqa: F401
 from tests.doubles.ollama_model import Reply
 from tests.doubles.ollama_server import OllamaDouble
-from tests.doubles.openai_server import SSE, OpenAIDouble, text_chunks
+from tests.doubles.openai_server import SSE, OpenAIDouble, text_chunks, tool_call_chunks
 from vak_desktop.context.evidence.call_repair import TOOL_CALL_REPAIRED
 from vak_desktop.context.evidence.text_calls import TEXT_FORM_CALL
 from vak_desktop.context.payloads import (
@@ -29,6 +29,8 @@ from vak_desktop.context.payloads import (
     Nudge,
     ToolResult,
 )
+from vak_desktop.context.planning.actions import ACTION_CHECK
+from vak_desktop.context.planning.turns import split_turns
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
@@ -40,9 +42,13 @@ from vak_desktop.runtime.turn.answering import (
     ANSWER_CHECK,
     ANSWER_GROUNDING,
     ANSWER_NOW,
+    COMPOSED,
     PLAIN_ANSWER,
+    RUNTIME_SEARCH,
     SMALL_STEPS,
+    WITHHELD,
 )
+from vak_desktop.runtime.turn.loop import CALL_TOKENS
 
 CODE = "ZX-4471-Q"
 ASK = "Search my files for the shipment code I gave you earlier and tell me which file has it."
@@ -207,8 +213,11 @@ async def test_a_raw_json_call_left_twice_is_never_the_answer(
     finished = events[-1]
     assert isinstance(finished, TurnFinished) and finished.outcome == "degraded"
     last = _payloads(ledger, session, AssistantStep)[-1]
-    assert last.model == "vak" and "`grep`" in last.text and "not run" in last.text
-    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [PLAIN_ANSWER]
+    assert last.model == "vak" and "`grep`" in last.text and "nothing was actually" in last.text
+    # the asked-for search not made comes first: one action-check, then the close
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK]
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert "{" not in turn.answer and len(_activities(ledger, session, WITHHELD)) == 2
 
 
 async def test_a_small_models_endless_calls_end_in_one_answer_step_without_tools(
@@ -283,3 +292,154 @@ async def test_an_answer_that_says_nothing_of_the_find_is_asked_again(
     third = double.chat_bodies()[2]["messages"][-1]["content"]
     assert third.startswith(f"[{ANSWER_GROUNDING}]") and "shipping/manifest.txt:1:" in third
     assert _payloads(ledger, session, AssistantStep)[-1].text.endswith("shipping/manifest.txt.")
+
+
+LOCKER_ASK = "Which file of mine has the locker code? Tell me the file's name."
+
+
+async def test_a_reply_that_is_no_answer_is_withheld_and_the_find_answers_for_it(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B: after a search that found the file, the replies were the
+    loop's own nudge echoed, then a tool's name alone. The turn must not show either."""
+    folder = _files(tmp_path)
+    echoed = (
+        "[answer-now] This turn has used its steps. Answer the user now, in plain words, "
+        "from what the tool results above show."
+    )
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("grep", {"pattern": CODE})]),
+        Reply(text=echoed),
+        Reply(text="grep"),
+    )
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and finished.outcome == "degraded"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, PLAIN_ANSWER]
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert turn.answer.startswith(COMPOSED.format(tool="grep"))  # the only text shown
+    assert "found in shipping/manifest.txt" in turn.answer and CODE in turn.answer
+    assert "[answer-now]" not in turn.answer and "grep\n" not in turn.answer
+    kept = _activities(ledger, session, WITHHELD)
+    assert [a.detail["text"] for a in kept] == [echoed, "grep"]  # what was said is kept
+    # the next request does not show the model its echo again
+    third = double.chat_bodies()[2]["messages"]
+    assert not any("[answer-now]" in str(m.get("content")) for m in third)
+
+
+async def test_a_which_file_question_answered_by_grep_is_told_to_answer_with_it(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """ "Which file … has" reads as a listing (glob first); grep's lines still answer it."""
+    folder = _files(tmp_path)
+    double.enqueue(
+        Reply(tool_calls=[("grep", {"pattern": CODE})]),
+        Reply(text="shipping/manifest.txt"),
+    )
+    provider = OllamaProvider(http, double.url)
+    binding = await bind_model(provider, TOOL_MODEL)
+    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+    session = ledger.create_session().id
+    ledger.append(session, _small(binding))
+    events = [e async for e in runner.run(session, LOCKER_ASK, binding)]
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK]
+
+
+async def test_an_unperformed_search_is_withheld_and_the_redo_must_call(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B (locker, try 1): a report of a search it never made, then, told
+    to call `glob`, the word "glob". The report is not shown; the redo is sent with
+    `tool_choice: required`, naming grep and its argument; its call runs and is answered."""
+    folder = _files(tmp_path)
+    claimed = (
+        "After searching the directories, I found the file `/home/user/documents/logs/"
+        "auth12.log` which has the code."
+    )
+    call = [("c1", "grep", json.dumps({"pattern": CODE}))]
+    with OpenAIDouble(models=("qwen",), windows={"qwen": 32_768}) as server:
+        server.script(
+            SSE(text_chunks(claimed)),
+            SSE(tool_call_chunks(call)),
+            SSE(text_chunks("It is in shipping/manifest.txt.")),
+        )
+        async with httpx.AsyncClient(timeout=30) as client:
+            provider = OpenAICompatibleProvider(client, server.url)
+            binding = await bind_model(provider, "qwen")
+            runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+            session = ledger.create_session().id
+            ledger.append(session, _small(binding))
+            events = await _turn(runner, session, binding)
+        bodies = [body for _, target, _, body in server.requests if "chat" in target]
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
+    assert "tool_choice" not in bodies[0] and bodies[1]["tool_choice"] == "required"
+    assert bodies[1]["max_tokens"] == CALL_TOKENS  # a call is short; babble after it is not
+    assert (
+        "Call the `grep` tool (or `glob`) now with `pattern`"
+        in bodies[1]["messages"][-1]["content"]
+    )
+    assert "tool_choice" not in bodies[2]
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert turn.answer == "It is in shipping/manifest.txt."  # the invented report not shown
+    (kept,) = _activities(ledger, session, WITHHELD)
+    assert kept.detail["text"] == claimed
+
+
+async def test_a_search_the_model_will_not_make_is_run_by_vak_for_the_value_referred_to(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B: told to call the tool, it wrote the tool's name, or repeated a
+    card line. After that one repair Vak greps for the value of the earlier message the
+    request refers to, and the model is told to answer with the find."""
+    folder = _files(tmp_path)
+    double.enqueue(
+        Reply(text="Noted."),
+        Reply(text="The code is in /home/user/documents/logs/auth12.log."),
+        Reply(text="glob"),
+        Reply(text="It is in shipping/manifest.txt."),
+    )
+    provider = OllamaProvider(http, double.url)
+    binding = await bind_model(provider, TOOL_MODEL)
+    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+    session = ledger.create_session().id
+    ledger.append(session, _small(binding))
+    _ = [e async for e in runner.run(session, f"My shipment code is {CODE}.", binding)]
+    events = await _turn(runner, session, binding)
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    (searched,) = _activities(ledger, session, RUNTIME_SEARCH)
+    assert searched.detail["call"] == {"name": "grep", "arguments": {"pattern": "ZX\\-4471\\-Q"}}
+    steps = _payloads(ledger, session, AssistantStep)
+    (made,) = [s for s in steps if s.tool_calls]
+    assert made.model == "vak" and made.done_reason == "runtime_call"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert turn.answer == "It is in shipping/manifest.txt."
+    failed = [a.detail["instruction"] for a in _activities(ledger, session, "instruction_failed")]
+    assert failed == ["call the `grep` tool the request asks for"] * 2  # the model's, both
+
+
+async def test_the_text_beside_a_call_is_withheld_when_it_is_no_answer(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B (shipment, 2026-12-02): its call as text, then grep's
+    description paraphrased until the output cap; the call ran and the rest was shown."""
+    folder = _files(tmp_path)
+    babble = (
+        f'{{"name": "grep", "arguments": {{"pattern": "{CODE}"}}}}. This tool searches the '
+        "text files in the user's workspace folders for a regular expression (Python syntax) "
+        "that matches the shipment code. The results are returned as path:line: text."
+    )
+    session, events = await _ollama_turn(
+        double, http, ledger, folder, Reply(text=babble), Reply(text="shipping/manifest.txt")
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert len(_payloads(ledger, session, ToolResult)) == 1  # the call ran
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert turn.answer == "shipping/manifest.txt"
+    (kept,) = _activities(ledger, session, WITHHELD)
+    assert "This tool searches" in kept.detail["text"]

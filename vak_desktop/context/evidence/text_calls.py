@@ -17,6 +17,9 @@ One recogniser serves both. It is deliberately narrow:
 - `name(...)` must parse as a call whose arguments are literals: keywords, one JSON-object
   argument, or a single positional value when the tool's schema names exactly one parameter
   the value can be (its only required one, else its only one) — `function_calls.py`;
+- `name {"key": …}`: an admitted tool's name followed by one JSON object whose keys are all
+  that tool's parameters, its required ones among them — the shape a card's `did:` line
+  shows, which the 0.5B copied (`glob {"pattern":"38-14-92"}`, issue #22);
 - a bare mention of a tool's name is never a call.
 
 A JSON value that decodes but is not a call is skipped whole, so an example object the model
@@ -88,6 +91,10 @@ def find_text_calls(
                 continue
             value, end = completed, len(text)
         calls = _json_calls(value, admitted, invented)
+        if calls is None:
+            before = text[max(0, start - 80) : start]
+            calls, back = _named_object(before, value, admitted)
+            start -= back  # the span opens at the tool's name
         if calls is not None:
             start, end = _widen(text, start, end)
             found += [TextCall(n, a, start, end, "json") for n, a in calls]
@@ -97,6 +104,30 @@ def find_text_calls(
         if not any(s <= start < e for s, e in taken):
             found.append(TextCall(name, arguments, *_widen(text, start, end), "function"))
     return tuple(sorted(found, key=lambda c: c.start))
+
+
+_NAMED_BEFORE = re.compile(r"(?:^|[\s`:(>])([A-Za-z_][\w.\-]{0,63})`?\s*:?\s*\Z")
+
+
+def _named_object(
+    before: str, value: Any, admitted: Mapping[str, JsonObject]
+) -> tuple[list[tuple[str, JsonObject]] | None, int]:
+    """`read {"path": "notes.md"}`: the object just after an admitted tool's name, when its
+    keys are all the tool's parameters and hold every required one; and how many characters
+    before the object the name starts."""
+    match = _NAMED_BEFORE.search(before)
+    if match is None or not isinstance(value, dict) or not value:
+        return None, 0
+    name = match.group(1)
+    schema = admitted.get(name)
+    properties = (schema or {}).get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return None, 0
+    required = set((schema or {}).get("required") or ())
+    keys = set(value)
+    if not keys <= set(properties) or not required <= keys:
+        return None, 0
+    return [(name, dict(value))], len(before) - match.start(1)
 
 
 def text_form_call(text: str, name: str) -> bool:
@@ -300,7 +331,27 @@ def _one_call(
             return None
     if arguments is None:
         arguments = {}
+    if isinstance(arguments, list):
+        arguments = _listed_arguments(arguments, admitted[name])
     return (name, arguments) if isinstance(arguments, dict) else None
+
+
+_PAIR = re.compile(r"\s*([A-Za-z_]\w*)\s*[:=]\s*(.+?)\s*\Z", re.S)
+
+
+def _listed_arguments(items: list[Any], schema: JsonObject) -> JsonObject | None:
+    """`["pattern:ZX-4471-Q"]`: arguments written as "key:value" strings, each key one of
+    the tool's parameters (the 0.5B, issue #22), as the object they mean; else None."""
+    properties = schema.get("properties")
+    if not items or not isinstance(properties, dict):
+        return None
+    out: JsonObject = {}
+    for item in items:
+        match = _PAIR.match(item) if isinstance(item, str) else None
+        if match is None or match.group(1) not in properties or match.group(1) in out:
+            return None
+        out[match.group(1)] = match.group(2).strip("\"'")
+    return out
 
 
 def _invented_call(value: dict[str, Any]) -> tuple[str, JsonObject] | None:

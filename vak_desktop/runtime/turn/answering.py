@@ -15,10 +15,13 @@ model, a nudge that repeats "Search my files for …" is read as the ask again, 
   redo quoting the find again.
 - `[answer-now]`: each profile has a step budget (`step_budget`: small models fewer); its last
   step is sent with this nudge and, on a local model, without tools, so it can only answer.
-- `[plain-answer]`: a step whose text is machinery (a JSON call nobody could run, a schema,
-  the tool list printed: `text_calls.machine_text`, `lists_tools`) is never the answer. It is
-  asked once more without tools; a second such text closes the turn with a statement that
-  names the call the model wrote, instead of showing the JSON as the answer.
+- `[plain-answer]`: a step whose text is not an answer (`not_an_answer`: a JSON call nobody
+  could run, a schema, the tool list printed, the loop's own nudge echoed, a tool's name
+  alone) is never shown as the answer: its text is kept in an Activity, not in the step. It
+  is asked once more without tools; when that fails too — or the budget is spent — and a tool
+  result of the turn holds what the directive asked for, the turn closes with an answer Vak
+  composes from that result (`composed_answer`: the file, the line, the line's text), marked
+  as composed; with no such result, a statement that says what happened.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ import re
 from collections.abc import Sequence
 
 from vak_desktop.context.capacity.profile import is_small
-from vak_desktop.context.evidence.text_calls import find_text_calls
-from vak_desktop.context.payloads import CapacityProfile, ToolResult
+from vak_desktop.context.evidence.text_calls import find_text_calls, machine_text
+from vak_desktop.context.payloads import Activity, CapacityProfile, ToolCall, ToolResult
+from vak_desktop.context.planning.actions import ACTION_CHECK
+from vak_desktop.context.request import ToolSpec
 
 ANSWER_CHECK = "answer-check"
 ANSWER_NOW = "answer-now"
@@ -40,9 +45,19 @@ PLAIN_ANSWER = "plain-answer"
 SMALL_STEPS = 6
 STEPS = 24  # any other model: a runaway guard more than a budget
 _TOKEN = re.compile(r"[\w][\w./-]*\w")
+_NUMBER = re.compile(r"\d[\d.,:-]*")  # "46", "12:30": a value however short
 _NAMED = re.compile(r'"(?:name|tool|tool_name)"\s*:\s*"([\w.\-]{1,64})"')
 # a result's first line that says the tool found nothing (the file tools, recall, search)
 _NOTHING = re.compile(r"\s*(?:no |nothing |none |0 |\(\S.* is empty\))", re.I)
+# every tag this loop and the §6/§7 rules write into a Nudge: a step that repeats one echoes
+# the machinery (measured on the 0.5B: "[answer-now] This turn has used its steps…" as answer)
+_TAGGED = re.compile(
+    r"\[(?:answer-check|answer-now|answer-grounding|plain-answer|action-check|empty-step|"
+    r"freshness-check|steering-drift|topic-mismatch)\]"
+)
+_WORD = re.compile(r"\w+")
+ECHO_WORDS = 8  # a run of this many words of a nudge in a step's text is the nudge echoed
+_GREP_LINE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+): ?(?P<text>.*)$")
 
 
 def step_budget(profile: CapacityProfile) -> int:
@@ -82,17 +97,41 @@ def answer_check_nudge(tool: str, result: ToolResult) -> str:
 
 
 def _tokens(text: str) -> set[str]:
-    found = {t.lower() for t in _TOKEN.findall(text) if len(t) >= 4}
+    found = {t.lower() for t in _TOKEN.findall(text) if len(t) >= 4 or _NUMBER.fullmatch(t)}
     return found | {part for t in found for part in re.split(r"[./-]", t) if len(part) >= 4}
 
 
 def grounded(answer: str, find: str, directive: str) -> bool:
     """Whether an answer says something of what the find found: a word of four letters or
-    more of the find's line (a file name, a value) that the directive did not already say.
+    more, or a number, of the find's line (a file name, a value) that the directive did not
+    already say.
     Measured on Qwen2.5-Coder 1.5B (issue #22): an answer echoed an earlier turn's "Got it, …"
     after the search had found the file."""
     new = _tokens(find) - _tokens(directive)
     return not new or bool(new & _tokens(answer))
+
+
+def call_nudge(asked: Sequence[str], specs: Sequence[ToolSpec], directive: str) -> str:
+    """`[action-check]`: the request asks for an action on the user's things and no tool did
+    it. Names the tool and its required arguments in words, and quotes the request (this
+    nudge asks for the action, so the request read again is wanted here). No JSON template:
+    measured on the 0.5B (issue #22), "Call the `glob` tool now" drew the reply `glob`, and a
+    template with a placeholder drew the placeholder copied five times over. grep comes
+    first where it is asked at all: its lines hold the content and name the file, which
+    answers "which file has …" too, where a glob listing gives only names."""
+    by_name = {s.name: s for s in specs}
+    tools = sorted(asked, key=lambda t: t != "grep") or ["grep"]
+    spec = by_name.get(tools[0])
+    required = [str(r) for r in (spec.parameters.get("required") or ())] if spec else []
+    needs = " and ".join(f"`{r}`" for r in required)
+    argued = f" with {needs} set to what the request is about" if needs else ""
+    others = f" (or `{tools[1]}`)" if len(tools) > 1 else ""
+    short = " ".join(directive.split())[:160]
+    return (
+        f"[{ACTION_CHECK}] The request (“{short}”) asks you to look at the user's files, and "
+        f"nothing in this turn has done it, so nothing can be reported as found yet. Call the "
+        f"`{tools[0]}` tool{others} now{argued}."
+    )
 
 
 def grounding_nudge(result: ToolResult) -> str:
@@ -132,4 +171,138 @@ def failed_call_statement(text: str) -> str:
     return (
         f"The model answered with {what}; it was not run and is not an answer. Ask again, "
         "or try another model."
+    )
+
+
+def not_an_answer(
+    text: str,
+    nudges: Sequence[str] = (),
+    descriptions: Sequence[str] = (),
+    offered: Sequence[str] = (),
+) -> str:
+    """Why a step's text (a step with no tool call) cannot be shown as the turn's answer, or
+    "" when it can: a call or schema written as JSON (`machine_text`), the tool list printed
+    (`lists_tools`), the loop's own nudges echoed (a `[tag]` of theirs, or a run of
+    `ECHO_WORDS` words of one of `nudges`), or a tool's name with at most two other words.
+    Each seen on Qwen2.5-Coder 0.5B/1.5B (issue #22): 5 of 11 final answers were one of them."""
+    if not text.strip():
+        return ""
+    if machine_text(text):
+        return "a tool call written as text"
+    if lists_tools(text, descriptions):
+        return "the tool list printed back"
+    if _quotes_description(text, descriptions):
+        return "a tool's description repeated"
+    if _TAGGED.search(text) or any(_shares_run(text, nudge) for nudge in nudges):
+        return "the turn's own instructions repeated"
+    words = [w.lower() for w in _WORD.findall(text)]
+    named = {name.lower() for name in offered}
+    if words and len(words) <= 3 and any(w in named for w in words):
+        return "a tool's name alone"
+    return ""
+
+
+def _quotes_description(text: str, descriptions: Sequence[str]) -> bool:
+    """A run of `ECHO_WORDS` words of a tool's description in the text (the 0.5B answered
+    "grep searches the text files in the user's workspace folders for a regular …")."""
+    return any(_shares_run(text, d) for d in descriptions)
+
+
+def _shares_run(text: str, nudge: str) -> bool:
+    said = [w.lower() for w in _WORD.findall(nudge)]
+    runs = {" ".join(said[i : i + ECHO_WORDS]) for i in range(len(said) - ECHO_WORDS + 1)}
+    if not runs:
+        return False
+    words = [w.lower() for w in _WORD.findall(text)]
+    return any(
+        " ".join(words[i : i + ECHO_WORDS]) in runs for i in range(len(words) - ECHO_WORDS + 1)
+    )
+
+
+COMPOSED = "Vak composed this answer from the `{tool}` result"  # never the model's words
+
+
+def composed_answer(
+    call: ToolCall,
+    result: ToolResult,
+    why: str = "",
+    directive: str = "",
+    said: Sequence[str] = (),
+) -> str:
+    """The answer Vak writes itself from the tool result that holds what was asked for, when
+    the model's last step left nothing usable: which file and line matched and the line's
+    text, quoted — opening with a mark that says Vak, not the model, wrote it. `said`: what
+    the user said earlier in the conversation; when some matching lines hold one of its
+    values (a code, an address, a number) and others do not, only those are shown, and
+    the others counted (a near-miss "38-14-29" is not the "38-14-92" the user gave)."""
+    lines = [line.strip() for line in result.content.splitlines() if line.strip()]
+    matches = [m for m in (_GREP_LINE.match(line) for line in lines) if m is not None]
+    values = {t for text in said for t in _values(text)}
+    holding = [m for m in matches if values & _values(m["text"])]
+    left_out = len(matches) - len(holding) if holding else 0
+    matches = holding or matches
+    mark = COMPOSED.format(tool=call.name) + (f" (the model's reply was {why})" if why else "")
+    if matches:
+        files = list(dict.fromkeys(m["file"] for m in matches))
+        head = f"found in {files[0]}" if len(files) == 1 else f"{len(matches)} matching lines"
+        shown = [f"- {m['file']}, line {m['line']}: “{_clip(m['text'])}”" for m in matches[:3]]
+        if len(matches) > len(shown):
+            shown.append(f"- … and {len(matches) - len(shown)} more")
+        if left_out:
+            shown.append(
+                f"({left_out} other matching line{'s' if left_out > 1 else ''} left out: "
+                "none holds a value said earlier in this conversation)"
+            )
+        return "\n".join([f"{mark}: {head}.", *shown])
+    where = next((str(v) for k, v in sorted(call.arguments.items()) if k in ("path", "file")), "")
+    asked = _tokens(directive)
+    ranked = sorted(  # the lines sharing most words with the directive, in the file's order
+        range(len(lines)), key=lambda i: (-len(_tokens(lines[i]) & asked), i)
+    )[:3]
+    quoted = [f"- “{_clip(lines[i])}”" for i in sorted(ranked)]
+    source = f"of {where} " if where else ""
+    return "\n".join([f"{mark}: the `{call.name}` result {source}shows", *quoted])
+
+
+_VALUE = re.compile(r"[\w.+-]*(?:\d|@)[\w.@+-]*\w")
+
+
+def _values(text: str) -> set[str]:
+    """The value-like words of a text: with a digit or an @, four characters or more."""
+    return {v.lower() for v in _VALUE.findall(text) if len(v) >= 4}
+
+
+def referred_value(directive: str, said: Sequence[str]) -> str | None:
+    """The value a refer-back directive means ("the locker combination I mentioned"): the one
+    value-like word (`_values`) of the earlier user message sharing most words (two or more,
+    of four letters or more) with the directive, and not in the directive itself; None when
+    no message shares enough, two share as much, or it holds no single such value."""
+    asked = _tokens(directive)
+    scored = sorted(((len(_tokens(text) & asked), i) for i, text in enumerate(said)), reverse=True)
+    if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    known = _values(directive)
+    text = said[scored[0][1]]
+    values = sorted({v for v in _VALUE.findall(text) if len(v) >= 4 and v.lower() not in known})
+    return values[0] if len({v.lower() for v in values}) == 1 else None
+
+
+RUNTIME_SEARCH = "runtime_search"  # Activity: Vak ran the asked-for search the model did not
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+WITHHELD = "answer_withheld"  # Activity: a step's text kept here, not shown as the answer
+
+
+def withheld_activity(text: str, why: str, step: int) -> Activity:
+    """A step's text that is no answer (`not_an_answer`), kept whole for the record while
+    its AssistantStep carries none: it is not shown, and the next request does not teach
+    the model its shape again."""
+    return Activity(
+        type=WITHHELD,
+        message=f"step {step}'s text was {why}: kept here, not shown as the answer",
+        detail={"step": step, "why": why, "text": text},
     )

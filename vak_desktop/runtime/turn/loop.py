@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.evidence.call_repair import repair_calls
 from vak_desktop.context.evidence.text_calls import adopt_text_calls, machine_text
-from vak_desktop.context.payloads import Activity, AssistantStep, Nudge, Usage
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    Nudge,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from vak_desktop.context.presentations.library import tool_name
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger.canonical import utc_now
@@ -39,9 +46,11 @@ from vak_desktop.runtime.tools import run_tool_calls
 from vak_desktop.runtime.tools.surface import ToolSurface
 from vak_desktop.runtime.turn.answering import (
     ANSWER_NOW,
+    RUNTIME_SEARCH,
     answer_now_nudge,
     failed_call_statement,
     step_budget,
+    withheld_activity,
 )
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
 from vak_desktop.runtime.turn.prefix_record import RecordedPrefix
@@ -53,7 +62,7 @@ from vak_desktop.runtime.turn.recovery import (
     truncation_activity,
 )
 from vak_desktop.runtime.turn.reset import over_budget_activity
-from vak_desktop.runtime.turn.rules import Next, TurnRules, system_step
+from vak_desktop.runtime.turn.rules import Next, TurnRules, runtime_call_step, system_step
 from vak_desktop.runtime.turn.step import (
     StepOutcome,
     output_limit_activity,
@@ -66,6 +75,9 @@ if TYPE_CHECKING:
     from vak_desktop.runtime.turn.runner import TurnRunner
 
 BUDGET_SPENT = "step_budget_spent"  # Activity: the answer-now step still asked for tools
+# the output cap of a step that must call: the 0.5B wrote its call in ~20 tokens, then card
+# lines until the 256-token cap (2 minutes at 2 tok/s on this machine's load)
+CALL_TOKENS = 128
 
 
 @dataclass
@@ -107,10 +119,8 @@ class TurnLoop:
         chain = self.ledger.chain_to_root(session)
         self.watch = CacheWatch(previous_turn_receipt(chain))
         self.prefixes = RecordedPrefix.of(chain)  # what earlier steps' prefixes were
-        specs = runner.tools.specs()
-        offered, described = [s.name for s in specs], [s.description for s in specs]
         observes = runner.tools.observes_now
-        self.rules = TurnRules(self.ledger, session, runner.cards, observes, offered, described)
+        self.rules = TurnRules(self.ledger, session, runner.cards, observes, runner.tools.specs())
 
     @property
     def ratio(self) -> float:
@@ -132,7 +142,7 @@ class TurnLoop:
         self.replan(again=measured is not None)
         assert self.state.projection is not None
         budget = step_budget(self.state.projection.profile)
-        bare = False
+        bare = required = False
         for step in range(budget):
             last = step == budget - 1 and step > 0
             if last:  # the budget's end: one step that can only answer
@@ -141,7 +151,7 @@ class TurnLoop:
                 yield Notice(nudge.text)
                 bare = True
             try:
-                async for event in self._step(step, bare):
+                async for event in self._step(step, bare, required):
                     yield event
             except ProviderError as exc:
                 self.keep_partial()
@@ -163,7 +173,7 @@ class TurnLoop:
                 else:
                     self.ledger.append(self.session, redo)
                     yield Notice(redo.text)
-                    bare = after.bare
+                    bare, required = after.bare, after.required
                     continue
             if after.statement:
                 self.ledger.append(self.session, system_step(after.statement))
@@ -172,7 +182,7 @@ class TurnLoop:
                 self.outcome, self.error = after.outcome, after.error
                 self._finish()
                 return
-            bare = False
+            bare = required = False
         self.outcome, self.error = "degraded", f"stopped after {budget} steps of tool calls"
 
     async def _record(self, step: int, last: bool, bare: bool) -> AsyncIterator[TurnEvent | Next]:
@@ -194,10 +204,16 @@ class TurnLoop:
         if adopted is not None:
             for call in out.calls:
                 yield ToolCallRequested(call.id, call.name, call.arguments)
+        # the text beside a call is judged too: the 0.5B wrote its call, then grep's
+        # description paraphrased to the output cap, which was shown (shipment, 2026-12-02)
+        withheld = self.rules.not_an_answer(out.text) if out.calls else ""
+        withheld = withheld or ("" if out.calls else self.rules.withheld(out.text))
+        if withheld:  # never shown as the answer; what was said is kept here
+            ledger.append(session, withheld_activity(out.text, withheld, step))
         step_entry = ledger.append(
             session,
             AssistantStep(
-                text=out.text,
+                text="" if withheld else out.text,
                 thinking=out.thinking,
                 tool_calls=tuple(out.calls),
                 model=done.model or self.binding.model,
@@ -245,11 +261,58 @@ class TurnLoop:
             after = self.rules.after_calls(out.calls, fences)
         else:
             after = self.rules.after_answer(out.text, fences)
+            ran = after.run
+            if ran is not None:  # the asked-for search, run by Vak (`rules`)
+                async for ready in self._run_for_model(ran):
+                    yield ready
+                failed = after.failed_instruction  # the model's, though Vak then searched
+                after = self.rules.after_calls([ran], fences)
+                after = after if after.nudge or after.close else self._nothing_found(ran)
+                after = dataclasses.replace(after, failed_instruction=failed)
         if after.drift:  # near the horizon, a drifting model is a size signal
             self.instruction_failed("answer the current request instead of repeating an old answer")
         if after.failed_instruction:  # an asked-for action not performed
             self.instruction_failed(after.failed_instruction)
         yield after
+
+    async def _run_for_model(self, call: ToolCall) -> AsyncIterator[TurnEvent]:
+        """Run `call` as a step Vak authors (model "vak"), saying so in an Activity."""
+        ledger, session = self.ledger, self.session
+        pattern = call.arguments.get("pattern", "")
+        ledger.append(
+            session,
+            Activity(
+                type=RUNTIME_SEARCH,
+                message=f"the model did not search after one repair: Vak ran `{call.name}` "
+                f"for {pattern!r}, the value the request refers to",
+                detail={"call": {"name": call.name, "arguments": call.arguments}},
+            ),
+        )
+        ledger.append(session, runtime_call_step(call))
+        yield ToolCallRequested(call.id, call.name, call.arguments)
+        self.called.append(call.name)
+        async for event in run_tool_calls(self.runner.tools, ledger, session, [call]):
+            if not isinstance(event, Notice):
+                yield event
+
+    def _nothing_found(self, call: ToolCall) -> Next:
+        results = [
+            e.payload
+            for e in self.ledger.chain_to_root(self.session)[-4:]
+            if isinstance(e.payload, ToolResult) and e.payload.tool_call_id == call.id
+        ]
+        said = results[-1].content.splitlines()[0] if results else "no result"
+        statement = (
+            f"The model did not search, so Vak ran `{call.name}` for "
+            f"“{call.arguments.get('pattern', '')}” (from the message the request refers to): "
+            f"{said}."
+        )
+        return Next(
+            close=True,
+            outcome="degraded",
+            error="the asked search found nothing",
+            statement=statement,
+        )
 
     def _spent(self, tool: str) -> Next:
         """The budget's last step did not answer: it asked for `tool` again (not run), wrote
@@ -264,6 +327,11 @@ class TurnLoop:
                 detail={"turn": self.turn_id, "tool": tool},
             ),
         )
+        why = f"a call of `{tool}` after its steps were spent" if tool else ""
+        why = why or self.rules.not_an_answer(out.text) or "no answer within its steps"
+        after = self.rules.unanswered(None, out.text, why)
+        if after.composed:
+            return dataclasses.replace(after, error=f"the step budget ran out; {after.error}")
         if tool:
             why = f"its last step asked for `{tool}` again, which was not run"
             statement = f"The model used every step this turn allows without answering ({why}). "
@@ -305,14 +373,14 @@ class TurnLoop:
         if tightens:
             self.runner.capacity.reprobe(self.binding)
 
-    async def _step(self, step: int, bare: bool) -> AsyncIterator[TurnEvent]:
+    async def _step(self, step: int, bare: bool, required: bool) -> AsyncIterator[TurnEvent]:
         """Stream one model call into `state.current`. A request that contradicts the profile
         (refused as over-length, or silently cut) is recorded, the turn re-planned against the
         tightened profile and the step sent again — once per turn, never in a loop."""
         state = self.state
         while True:
             assert state.projection is not None
-            out = state.current = StepOutcome(self._request(bare))
+            out = state.current = StepOutcome(self._request(bare, required))
             try:
                 async for event in stream_step(
                     self.runner.provider, self.ledger, self.session, out
@@ -363,10 +431,12 @@ class TurnLoop:
         if over is not None:
             self.ledger.append(self.session, over)
 
-    def _request(self, bare: bool) -> ChatRequest:
+    def _request(self, bare: bool, required: bool = False) -> ChatRequest:
         """The step's request: the step-0 tools, then any find_tools loaded since — none for
         a step that can only answer, when the model is local (a hosted API such as
-        Anthropic's refuses tool results in a request that declares no tools)."""
+        Anthropic's refuses tool results in a request that declares no tools). `required`:
+        the `[action-check]` redo, whose reply must be a call (`tool_choice`): on the 0.5B
+        the nudge alone drew the tool's name, its description or a card's `did:` line."""
         state, runner = self.state, self.runner
         assert state.projection is not None
         request = step_request(
@@ -382,6 +452,9 @@ class TurnLoop:
         )
         if bare and is_local(runner.provider):
             request = dataclasses.replace(request, tools=())
+        elif required and request.tools:  # a call needs few tokens; babble after it, many
+            limit = min(request.max_tokens or CALL_TOKENS, CALL_TOKENS)
+            request = dataclasses.replace(request, tool_choice="required", max_tokens=limit)
         return request
 
     def keep_partial(self) -> None:

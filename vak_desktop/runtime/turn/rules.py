@@ -8,8 +8,10 @@
   that card; a second `[freshness-check]` or `[topic-mismatch]` strike fails closed;
 - after tool calls that performed the asked-for action and found something: one
   `[answer-check]` nudge telling the next step to answer with it (`answering.py`);
-- after a step with no tool call: a text that is machinery (a JSON call, the tool list) gets
-  one `[plain-answer]` redo without tools, then closes with a statement naming the call;
+- after a step with no tool call: a text that is no answer (`answering.not_an_answer`: a JSON
+  call, the tool list, the turn's own nudges echoed, a tool's name alone) gets one
+  `[plain-answer]` redo without tools, then closes with the answer Vak composes from the
+  turn's find (`answering.composed_answer`), or with a statement naming what came back;
   an empty step gets one `[empty-step]` redo unless a card was
   already written (a card-only turn is a complete answer); a live-data answer with nothing
   observed gets one `[freshness-check]` redo; a verbatim repeat of an earlier answer gets a
@@ -22,6 +24,7 @@ system-authored step (model "vak") that says so instead of a wrong card or nothi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,7 +42,6 @@ from vak_desktop.context.payloads import (
 )
 from vak_desktop.context.planning.actions import (
     ACTION_CHECK,
-    action_nudge,
     action_statement,
     requested_tool,
     requested_tools,
@@ -61,6 +63,7 @@ from vak_desktop.context.planning.drift import (
 from vak_desktop.context.planning.turn_cards import card_of, is_card_tool
 from vak_desktop.context.planning.turns import Turn, split_turns
 from vak_desktop.context.presentations.library import CardLibrary
+from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Entry, Ledger
 from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.presentations import (
@@ -76,13 +79,16 @@ from vak_desktop.runtime.turn.answering import (
     ANSWER_GROUNDING,
     PLAIN_ANSWER,
     answer_check_nudge,
+    call_nudge,
+    composed_answer,
     failed_call_statement,
     first_find,
     found,
     grounded,
     grounding_nudge,
-    lists_tools,
+    not_an_answer,
     plain_answer_nudge,
+    referred_value,
 )
 
 SYSTEM_AUTHOR = "vak"  # the `model` of a step the runtime wrote itself
@@ -105,6 +111,9 @@ class Next:
     drift: bool = False  # a model-drift event (the instruction-failure hook is told)
     failed_instruction: str = ""  # an explicit instruction not followed (horizon feedback)
     bare: bool = False  # the next step is sent without tools: it can only answer
+    composed: bool = False  # the statement is an answer Vak composed from the turn's find
+    required: bool = False  # the next step must call a tool (where the server can insist)
+    run: ToolCall | None = None  # a call Vak runs itself (the asked search, after a repair)
 
 
 CONTINUE = Next()
@@ -132,11 +141,11 @@ class TurnRules:
         session: str,
         library: CardLibrary,
         observes: Observes,
-        offered: Sequence[str] = (),
-        described: Sequence[str] = (),
+        specs: Sequence[ToolSpec] = (),
     ):
-        self.offered = tuple(offered)  # the tools the turn can call (asked-for actions)
-        self.described = tuple(described)  # their descriptions (a tool list printed back)
+        self.specs = tuple(specs)
+        self.offered = tuple(s.name for s in specs)  # the tools the turn can call
+        self.described = tuple(s.description for s in specs)  # (a tool list printed back)
         self.ledger = ledger
         self.session = session
         self.library = library
@@ -200,15 +209,14 @@ class TurnRules:
                 return Next(nudge=Nudge(EMPTY_STEP, empty_step_nudge()))
             return Next(close=True, outcome="degraded", error="the model returned no answer")
         directive = turn.directive.text
-        if machine_text(text) or lists_tools(text, self.described):  # never the answer
+        why = self.not_an_answer(text, turn)
+        if why:  # never the answer; an asked-for action not yet performed comes first
+            acted = self._unperformed(chain, turn, directive)
+            if acted is not None:
+                return acted
             if strikes(turn, PLAIN_ANSWER) == 0:
                 return Next(nudge=Nudge(PLAIN_ANSWER, plain_answer_nudge()), bare=True)
-            return Next(
-                close=True,
-                outcome="degraded",
-                error="the model answered with a tool call written as text, twice",
-                statement=failed_call_statement(text),
-            )
+            return self.unanswered(turn, text, why)
         ungrounded = self._ungrounded(turn, text)
         if ungrounded is not None:
             return ungrounded
@@ -249,6 +257,83 @@ class TurnRules:
             drift=True,
         )
 
+    def not_an_answer(self, text: str, turn: Turn | None = None) -> str:
+        """Why `text`, a step's whole text, cannot be the answer ("" when it can)."""
+        if turn is None:
+            turn = self._turn()[1]
+        nudges = [e.payload.text for e in turn.entries if isinstance(e.payload, Nudge)]
+        return not_an_answer(text, nudges, self.described, self.offered)
+
+    def withheld(self, text: str) -> str:
+        """Why a step's text (a step without tool calls) is kept out of the answer: it is no
+        answer (`not_an_answer`), or it reports results of an asked-for action that nothing in
+        the turn performed (the 0.5B "found" `/home/user/documents/logs/auth12.log`)."""
+        turn = self._turn()[1]
+        why = self.not_an_answer(text, turn)
+        if why or not text.strip():
+            return why
+        tool = requested_tool(turn.directive.text, self.offered, lexicons())
+        if tool is not None and not self._performed(turn, tool):
+            return "a report of a search no tool call made"
+        return ""
+
+    def _performed(self, turn: Turn, tool: str) -> bool:
+        called = {
+            c.name
+            for e in turn.entries
+            if isinstance(e.payload, AssistantStep)
+            for c in e.payload.tool_calls
+        }
+        return bool(called & {"grep", "glob", "read", tool})
+
+    def unanswered(self, turn: Turn | None, text: str, why: str) -> Next:
+        """The turn ends without a usable answer from the model: with the answer Vak composes
+        from the turn's find when a result holds what was asked for, else a statement."""
+        if turn is None:
+            turn = self._turn()[1]
+        hit = self.turn_find(turn)
+        if hit is not None:
+            return Next(
+                close=True,
+                outcome="degraded",
+                error=f"the model's answer was {why}; Vak composed it from the `{hit[0].name}` "
+                "result",
+                statement=composed_answer(
+                    hit[0], hit[1], why, turn.directive.text, self._said_before(turn)
+                ),
+                composed=True,
+            )
+        if machine_text(text):
+            statement = failed_call_statement(text)
+        else:
+            statement = (
+                f"The model's reply was {why}, not an answer, and no tool result of this turn "
+                "holds what was asked for. Ask again, or try another model."
+            )
+        return Next(
+            close=True,
+            outcome="degraded",
+            error=f"the model's answer was {why}",
+            statement=statement,
+        )
+
+    def _said_before(self, turn: Turn) -> list[str]:
+        """What the user said in earlier turns (their directives), oldest first."""
+        chain = self.ledger.chain_to_root(self.session)
+        return [t.directive.text for t in split_turns(chain)[:-1] if t.turn_id != turn.turn_id]
+
+    def turn_find(self, turn: Turn) -> tuple[ToolCall, ToolResult] | None:
+        """The turn's first tool result that performed the asked-for action and found
+        something (`_find` over every call of the turn so far)."""
+        steps = [e.payload for e in turn.entries if isinstance(e.payload, AssistantStep)]
+        calls = [c for step in steps for c in step.tool_calls]
+        results = {
+            e.payload.tool_call_id: e.payload
+            for e in turn.entries
+            if isinstance(e.payload, ToolResult)
+        }
+        return self._find(turn.directive.text, calls, results)
+
     def _answer_due(
         self, turn: Turn, calls: Sequence[ToolCall], results: dict[str, ToolResult]
     ) -> Next:
@@ -270,7 +355,9 @@ class TurnRules:
         asked = requested_tools(directive, self.offered, lexicons())
         if not asked:
             return None
-        acting = {asked[0], "read"}
+        # grep's lines hold content whichever tool the words ask for first ("which file has
+        # …" is a listing's words; a glob listing of names answers it only when asked first)
+        acting = {asked[0], "read"} | ({"grep"} & set(asked))
         return next(
             (
                 (c, results[c.id])
@@ -282,23 +369,18 @@ class TurnRules:
 
     def _ungrounded(self, turn: Turn, text: str) -> Next | None:
         """After `[answer-check]`, an answer that says nothing of the find: one redo."""
-        if strikes(turn, ANSWER_CHECK) == 0 or strikes(turn, ANSWER_GROUNDING):
+        if strikes(turn, ANSWER_CHECK) == 0:
             return None
-        steps = [e.payload for e in turn.entries if isinstance(e.payload, AssistantStep)]
-        calls = [c for step in steps for c in step.tool_calls]
-        results = {
-            e.payload.tool_call_id: e.payload
-            for e in turn.entries
-            if isinstance(e.payload, ToolResult)
-        }
-        hit = self._find(turn.directive.text, calls, results)
+        hit = self.turn_find(turn)
         if hit is None:
             return None
         call, result = hit
         asked_of = " ".join(str(v) for v in call.arguments.values())  # a read's path, say
         if grounded(text, f"{first_find(result)} {asked_of}", turn.directive.text):
             return None
-        return Next(nudge=Nudge(ANSWER_GROUNDING, grounding_nudge(result)))
+        if strikes(turn, ANSWER_GROUNDING) == 0:
+            return Next(nudge=Nudge(ANSWER_GROUNDING, grounding_nudge(result)))
+        return self.unanswered(turn, text, "silent on what the search found")
 
     def _unperformed(self, chain: list[Entry], turn: Turn, directive: str) -> Next | None:
         """An asked-for action (`context/planning/actions.py`) the turn never performed: one
@@ -306,18 +388,16 @@ class TurnRules:
         tool = requested_tool(directive, self.offered, lexicons())
         if tool is None:
             return None
-        called = {
-            c.name
-            for e in turn.entries
-            if isinstance(e.payload, AssistantStep)
-            for c in e.payload.tool_calls
-        }
-        if called & {"grep", "glob", "read", tool}:
+        if self._performed(turn, tool):
             return None
         instruction = f"call the `{tool}` tool the request asks for"
         if strikes(turn, ACTION_CHECK) == 0:
-            nudge = Nudge(ACTION_CHECK, action_nudge(tool, directive))
-            return Next(nudge=nudge, failed_instruction=instruction)
+            asked = requested_tools(directive, self.offered, lexicons())
+            nudge = Nudge(ACTION_CHECK, call_nudge(asked, self.specs, directive))
+            return Next(nudge=nudge, failed_instruction=instruction, required=True)
+        searched = self._search_for_model(turn)
+        if searched is not None:
+            return Next(run=searched, failed_instruction=instruction)
         self.ledger.append(
             self.session,
             Activity(
@@ -333,6 +413,17 @@ class TurnRules:
             statement=action_statement(tool),
             failed_instruction=instruction,
         )
+
+    def _search_for_model(self, turn: Turn) -> ToolCall | None:
+        """The asked-for search Vak runs itself once the model has not made it after one
+        repair: grep for the one value of the earlier message the directive refers to
+        (`answering.referred_value`), if grep is offered and such a value exists."""
+        if "grep" not in self.offered:
+            return None
+        value = referred_value(turn.directive.text, self._said_before(turn))
+        if value is None:
+            return None
+        return ToolCall(f"vak_search_{turn.turn_id[-12:]}", "grep", {"pattern": re.escape(value)})
 
     def _strike(self, chain: list[Entry], turn: Turn, tag: str, text: str) -> Next:
         """One repair per check: the first strike is a nudge, the second fails closed."""
@@ -372,6 +463,13 @@ class TurnRules:
 def system_step(text: str) -> AssistantStep:
     """A step the runtime authors itself (a fail-closed statement), marked as such."""
     return AssistantStep(text=text, model=SYSTEM_AUTHOR, done_reason="fail_closed")
+
+
+def runtime_call_step(call: ToolCall) -> AssistantStep:
+    """A step whose call the runtime made itself (the asked search), marked as such."""
+    return AssistantStep(
+        text="", tool_calls=(call,), model=SYSTEM_AUTHOR, done_reason="runtime_call"
+    )
 
 
 def _tag_of(nudge: str) -> str:

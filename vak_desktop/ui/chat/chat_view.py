@@ -14,8 +14,9 @@ Edit, regenerate and the version switcher call the service, which appends new en
 the old ones; card clicks (👍 / 👎 / dismiss / restore) become ledger entries the same way.
 
 Edit / regenerate / versions are `ChatBranches` (ui/chat/chat_branches.py), the cards and their clicks
-`ChatCards` (ui/chat/chat_cards.py), a folder dropped on the chat `ChatDrops` (ui/chat/chat_drops.py):
-mixins over this view's widgets.
+`ChatCards` (ui/chat/chat_cards.py), a folder dropped on the chat `ChatDrops` (ui/chat/chat_drops.py),
+a search hit marked in view `ChatHighlight` (ui/chat/chat_highlight.py): mixins over this view's
+widgets.
 
 Just over 400 lines: the view's streaming and rebuild, which share its scroll and render state;
 what could go (branches, cards, drops) is in the mixins named above.
@@ -50,6 +51,7 @@ from vak_desktop.ui.cards.frame import CardFrame
 from vak_desktop.ui.chat.chat_branches import ChatBranches
 from vak_desktop.ui.chat.chat_cards import ChatCards
 from vak_desktop.ui.chat.chat_drops import ChatDrops
+from vak_desktop.ui.chat.chat_highlight import ChatHighlight
 from vak_desktop.ui.chat.chat_service import ChatService, Transcript
 from vak_desktop.ui.chat.message_widgets import AssistantMessage, UserMessage
 from vak_desktop.ui.chat.session_browsing import damage_words
@@ -59,7 +61,7 @@ from vak_desktop.ui.parts import theme
 RENDER_MS = 40  # Markdown of a streaming answer is rendered at most this often
 
 
-class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards):
+class ChatView(ChatDrops, QScrollArea, ChatBranches, ChatCards, ChatHighlight):
     """Shows one session's messages and streams the answer being written."""
 
     folderDropped = Signal(str)  # a folder dropped on the chat: for this chat's file tools

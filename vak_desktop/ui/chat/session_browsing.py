@@ -93,6 +93,9 @@ class SessionBrowsing:
     def _start(self, text: str, images: tuple[str, ...], parent: str | None) -> bool:
         raise NotImplementedError
 
+    def open_session(self, session: str | None) -> bool:
+        raise NotImplementedError  # ChatService's
+
     # -- a chat's own folders and its title ------------------------------------------------
 
     def add_chat_folder(self, folder: str) -> str:
@@ -150,6 +153,22 @@ class SessionBrowsing:
         except DamagedEntry as exc:
             return damage_words(session, exc)
         return ""
+
+    def open_turn(self, session: str, turn_id: str) -> bool:
+        """Open `session` on the branch that holds turn `turn_id` (a search hit in an older
+        version opens that version, with the newest conversation that followed it); the
+        default branch when the turn is on it. Nothing is written."""
+        if self.busy:
+            return False
+        entries = list(self._ledger.entries(session))
+        if not any(e.id == turn_id for e in entries):
+            return self.open_session(session)
+        on_head = any(e.id == turn_id for e in chain_from(entries, None))
+        if on_head:
+            self._shown.pop(session, None)
+        else:
+            self._shown[session] = newest_leaf(entries, turn_id)
+        return self.open_session(session)
 
     def turns(self, session: str) -> list[Turn]:
         """The turns of the branch of `session` that is shown (the newest one by default)."""

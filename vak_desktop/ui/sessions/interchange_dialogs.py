@@ -5,7 +5,10 @@ OpenAI chat JSON, ChatGPT's `conversations.json` or an Open WebUI export
 (runtime/sessions/formats): the file is parsed off the UI thread, then the conversations are
 written one at a time on the loop, the bar advancing after each, so a file of thousands of
 chats keeps the window responsive and Cancel stops between two of them (what was written
-stays). The report says how many were imported and lists everything skipped, with why.
+stays). A ChatGPT export may be its zip, or the conversations.json of the unpacked folder:
+the images it holds beside the JSON are attached. The report says how many were imported (and
+how many other branches kept), names every chat already imported (written again: never), and
+lists each skipped thing by kind and position.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ from PySide6.QtWidgets import (
 )
 
 from vak_desktop.ledger import LedgerError
+from vak_desktop.runtime.sessions.assets import open_export
 from vak_desktop.runtime.sessions.formats import ReadFile, UnknownFormat, read_conversations
 from vak_desktop.runtime.sessions.formats.markdown import export_markdown
-from vak_desktop.runtime.sessions.importing import BatchReport, import_steps
+from vak_desktop.runtime.sessions.importing import BatchReport, counted, import_steps
 from vak_desktop.runtime.sessions.interchange import export_openai
 from vak_desktop.ui.chat.chat_service import ChatService
 from vak_desktop.ui.parts.dialog_parts import MessageLine, button_row, dialog_layout, hint, titled
@@ -150,8 +154,9 @@ class ImportDialog(QDialog):
         self.report: BatchReport | None = None
         heading = titled(self, "Import chats")
         about = hint(
-            "OpenAI chat JSON, ChatGPT's conversations.json (Settings → Data controls → "
-            "Export) or an Open WebUI chat export. Each conversation becomes a chat here."
+            "OpenAI chat JSON, ChatGPT's export (its zip, or conversations.json with its "
+            "files beside it: Settings → Data controls → Export) or an Open WebUI chat "
+            "export. Each conversation becomes a chat here, every branch kept."
         )
         self.path = QLineEdit()
         self.path.setPlaceholderText("conversations.json")
@@ -166,7 +171,7 @@ class ImportDialog(QDialog):
         self.status.setWordWrap(True)
         self.details = QPlainTextEdit()
         self.details.setReadOnly(True)
-        self.details.setAccessibleName("What was skipped")
+        self.details.setAccessibleName("What the import kept out, and why")
         self.details.hide()
         self.import_button = QPushButton("Import")
         self.import_button.setObjectName("primaryButton")
@@ -185,7 +190,10 @@ class ImportDialog(QDialog):
 
     def _browse(self) -> None:
         chosen, _filter = QFileDialog.getOpenFileName(
-            self, "Import chats", self.path.text(), "Chat exports (*.json);;All files (*)"
+            self,
+            "Import chats",
+            self.path.text(),
+            "Chat exports (*.json *.zip);;All files (*)",
         )
         if chosen:
             self.path.setText(chosen)
@@ -220,13 +228,14 @@ class ImportDialog(QDialog):
             self.status.setText(f"Importing {done:,} of {report.total:,} conversations…")
             await asyncio.sleep(0)  # paint, and hear Cancel
             if self._stop:
-                report.skipped.append(f"stopped by the user after {done:,} conversations")
+                report.notes.append(f"Stopped by the user after {counted(done, 'conversation')}.")
                 break
         self.report = report
         self._finished()
         self.status.setText(report.summary())
-        if report.skipped:
-            self.details.setPlainText("Skipped:\n" + "\n".join(f"• {s}" for s in report.skipped))
+        lines = report.lines()
+        if lines:
+            self.details.setPlainText("\n".join(f"• {line}" for line in lines))
             self.details.show()
         self._service.sessionsChanged.emit()
         if report.imported:
@@ -251,7 +260,7 @@ def _read(path: Path) -> ReadFile:
     """Parse and recognise the file (on a worker thread: a large file takes a while)."""
     if not str(path) or not path.is_file():
         raise ValueError(f"{path} is not a file")
-    raw = path.read_bytes()
+    raw, assets = open_export(path)
     try:
         document = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -259,6 +268,6 @@ def _read(path: Path) -> ReadFile:
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path.name} is not JSON: {exc}") from None
     try:
-        return read_conversations(document)
+        return read_conversations(document, assets)
     except UnknownFormat as exc:
         raise ValueError(f"{path.name}: {exc}") from None

@@ -82,7 +82,7 @@ class SessionList(QWidget):
     """Lists the ledger's sessions; picking one opens it on the service. Locked while a turn
     runs (the service refuses to switch then)."""
 
-    turnRequested = Signal(str, str)  # (session, turn id): a search hit was picked
+    turnRequested = Signal(str, str, str)  # (session, turn id, query): a search hit was picked
 
     def __init__(self, service: ChatService, ledger: Ledger, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -384,8 +384,8 @@ class SessionList(QWidget):
         if self._service.busy:
             return
         session, turn = item.data(SESSION_ID), item.data(TURN_ID)
-        if self._service.open_session(session):
-            self.turnRequested.emit(session, turn)
+        if self._service.open_turn(session, turn):  # the version the hit is in
+            self.turnRequested.emit(session, turn, self.search.text())
 
     def _open_first_hit(self) -> None:
         self.run_search()

@@ -399,13 +399,11 @@ class MainWindow(QMainWindow):
         self.focused_turn = ""
         self.composer.input.setFocus()
 
-    def _show_turn(self, session: str, turn_id: str) -> None:
-        """A search hit: the session is open; bring its turn into view here and in the
-        inspector."""
+    def _show_turn(self, session: str, turn_id: str, query: str = "") -> None:
+        """A search hit: the session is open on the hit's version; bring its turn into view,
+        the query's words marked, here and in the inspector."""
         self.focused_turn = turn_id
-        scroll = getattr(self.chat, "scroll_to_turn", None)
-        if callable(scroll):
-            scroll(turn_id)
+        self.chat.show_hit(turn_id, query)
         self.inspector.select_turn(turn_id)
 
     def _show_binding(self, binding: ModelBinding) -> None:

@@ -10,21 +10,61 @@ way it writes any import, as its own session. Detection is by shape, never by fi
   "currentId"}, "messages": […]}}`, or one such chat.
 - The OpenAI shape itself: `{"messages": […]}`, or a list of them.
 
-Pure functions over parsed JSON: no ledger, no I/O. `markdown` writes a session as Markdown.
+A tree export keeps every branch: `tree` walks it into root-to-leaf paths (the shown one last),
+each a list of OpenAI messages carrying their source `id`, so the paths' shared beginnings are
+written once and their forks become message versions. What cannot be kept is a `Skipped` item
+(its kind, its position, why). Pure functions over parsed JSON: no ledger, no I/O; an image's
+bytes come through an `Assets` the caller opens (`runtime/sessions/assets.py`). `markdown`
+writes a session as Markdown.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """One thing an import left out: its kind ("image", "file", "message" …), where it was
+    ("message 4", "item 2") and why."""
+
+    kind: str
+    where: str
+    why: str
+    conversation: str = ""  # the conversation's title, when the thing was inside one
+
+    def __str__(self) -> str:
+        lead = f"“{self.conversation}”: " if self.conversation else ""
+        return f"{lead}skipped: {self.kind} in {self.where} ({self.why})"
+
+
+class Assets(Protocol):
+    """The files an export holds beside its JSON (ChatGPT's `file-…` images)."""
+
+    def find(self, file_id: str) -> bytes | None:
+        """The bytes of the file named by `file_id`, None when the export does not hold it."""
+        ...
+
+
+class NoAssets:
+    """An export read without its folder: no file is given."""
+
+    def find(self, file_id: str) -> bytes | None:
+        return None
 
 
 @dataclass(frozen=True)
 class Conversation:
-    """One conversation in the OpenAI chat shape, ready for `import_openai`."""
+    """One conversation in the OpenAI chat shape, ready for `import_openai`: its shown path in
+    `document`, every other branch as a whole root-to-leaf path in `branches`."""
 
     document: dict[str, Any]  # {"title", "model", "messages": [...]}
-    skipped: tuple[str, ...] = ()  # what was left out of it, and why
+    skipped: tuple[Skipped, ...] = ()  # what was left out of it, and why
+    branches: tuple[tuple[dict[str, Any], ...], ...] = ()  # the other paths, messages by `id`
+    source_id: str = ""  # the source app's id of the conversation ("" when it has none)
 
     @property
     def title(self) -> str:
@@ -37,16 +77,31 @@ class ReadFile:
 
     format: str  # "openai", "chatgpt", "openwebui"
     conversations: tuple[Conversation, ...]
-    skipped: tuple[str, ...] = field(default_factory=tuple)
+    skipped: tuple[Skipped, ...] = field(default_factory=tuple)
+    digests: tuple[str, ...] = ()  # per conversation, the digest of its source item
+
+
+def digest(item: Any) -> str:
+    """A conversation's content digest: SHA-256 of its source item as canonical JSON."""
+    text = json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class UnknownFormat(ValueError):
     """Not a conversation file this app reads; the message says what was expected."""
 
 
+def _items(document: Any) -> list[Any]:
+    """The conversations of a file: its list, the list some exports wrap as
+    `{"conversations": [...]}`, or the one object it is."""
+    if isinstance(document, dict) and isinstance(document.get("conversations"), list):
+        document = document["conversations"]
+    return document if isinstance(document, list) else [document]
+
+
 def detect(document: Any) -> str:
     """'openai', 'chatgpt' or 'openwebui' for a parsed file (UnknownFormat otherwise)."""
-    items = document if isinstance(document, list) else [document]
+    items = _items(document)
     first = next((item for item in items if isinstance(item, dict)), None)
     if first is None:
         raise UnknownFormat("expected a JSON object or a list of conversations")
@@ -65,37 +120,25 @@ def detect(document: Any) -> str:
     )
 
 
-def read_conversations(document: Any) -> ReadFile:
-    """Every conversation in a parsed file, in the OpenAI shape, with what was skipped."""
+def read_conversations(document: Any, assets: Assets | None = None) -> ReadFile:
+    """Every conversation in a parsed file, in the OpenAI shape, with what was skipped;
+    `assets` gives the files the export holds beside it (none by default)."""
     from vak_desktop.runtime.sessions.formats import chatgpt, openwebui
 
     kind = detect(document)
-    items = document if isinstance(document, list) else [document]
+    items = _items(document)
     if kind == "chatgpt":
-        return chatgpt.read(items)
+        return chatgpt.read(items, assets or NoAssets())
     if kind == "openwebui":
         return openwebui.read(items)
-    conversations, skipped = [], []
+    conversations, skipped, digests = [], [], []
     for i, item in enumerate(items):
         if isinstance(item, dict) and isinstance(item.get("messages"), list):
-            conversations.append(Conversation(item))
+            conversations.append(Conversation(item, source_id=str(item.get("id") or "")))
+            digests.append(digest(item))
         else:
-            skipped.append(f"item {i + 1}: not an OpenAI chat document")
-    return ReadFile("openai", tuple(conversations), tuple(skipped))
-
-
-def path_to(nodes: dict[str, Any], leaf: Any, parent_key: str) -> list[dict[str, Any]]:
-    """The nodes of a tree export from its root to `leaf`, following `parent_key` links (a
-    loop or a dangling link ends the walk: the path so far is kept)."""
-    path, seen = [], set()
-    cursor = leaf
-    while cursor is not None and cursor in nodes and cursor not in seen:
-        seen.add(cursor)
-        node = nodes[cursor] or {}
-        path.append(node)
-        cursor = node.get(parent_key)
-    path.reverse()
-    return path
+            skipped.append(Skipped("item", f"item {i + 1}", "not an OpenAI chat document"))
+    return ReadFile("openai", tuple(conversations), tuple(skipped), tuple(digests))
 
 
 def plain_text(value: Any) -> str:

@@ -1,94 +1,81 @@
 """ChatGPT's `conversations.json` (Settings → Data controls → Export) as OpenAI chat documents.
 
-Each conversation is `{"title", "create_time", "mapping": {node_id: {"id", "parent",
-"children", "message": {"author": {"role", "name"}, "content": {"content_type", "parts"},
-"metadata": {...}}}}, "current_node"}`. The shown conversation is the path from the root to
-`current_node` (other branches are edits the user left). Kept: user and assistant text
-(`text` and the text parts of `multimodal_text`), the first visible system message, and each
-message's `create_time` (as its `timestamp`: the turn keeps the time it was said). Left out,
-each named in the report: hidden system and context messages, tool and browsing messages
-(ChatGPT records no tool call to pair them with), code-interpreter input and output, and image
-or file pointers (the export holds a pointer, not the bytes).
+Each conversation is `{"title", "create_time", "conversation_id", "mapping": {node_id: {"id",
+"parent", "children", "message"}}, "current_node"}`. Every branch of the mapping tree (an edit,
+a regenerated answer) is kept: `tree.leaf_paths` gives each root-to-leaf path, the one to
+`current_node` last, and each node is read once by `chatgpt_parts.read_message` (so what it
+skips is reported once, at its position: "message N" counts the messages ChatGPT showed, from
+the root). The first system message of a path is its system prompt; a later one has no place
+and is reported. Each message's `create_time` is kept as its `timestamp`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from vak_desktop.runtime.sessions.formats import Conversation, ReadFile, path_to
-
-TEXT_TYPES = ("text", "multimodal_text")
-
-
-def _path(conversation: dict[str, Any]) -> list[dict[str, Any]]:
-    """The nodes from the root to the shown leaf (the last node when none is named)."""
-    mapping = conversation.get("mapping")
-    if not isinstance(mapping, dict) or not mapping:
-        return []
-    cursor = conversation.get("current_node")
-    if cursor not in mapping:
-        leaves = [k for k, node in mapping.items() if not (node or {}).get("children")]
-        cursor = leaves[-1] if leaves else next(iter(mapping))
-    return path_to(mapping, cursor, "parent")
+from vak_desktop.runtime.sessions.formats import (
+    Assets,
+    Conversation,
+    ReadFile,
+    Skipped,
+    digest,
+)
+from vak_desktop.runtime.sessions.formats.chatgpt_parts import read_message
+from vak_desktop.runtime.sessions.formats.tree import leaf_paths
 
 
-def _message(node: dict[str, Any], where: str, skipped: list[str]) -> dict[str, Any] | None:
-    message = node.get("message")
-    if not isinstance(message, dict):
-        return None  # the tree's root: no message
-    role = str((message.get("author") or {}).get("role", ""))
-    content = message.get("content") or {}
-    kind = str(content.get("content_type", "text"))
-    metadata = message.get("metadata") or {}
-    parts = content.get("parts") or []
-    texts = [p for p in parts if isinstance(p, str) and p.strip()]
-    pointers = [p for p in parts if isinstance(p, dict)]
-    if role == "system" or metadata.get("is_visually_hidden_from_conversation"):
-        if role == "system" and texts and not metadata.get("is_visually_hidden_from_conversation"):
-            return {"role": "system", "content": "\n".join(texts)}
-        return None  # ChatGPT's own scaffolding, not the user's words
-    if role not in ("user", "assistant"):
-        name = (message.get("author") or {}).get("name") or role
-        skipped.append(f"{where}: a {role} message ({name}) — no tool call to pair it with")
-        return None
-    if kind not in TEXT_TYPES:
-        skipped.append(f"{where}: {role} {kind} content (not text)")
-        return None
-    if pointers:
-        skipped.append(
-            f"{where}: {len(pointers)} image or file pointer(s) (no bytes in the export)"
-        )
-    if not texts:
-        return None
-    said = {"timestamp": message["create_time"]} if message.get("create_time") else {}
-    return {"role": role, "content": "\n".join(texts), **said}
-
-
-def convert(conversation: dict[str, Any], number: int) -> Conversation:
-    """One ChatGPT conversation as an OpenAI chat document."""
+def convert(conversation: dict[str, Any], number: int, assets: Assets) -> Conversation:
+    """One ChatGPT conversation: its shown path as the document, the others as branches."""
     title = str(conversation.get("title") or f"ChatGPT conversation {number}")
-    messages: list[dict[str, Any]] = []
-    skipped: list[str] = []
-    model = ""
-    for node in _path(conversation):
-        where = f"“{title}”"
-        message = _message(node, where, skipped)
-        if message is None:
-            continue
-        if message["role"] == "system" and messages:
-            continue  # only a leading system message has a place
-        slug = ((node.get("message") or {}).get("metadata") or {}).get("model_slug")
-        model = str(slug or model)
-        messages.append(message)
-    return Conversation({"title": title, "model": model, "messages": messages}, tuple(skipped))
+    mapping = conversation.get("mapping") or {}
+    read: dict[str, list[dict[str, Any]]] = {}
+    skipped: list[Skipped] = []
+    paths: list[list[dict[str, Any]]] = []
+    for ids in leaf_paths(mapping, "parent", conversation.get("current_node")):
+        messages: list[dict[str, Any]] = []
+        position, pending = 0, None
+        for key in ids:
+            message = (mapping.get(key) or {}).get("message")
+            if not isinstance(message, dict):
+                continue  # the tree's root holds no message
+            hidden = (message.get("metadata") or {}).get("is_visually_hidden_from_conversation")
+            position += 0 if hidden else 1
+            if key not in read:
+                where = (
+                    f"message {position}" if not hidden else f"a hidden message after {position}"
+                )
+                got, skips = read_message(key, message, where, pending, assets)
+                if got and got[0]["role"] == "system" and messages:
+                    skips = [Skipped("system message", where, "only one at the start has a place")]
+                    got = []
+                read[key] = got
+                skipped += [dataclasses.replace(s, conversation=title) for s in skips]
+            got = read[key]
+            messages += got
+            if got:
+                calls = got[-1].get("tool_calls")
+                pending = calls[0]["id"] if calls and got[-1]["role"] == "assistant" else None
+        paths.append(messages)
+    shown = paths[-1] if paths else []
+    models = [str(m["model"]) for m in shown if m.get("model")]
+    model = models[-1] if models else str(conversation.get("default_model_slug") or "")
+    source = str(conversation.get("conversation_id") or conversation.get("id") or "")
+    return Conversation(
+        {"title": title, "model": model, "messages": shown},
+        tuple(skipped),
+        tuple(tuple(path) for path in paths[:-1]),
+        source,
+    )
 
 
-def read(items: Sequence[Any]) -> ReadFile:
-    conversations, skipped = [], []
+def read(items: Sequence[Any], assets: Assets) -> ReadFile:
+    conversations, skipped, digests = [], [], []
     for i, item in enumerate(items, 1):
         if not isinstance(item, dict) or not isinstance(item.get("mapping"), dict):
-            skipped.append(f"item {i}: not a ChatGPT conversation (no mapping)")
+            skipped.append(Skipped("item", f"item {i}", "not a ChatGPT conversation (no mapping)"))
             continue
-        conversations.append(convert(item, i))
-    return ReadFile("chatgpt", tuple(conversations), tuple(skipped))
+        conversations.append(convert(item, i, assets))
+        digests.append(digest(item))
+    return ReadFile("chatgpt", tuple(conversations), tuple(skipped), tuple(digests))
