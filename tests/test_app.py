@@ -140,6 +140,8 @@ def test_a_signal_closes_the_window_cleanly(tmp_path: Path, signum: int) -> None
         "anchor_lost": False,
         "events_changed": None,
         "notes": [],
+        "deletions": 0,
+        "markers_left": 0,
     }
 
 

@@ -1,4 +1,4 @@
-"""Startup of the desktop app (`vak-desktop`): QApplication, one qasync loop, and the wiring.
+"""Startup of the desktop app (`vak-desktop`): QApplication, one qasync loop, and the window.
 
 `main` builds the QApplication and runs `asyncio.Runner(loop_factory=…)` on a qasync loop
 (`ui/shell/event_loop.py`): the asyncio loop *is* Qt's event loop, so every task the service starts runs on the UI thread
@@ -8,6 +8,13 @@ the runner's feet). Then the service's tasks are cancelled (a running turn is cl
 `cancelled`, its partial text kept), an embedded engine is stopped, the HTTP client is closed,
 and the ledger after it. Ctrl-C and SIGTERM take the same way out (`ui/shell/quit_signals.py`), and
 exit 0.
+
+The window comes first: `run_window` shows its first frame (the shell, every control disabled,
+"Opening…": `ui/shell/opening.py`) before the ledger, the providers, the runtime and the tools
+are even imported, then imports and opens them (`ui/shell/wiring.py`) and attaches them to the
+window, which becomes whole in place. Importing them cost four times what PySide6 does, and on
+a busy machine the window took seconds to appear (issue 25, item 9); this module imports only
+what that first frame needs.
 
 Before the QApplication exists, `ui/shell/platform_check.py` makes sure Qt can open a window here
 (naming the packages to install when it cannot); records go to a rotating log file
@@ -24,34 +31,26 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtWidgets import QApplication
 
 from vak_desktop.about import APP_NAME, DESKTOP_ID, version
 from vak_desktop.crashes import CrashGuard, PreviousCrash, install_loop_handler
-from vak_desktop.ledger import LEDGER_FILENAME, Ledger, data_dir
 from vak_desktop.logfile import start_logging
-from vak_desktop.providers import default_host, http_client, open_provider
-from vak_desktop.runtime import default_tools
-from vak_desktop.runtime.providers.catalogue import models_directory
-from vak_desktop.runtime.sessions.system_prompts import PresetStore
 from vak_desktop.runtime.settings import settings_path
-from vak_desktop.ui import ChatService, MainWindow, apply_theme
-from vak_desktop.ui.models.providers_controller import ProvidersController
-from vak_desktop.ui.parts.highlight import preload as preload_lexers
-from vak_desktop.ui.settings.settings_dialog import SettingsController
-from vak_desktop.ui.settings.update_check import attach_update_check
+from vak_desktop.ui.parts.theme import apply_theme
+from vak_desktop.ui.settings.settings_controller import SettingsController
 from vak_desktop.ui.shell.app_icon import app_icon
-from vak_desktop.ui.shell.collector import UiThreadCollector
-from vak_desktop.ui.shell.crash_notice import crash_notice
 from vak_desktop.ui.shell.event_loop import new_event_loop
-from vak_desktop.ui.shell.live_settings import LiveSettings
+from vak_desktop.ui.shell.main_window import MainWindow
+from vak_desktop.ui.shell.opening import first_frame
 from vak_desktop.ui.shell.platform_check import display_problem
 from vak_desktop.ui.shell.qt_messages import install_qt_message_handler
 from vak_desktop.ui.shell.quit_signals import QuitOnSignals
-from vak_desktop.ui.shell.self_test import run_self_test
 
-PROVIDER = "ollama"
+RunWindow = Callable[..., Any]
+log = logging.getLogger(__name__)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -95,8 +94,9 @@ async def run_window(
     on_shown: Callable[[MainWindow], None] | None = None,
     previous_crash: PreviousCrash | None = None,
 ) -> None:
-    """Open the ledger, the provider and the window; return once the last window has closed
-    (or SIGINT/SIGTERM closed it). `on_shown` sees the window once it is shown (--self-test);
+    """Show the window, then open the ledger, the provider and the rest behind it; return once
+    the last window has closed (or SIGINT/SIGTERM closed it). `on_shown` sees the window once
+    its services are attached and the last chat reopened (--self-test);
     `previous_crash` is said once the window is up, with a way to open the log."""
     loop = asyncio.get_running_loop()
     install_loop_handler(loop)  # a task that failed unseen reaches the log with its traceback
@@ -127,66 +127,27 @@ async def _open_window(
     on_shown: Callable[[MainWindow], None] | None,
     previous_crash: PreviousCrash | None = None,
 ) -> None:
+    """Show the window's first frame, then open its services (`ui/shell/wiring.py`, imported
+    only now) and serve until `closed`."""
     settings = settings or SettingsController(
         settings_path(args.data_dir), host_override=args.host or None
     )
-    ledger = Ledger.open(data_dir(args.data_dir) / LEDGER_FILENAME)
-    try:
-        async with http_client() as client:
-            # --host, then OLLAMA_HOST, then the settings file
-            host = args.host or os.environ.get("OLLAMA_HOST") or settings.settings.ollama_host
-            provider = open_provider(PROVIDER, client, host or default_host(PROVIDER))
-            tools = default_tools(
-                settings.settings, ledger, data_directory=data_dir(args.data_dir)
-            )  # the workspace folders, MCP servers and skills of the settings, the card tools
-            service = ChatService(
-                ledger,
-                provider,
-                tools,
-                keep_alive=settings.keep_alive_for,  # per model, else the default; every turn
-                background_probes=settings.settings.probe_idle,
-                probe_hosted=settings.settings.probe_hosted,
-                titles=True,  # a side call names a new chat after its first answer
-            )
-            service.use_presets(PresetStore.open(data_dir(args.data_dir)))
-            # the settings' other providers (keys from the keyring) and the embedded engine
-            providers = ProvidersController(service, settings, client)
-            window = MainWindow(service, ledger, settings=settings)
-            window.tools.downloads.directory = models_directory(args.data_dir)
-            providers.attach(window)  # Tools → Run a GGUF file…, and downloaded models
-            live = LiveSettings(  # host, folders and MCP servers apply without a restart
-                service,
-                window.tools.models,
-                settings,
-                client,
-                data_directory=data_dir(args.data_dir),
-                host_override=args.host or os.environ.get("OLLAMA_HOST", ""),
-            )
-            window.show()
-            window.reopen_last_chat()
-            logging.getLogger(__name__).info("window shown")  # bench/bundle_start.py waits for it
-            if on_shown is not None:
-                on_shown(window)
-            if previous_crash is not None:
-                notice = crash_notice(previous_crash, window)  # noqa: F841 (kept while open)
-                logging.getLogger(__name__).info("said: %s", previous_crash.message)
-            collector = UiThreadCollector(window)  # Qt objects are freed on this thread only
-            updates = attach_update_check(window, settings)
-            updates.start()  # only if the user turned it on; in the background
-            service.refresh_models()
-            preload_lexers()  # the code blocks' lexers, compiled off the UI thread
-            try:
-                await closed
-            finally:
-                await updates.aclose()
-                await live.aclose()
-                await window.tools.aclose()
-                await providers.aclose()
-                await service.aclose()  # stops the embedded engine too
-                collector.stop(quitting=True)  # collection stays off until the exit
-                window.deleteLater()
-    finally:
-        ledger.close()
+    window = MainWindow()  # the shell, every control disabled, "Opening…"
+    window.show()
+    await first_frame(window)
+    log.info("window shown")  # bench/ui_start.py and bench/bundle_start.py wait for it
+    from vak_desktop.ui.shell.wiring import serve_window  # the engine, providers, ledger …
+
+    await serve_window(window, args, settings, closed, on_shown, previous_crash)
+
+
+def run_self_test(
+    app: QApplication, run_window: RunWindow, log_file: Path | None, model: Path | None = None
+) -> int:
+    """`--self-test` (`ui/shell/self_test.py`, imported only for it)."""
+    from vak_desktop.ui.shell import self_test
+
+    return self_test.run_self_test(app, run_window, log_file, model)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -200,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_file = start_logging()
     crashes = CrashGuard.install()  # uncaught exceptions and hard crashes reach the log dir
     install_qt_message_handler()
-    logging.getLogger(__name__).info("vak-desktop %s starting", version())
+    log.info("vak-desktop %s starting", version())
     code = _run(args, log_file, crashes.previous)  # an exception leaves the mark: reported
     crashes.close()  # a clean exit: the next start reports nothing
     return code

@@ -6,13 +6,26 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QComboBox,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QWidget,
+)
 
 from tests.doubles.ollama_server import OllamaDouble, Reply
-from tests.ui.harness import Harness, open_harness, until
+from tests.ui.harness import SCREENSHOTS, Harness, open_harness, until
 from vak_desktop.context.payloads import Activity, AssistantStep, Directive
 from vak_desktop.context.planning.turns import TURN_CLOSED
+from vak_desktop.ledger import Ledger
+from vak_desktop.providers import open_provider
+from vak_desktop.ui import ChatService, MainWindow
+from vak_desktop.ui.shell.opening import MENUS, OPENING, OpeningView, first_frame
 
 ANSWER = (
     "Hello! I am a small model running on your own machine. "
@@ -318,3 +331,64 @@ async def test_a_restart_reopens_the_last_chat_and_ctrl_q_closes_the_window(
         assert window.quit_action in window.file_menu.actions()
         qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
         await until(lambda: not window.isVisible(), what="the window to close")
+
+
+async def test_the_first_frame_is_the_shell_disabled_and_becomes_the_whole_window_in_place(
+    double: OllamaDouble, qtbot: Any, ledger_path: Path
+) -> None:
+    """At start-up the window is shown before its services exist (`app.py`): the same
+    window object gets them with `attach`, and from then on works as one made with them."""
+    ledger = Ledger.open(ledger_path)
+    try:
+        session = ledger.create_session("from before").id
+        ledger.append(session, Directive(text="what was asked before"))
+        ledger.append(session, AssistantStep(text="what was answered before"))
+        window = MainWindow()  # no service: the first frame
+        qtbot.addWidget(window)
+        window.show()
+        await first_frame(window)
+        assert window.windowHandle().isExposed() and not window.ready
+        assert window.statusBar().currentMessage() == OPENING
+        assert [a.text() for a in window.menuBar().actions()] == list(MENUS)
+        assert not any(a.isEnabled() for a in window.menuBar().actions())
+        controls = [
+            w
+            for w in window.findChildren(QWidget)
+            if isinstance(w, QAbstractButton | QComboBox | QLineEdit | QListWidget | QPlainTextEdit)
+            and w.isVisibleTo(window)
+        ]
+        assert len(controls) >= 8 and not any(c.isEnabled() for c in controls)
+        shell = window.grab()
+        SCREENSHOTS.mkdir(exist_ok=True)
+        assert shell.save(str(SCREENSHOTS / "first_frame_opening.png"))
+        handle = window.windowHandle()
+
+        async with httpx.AsyncClient() as client:
+            service = ChatService(ledger, open_provider("ollama", client, double.url))
+            window.attach(service, ledger)
+            try:
+                assert window.ready and window.opening is None
+                assert window.windowHandle() is handle and window.isVisible()  # not re-mapped
+                assert [a.text() for a in window.menuBar().actions()] == list(MENUS)
+                assert window.quit_action in window.file_menu.actions()
+                assert window.sessions.list.count() == 1
+                assert window.statusBar() is window.status
+                await service.refresh_models()
+                assert window.picker.combo.count() == 2
+                assert window.reopen_last_chat()
+                assert "what was answered before" in window.chat.toPlainText()
+                window.picker.choose("llama3.2:latest")
+                await until(lambda: service.binding is not None, what="the model binding")
+                double.enqueue(Reply(text="hello again"))
+                qtbot.keyClicks(window.composer.input, "and now?")
+                qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+                await until(lambda: "hello again" in window.chat.toPlainText(), what="the answer")
+                await until(lambda: not service.busy, what="the turn to close")
+                assert not window.findChildren(OpeningView)
+                assert window.grab().save(str(SCREENSHOTS / "first_frame_whole.png"))
+                with pytest.raises(RuntimeError, match="attached already"):
+                    window.attach(service, ledger)
+            finally:
+                await service.aclose()
+    finally:
+        ledger.close()

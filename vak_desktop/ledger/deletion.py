@@ -32,12 +32,11 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from vak_desktop.ledger.anchor import HeadAnchor, read_anchor, read_events
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.ledger.errors import LedgerError
 from vak_desktop.ledger.integrity import MARKER, record_event
+from vak_desktop.ledger.sqlite_import import sqlite_utils
 
 SESSION_DELETED = "session_deleted"  # the `ledger_events` kinds
 SESSION_COMPACTED = "deletion_compacted"  # the file compacted after the newest deletion

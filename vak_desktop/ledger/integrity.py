@@ -38,7 +38,8 @@ import json
 import logging
 
 import blake3
-import sqlite_utils
+
+from vak_desktop.ledger.sqlite_import import sqlite_utils
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import sqlite3
 
-import sqlite_utils
-
 from vak_desktop.ledger.integrity import create_missing_triggers
+from vak_desktop.ledger.sqlite_import import sqlite_utils
 
 
 def create_journal(db: sqlite_utils.Database) -> None:

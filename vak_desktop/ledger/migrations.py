@@ -11,11 +11,10 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from vak_desktop.ledger.errors import LedgerError
 from vak_desktop.ledger.integrity import MARKER, create_events_table, create_missing_triggers
 from vak_desktop.ledger.journal import create_journal, replace_delete_trigger
+from vak_desktop.ledger.sqlite_import import sqlite_utils
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-import sqlite_utils
-
 from vak_desktop.ledger.anchor import AnchorPoint, EventsPoint, HeadAnchor
 from vak_desktop.ledger.canonical import utc_now
 from vak_desktop.ledger.integrity import (
@@ -22,6 +20,7 @@ from vak_desktop.ledger.integrity import (
     events_digest,
     record_event,
 )
+from vak_desktop.ledger.sqlite_import import sqlite_utils
 
 log = logging.getLogger(__name__)
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from vak_desktop.context.codec import from_json_value, to_json_value
 from vak_desktop.context.payloads import Activity, CapacityProfile
 from vak_desktop.ledger.canonical import canonical_text, utc_now
+from vak_desktop.ledger.sqlite_import import sqlite_utils
 
 
 @dataclass(frozen=True)

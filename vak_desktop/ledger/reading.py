@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
-
 from vak_desktop.context.codec import decode_payload
 from vak_desktop.context.payloads import Payload
 from vak_desktop.ledger.canonical import ID_PREFIX
 from vak_desktop.ledger.errors import DamagedEntry, LedgerError
 from vak_desktop.ledger.migrations import KINDS_READ_ACROSS_SESSIONS
+from vak_desktop.ledger.sqlite_import import sqlite_utils
 
 STAGED = 2  # `sessions.archived` of an import not yet complete (`appending.Appending.staged`)
 

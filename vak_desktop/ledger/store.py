@@ -23,8 +23,6 @@ import os
 import secrets
 from pathlib import Path
 
-import sqlite_utils
-
 from vak_desktop.ledger.anchor import AnchorPoint, HeadAnchor, anchor_path
 from vak_desktop.ledger.appending import Appending, auto_title
 from vak_desktop.ledger.canonical import utc_now
@@ -42,6 +40,7 @@ from vak_desktop.ledger.migrations import STARTS_THE_ANCHOR, migrate
 from vak_desktop.ledger.opening import anchor_events, connect, start_anchor
 from vak_desktop.ledger.profiles import ProfileStore
 from vak_desktop.ledger.reading import STAGED, Entry, SessionInfo, UnknownEntry, UnknownSession
+from vak_desktop.ledger.sqlite_import import sqlite_utils
 from vak_desktop.ledger.verification import VerifyReport, verify_ledger
 from vak_desktop.ledger.writers import hold_session
 

@@ -12,12 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import sqlite_utils
-
 from vak_desktop.ledger.anchor import AnchorPoint, read_anchor, read_events
 from vak_desktop.ledger.canonical import entry_id, envelope_bytes
 from vak_desktop.ledger.deletion import SESSION_COMPACTED, deletions, markers_left
 from vak_desktop.ledger.integrity import ANCHOR_MISSING, ANCHOR_STARTED, events, events_digest
+from vak_desktop.ledger.sqlite_import import sqlite_utils
 
 
 @dataclass(frozen=True)

@@ -5,71 +5,87 @@ Rooms, top to bottom (a contract in pyproject.toml keeps the order): `evaluation
 room shares: `presentations` (card entries and their state), `events` (what a turn tells its
 observers), `settings` and `lexicons` (the shipped reading lexicons, loaded once). This
 module re-exports what the CLI and the window use most.
+
+The names are imported on first use (`__getattr__`): importing one module of a room — the
+settings, say — does not import every room, which keeps the window's cold start short.
 """
 
-from pathlib import Path
+from __future__ import annotations
 
-from vak_desktop.ledger import Ledger
-from vak_desktop.runtime.capacity.binding import ModelBinding, bind_model
-from vak_desktop.runtime.capacity.probe import ProbeProgress, ProbeRecord, run_probe
-from vak_desktop.runtime.capacity.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
-from vak_desktop.runtime.capacity.service import CapacityService, capacity_profile_for
-from vak_desktop.runtime.sessions.interchange import (
-    ConversationFormatError,
-    ImportReport,
-    export_openai,
-    import_openai,
-)
-from vak_desktop.runtime.sessions.transcripts import (
-    SessionSummary,
-    presentations_of,
-    session_summaries,
-    session_turns,
-    turn_to_json,
-)
-from vak_desktop.runtime.settings import Settings
-from vak_desktop.runtime.tools import (
-    FindToolsTool,
-    SessionSearchTool,
-    SkillTool,
-    Tool,
-    ToolContext,
-    ToolOutput,
-    ToolRegistry,
-    add_workspace_folder,
-    file_tools,
-    load_skills,
-)
-from vak_desktop.runtime.tools.cards import add_card_tools
-from vak_desktop.runtime.tools.mcp.tool import McpTool
-from vak_desktop.runtime.tools.recall import RecallTool
-from vak_desktop.runtime.tools.skill import SKILLS_FOLDER
-from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT, TurnRunner
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vak_desktop.runtime.capacity.binding import ModelBinding, bind_model
+    from vak_desktop.runtime.capacity.probe import ProbeProgress, ProbeRecord, run_probe
+    from vak_desktop.runtime.capacity.scheduler import ProbePolicy, ProbeScheduler, probing_capacity
+    from vak_desktop.runtime.capacity.service import CapacityService, capacity_profile_for
+    from vak_desktop.runtime.sessions.interchange import (
+        ConversationFormatError,
+        ImportReport,
+        export_openai,
+        import_openai,
+    )
+    from vak_desktop.runtime.sessions.transcripts import (
+        SessionSummary,
+        presentations_of,
+        session_summaries,
+        session_turns,
+        turn_to_json,
+    )
+    from vak_desktop.runtime.tools import (
+        Tool,
+        ToolContext,
+        ToolOutput,
+        ToolRegistry,
+        add_workspace_folder,
+    )
+    from vak_desktop.runtime.tools.cards import add_card_tools
+    from vak_desktop.runtime.tools.defaults import default_tools
+    from vak_desktop.runtime.tools.recall import RecallTool
+    from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT, TurnRunner
+
+_WHERE = {
+    "ModelBinding": "vak_desktop.runtime.capacity.binding",
+    "bind_model": "vak_desktop.runtime.capacity.binding",
+    "ProbeProgress": "vak_desktop.runtime.capacity.probe",
+    "ProbeRecord": "vak_desktop.runtime.capacity.probe",
+    "run_probe": "vak_desktop.runtime.capacity.probe",
+    "ProbePolicy": "vak_desktop.runtime.capacity.scheduler",
+    "ProbeScheduler": "vak_desktop.runtime.capacity.scheduler",
+    "probing_capacity": "vak_desktop.runtime.capacity.scheduler",
+    "CapacityService": "vak_desktop.runtime.capacity.service",
+    "capacity_profile_for": "vak_desktop.runtime.capacity.service",
+    "ConversationFormatError": "vak_desktop.runtime.sessions.interchange",
+    "ImportReport": "vak_desktop.runtime.sessions.interchange",
+    "export_openai": "vak_desktop.runtime.sessions.interchange",
+    "import_openai": "vak_desktop.runtime.sessions.interchange",
+    "SessionSummary": "vak_desktop.runtime.sessions.transcripts",
+    "presentations_of": "vak_desktop.runtime.sessions.transcripts",
+    "session_summaries": "vak_desktop.runtime.sessions.transcripts",
+    "session_turns": "vak_desktop.runtime.sessions.transcripts",
+    "turn_to_json": "vak_desktop.runtime.sessions.transcripts",
+    "Tool": "vak_desktop.runtime.tools",
+    "ToolContext": "vak_desktop.runtime.tools",
+    "ToolOutput": "vak_desktop.runtime.tools",
+    "ToolRegistry": "vak_desktop.runtime.tools",
+    "add_workspace_folder": "vak_desktop.runtime.tools",
+    "add_card_tools": "vak_desktop.runtime.tools.cards",
+    "default_tools": "vak_desktop.runtime.tools.defaults",
+    "RecallTool": "vak_desktop.runtime.tools.recall",
+    "DEFAULT_SYSTEM_PROMPT": "vak_desktop.runtime.turn.runner",
+    "TurnRunner": "vak_desktop.runtime.turn.runner",
+}
 
 
-def default_tools(
-    settings: Settings | None = None,
-    ledger: Ledger | None = None,
-    *,
-    data_directory: Path | None = None,
-    cards: bool = True,
-) -> ToolRegistry:
-    """The tools every session has: recall, find_tools, read/glob/grep over the workspace
-    folders of `settings` (plus each session's own), session_search; `mcp` when the settings
-    admit an MCP server (its description names the tools the ledger last saw each server
-    offer); `skill` when `<data_directory>/skills` holds any; the card tools. Without arguments: no folders,
-    no servers, no skills. The caller closes the registry (`await registry.aclose()`) at
-    shutdown, which stops any server a call started."""
-    folders = settings.workspace if settings is not None else ()
-    tools: list[Tool] = [RecallTool(), FindToolsTool(), *file_tools(folders), SessionSearchTool()]
-    if settings is not None and any(s.enabled for s in settings.mcp_servers):
-        tools.append(McpTool(settings.mcp_servers, ledger))
-    skills = load_skills([data_directory / SKILLS_FOLDER]) if data_directory else ()
-    if skills:
-        tools.append(SkillTool(skills))
-    registry = ToolRegistry(tools)
-    # the emit_<type>_card tools: in the catalogue, loaded when the request reads as a card
-    return add_card_tools(registry) if cards else registry
+def __getattr__(name: str) -> Any:
+    """`from vak_desktop.runtime import X`: X from its module, imported now and kept."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

@@ -3,10 +3,37 @@
 `ChatService` owns the runtime and runs every turn, model refresh and binding as an asyncio task
 on the qasync loop; it tells the views what happened through Qt signals. Views hold the service
 they show and nothing else: they never talk HTTP, stream or read the ledger themselves.
+
+The names below are imported on first use (`__getattr__`), so that the window's first frame
+(`ui/shell/main_window.py` before its services are attached) costs only what it shows.
 """
 
-from vak_desktop.ui.chat.chat_service import ChatService, Reachability
-from vak_desktop.ui.parts.theme import apply_theme
-from vak_desktop.ui.shell.main_window import MainWindow
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vak_desktop.ui.chat.chat_service import ChatService, Reachability
+    from vak_desktop.ui.parts.theme import apply_theme
+    from vak_desktop.ui.shell.main_window import MainWindow
+
+_WHERE = {
+    "ChatService": "vak_desktop.ui.chat.chat_service",
+    "Reachability": "vak_desktop.ui.chat.chat_service",
+    "apply_theme": "vak_desktop.ui.parts.theme",
+    "MainWindow": "vak_desktop.ui.shell.main_window",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """`from vak_desktop.ui import X`: X from its module, imported now and kept."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["ChatService", "MainWindow", "Reachability", "apply_theme"]

@@ -4,11 +4,18 @@ status bar with the context gauge, and the inspector dock.
 It only arranges the views, connects the service's signals to them and owns the window-wide
 shortcuts (Ctrl/Cmd+N new chat, Ctrl/Cmd+K search, Ctrl/Cmd+I inspector, Esc stop); the work
 happens in the services.
+
+Made without a service, the window is its first frame (`ui/shell/opening.py`): the app shows
+it before anything heavy is imported, then `attach`es the services, which builds the views in
+place. This module imports only Qt and that view at its top; the views, the runtime and the
+dialogs are imported where they are first needed, so that first frame costs little more than
+PySide6 itself.
 """
 
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -22,22 +29,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vak_desktop.ledger import Ledger
-from vak_desktop.runtime import ModelBinding
-from vak_desktop.runtime.sessions.system_prompts import PresetStore
-from vak_desktop.ui.chat.chat_service import ChatService
-from vak_desktop.ui.chat.chat_view import ChatView
-from vak_desktop.ui.chat.composer import Composer
-from vak_desktop.ui.chat.notice_line import NoticeLine
-from vak_desktop.ui.inspector import Inspection, InspectorDock
-from vak_desktop.ui.models.model_picker import ModelPicker
-from vak_desktop.ui.sessions.interchange_dialogs import ExportDialog, ImportDialog
-from vak_desktop.ui.sessions.prompt_dialog import SystemPromptDialog
-from vak_desktop.ui.sessions.session_list import SessionList
-from vak_desktop.ui.settings.settings_dialog import SettingsController
-from vak_desktop.ui.shell.banner import ReachabilityBanner
-from vak_desktop.ui.shell.onboarding import attach_model_tools
-from vak_desktop.ui.shell.status import StatusBar
+from vak_desktop.ui.shell.opening import MENUS, OPENING, OpeningView
+
+if TYPE_CHECKING:  # the views and their services are imported by `attach` (see the docstring)
+    from vak_desktop.ledger import Ledger
+    from vak_desktop.runtime import ModelBinding
+    from vak_desktop.ui.chat.chat_service import ChatService
+    from vak_desktop.ui.sessions.interchange_dialogs import ExportDialog, ImportDialog
+    from vak_desktop.ui.sessions.prompt_dialog import SystemPromptDialog
+    from vak_desktop.ui.settings.settings_controller import SettingsController
 
 DEFAULT_SIZE = (1100, 750)
 INSPECTOR_WIDTH = 460
@@ -50,20 +50,55 @@ class MainWindow(QMainWindow):
 
     def __init__(
         self,
-        service: ChatService,
+        service: ChatService | None = None,
         ledger: Ledger | None = None,
         parent: QWidget | None = None,
         *,
         settings: SettingsController | None = None,
     ) -> None:
         super().__init__(parent)
-        self.service = service
-        self.ledger = ledger if ledger is not None else service.ledger
         self.setWindowTitle("Vak")
         self.setAccessibleName("Vak")
         self.resize(*DEFAULT_SIZE)
         self.setMinimumSize(720, 480)
         self.focused_turn = ""  # the turn a search hit asked to show
+        self.ready = False  # the services are attached (`attach`)
+        if service is None:  # the first frame: the shell, disabled, until `attach`
+            self.opening: OpeningView | None = OpeningView(DEFAULT_SIZE[0])
+            self.setCentralWidget(self.opening)
+            for title in MENUS:
+                self.menuBar().addMenu(title).setEnabled(False)
+            self.statusBar().showMessage(OPENING)
+            return
+        self.opening = None
+        self.attach(service, ledger, settings=settings)
+
+    def attach(
+        self,
+        service: ChatService,
+        ledger: Ledger | None = None,
+        *,
+        settings: SettingsController | None = None,
+    ) -> None:
+        """Build the views over `service` and the ledger it writes, in place of the first
+        frame, and connect them: from here on the window is whole."""
+        from vak_desktop.ui.chat.chat_view import ChatView
+        from vak_desktop.ui.chat.composer import Composer
+        from vak_desktop.ui.chat.notice_line import NoticeLine
+        from vak_desktop.ui.inspector import Inspection, InspectorDock
+        from vak_desktop.ui.models.model_picker import ModelPicker
+        from vak_desktop.ui.sessions.session_list import SessionList
+        from vak_desktop.ui.shell.banner import ReachabilityBanner
+        from vak_desktop.ui.shell.onboarding import attach_model_tools
+        from vak_desktop.ui.shell.status import StatusBar
+
+        if self.ready:
+            raise RuntimeError("the window's services are attached already")
+        self.service = service
+        self.ledger = ledger if ledger is not None else service.ledger
+        if self.opening is not None:
+            self.menuBar().clear()  # the real menus, in the same places (`_actions`)
+            self.opening = None  # `setCentralWidget` below deletes it
 
         runner = service.runner
         self.inspection = Inspection(
@@ -136,6 +171,7 @@ class MainWindow(QMainWindow):
         self.status.show_reachability(service.reachability)
         self._tab_order()
         self.composer.input.setFocus()
+        self.ready = True
 
     def _tab_order(self) -> None:
         """Tab from where the user types to what they act on next: the message, Send, the
@@ -231,6 +267,9 @@ class MainWindow(QMainWindow):
 
     def edit_system_prompt(self) -> SystemPromptDialog:
         """Chat → System prompt…: this chat's prompt and the presets."""
+        from vak_desktop.runtime.sessions.system_prompts import PresetStore
+        from vak_desktop.ui.sessions.prompt_dialog import SystemPromptDialog
+
         store = self.service.presets
         if store is None:  # a window made without a data directory (tests): presets beside it
             store = PresetStore.open(self.ledger.path.parent)
@@ -241,12 +280,16 @@ class MainWindow(QMainWindow):
 
     def import_chats(self) -> ImportDialog:
         """File → Import chats…: OpenAI chat JSON, ChatGPT or Open WebUI exports."""
+        from vak_desktop.ui.sessions.interchange_dialogs import ImportDialog
+
         self.import_dialog = ImportDialog(self.service, self)
         self.import_dialog.open()
         return self.import_dialog
 
     def export_chat(self) -> ExportDialog | None:
         """File → Export chat…: the shown chat as OpenAI chat JSON or Markdown."""
+        from vak_desktop.ui.sessions.interchange_dialogs import ExportDialog
+
         if not self.service.session:
             self._notice("Open a chat to export it.")
             return None
@@ -348,7 +391,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Quitting inside a deletion's undo time deletes it now (`sessions/deleting.py`)."""
-        self.sessions.deletions.flush()
+        if self.ready:
+            self.sessions.deletions.flush()
         super().closeEvent(event)
 
     def _open(self, session: str) -> None:
