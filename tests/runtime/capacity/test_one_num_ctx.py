@@ -81,7 +81,8 @@ async def test_a_first_ten_turn_session_with_probing_reloads_at_most_once_for_nu
     session = ledger.create_session().id
     filler = "The ledger keeps every turn; the planner decides what travels. " * 60
     for number in range(1, 11):
-        await _turn(runner, session, binding, f"turn {number}: {filler}")
+        # the double echoes the end of the message: a different end, so no answer repeats one
+        await _turn(runner, session, binding, f"turn {number}: {filler} That was turn {number}.")
         if number == 8:  # the summariser's request path, on the bound model
             # (a turn itself never calls the summariser: its packet is written in the background)
             index = build_turn_index(ledger.chain_to_root(session))
