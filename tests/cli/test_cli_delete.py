@@ -4,12 +4,14 @@ verify` then counts the deletion. Run as a real process on a real ledger file.""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from vak_desktop.context.payloads import AssistantStep, Directive
 from vak_desktop.ledger import Ledger
@@ -77,6 +79,7 @@ def test_delete_with_branches_then_verify_counts_it(tmp_path: Path) -> None:
 
 def _on_a_terminal(data: Path, session: str, answer: bytes) -> tuple[int, str]:
     """Run `vak delete SESSION` with a pseudo-terminal as its stdin, answering the question."""
+    pty = importlib.import_module("pty")  # POSIX only: the test using it is skipped elsewhere
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover - the child
         os.execv(
@@ -97,6 +100,7 @@ def _on_a_terminal(data: Path, session: str, answer: bytes) -> tuple[int, str]:
     return os.waitstatus_to_exitcode(status), seen.decode()
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals on this OS")
 def test_delete_asks_on_a_terminal(tmp_path: Path) -> None:
     kept, _, _ = _ledger(tmp_path)
     code, shown = _on_a_terminal(tmp_path, kept, b"n\n")

@@ -5,7 +5,6 @@ removed with a forged marker are still caught."""
 
 from __future__ import annotations
 
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -183,12 +182,13 @@ def test_a_fault_mid_delete_leaves_the_whole_session(ledger_dir: Path, step: str
 
 _KILLED = textwrap.dedent(
     """
-    import os, signal, sys
+    import sys, time
     from vak_desktop.ledger import Ledger
     store = Ledger.open(sys.argv[1])
     def kill(name):
-        if name == sys.argv[3]:
-            os.kill(os.getpid(), signal.SIGKILL)
+        if name == sys.argv[3]:  # say where it is, then wait to be killed there
+            print("at", name, flush=True)
+            time.sleep(60)
     store.delete_session(sys.argv[2], between=kill)
     """
 )
@@ -214,10 +214,12 @@ def test_a_process_killed_mid_delete_leaves_all_or_nothing(
     count = len(list(store.entries(doomed)))
     store.close()
 
-    run = subprocess.run(
-        [sys.executable, "-c", _KILLED, str(path), doomed, step], timeout=60, check=False
-    )
-    assert run.returncode == -signal.SIGKILL
+    with subprocess.Popen(
+        [sys.executable, "-c", _KILLED, str(path), doomed, step], stdout=subprocess.PIPE, text=True
+    ) as child:
+        assert child.stdout is not None and child.stdout.readline().strip() == f"at {step}"
+        child.kill()  # SIGKILL, or TerminateProcess on Windows: no clean-up of any kind
+        child.wait(timeout=30)
 
     reopened = Ledger.open(path)
     left = len(list(reopened.entries(doomed)))
