@@ -171,13 +171,13 @@ async def test_request_panel_shows_what_the_model_received_with_prefix_and_tail(
         html = panel.body.toPlainText()
         assert "Stable prefix" in html and "Tail (this turn only" in html
         assert "What did turn 1 say?" in html and "recall" in html
-        assert sent.receipt.prefix_digest in panel.digest.text()
+        assert sent.receipt.prefix_digest in panel.digest.toolTip()  # the label shows its start
 
         window.inspector.select_turn(NEXT)  # what sending now would carry, not yet sent
         assert panel.sent is None and panel.status.text().startswith("Not sent yet")
         preview = panel.body.toPlainText()
         assert "the next turn" in preview and "What did turn 1 say?" in preview
-        assert sent.receipt.prefix_digest in panel.digest.text()  # same tools, same prefix
+        assert sent.receipt.prefix_digest in panel.digest.toolTip()  # same tools, same prefix
 
 
 async def test_evidence_panel_shows_carried_full_and_recalled_lines(

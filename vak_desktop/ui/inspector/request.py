@@ -147,12 +147,20 @@ class RequestPanel(QWidget):
                 else f"{sent.chars:,} characters rebuilt, {receipt.request_chars:,} sent"
             )
             self.status.setText(f"⚠ Rebuilt, but it does not match the receipt: {why}.")
-        self.digest.setText(
-            f"Prefix digest {sent.request.prefix_digest} (receipt: {receipt.prefix_digest})"
+        self._show_digest(
+            f"Prefix digest {_short(sent.request.prefix_digest)} (receipt: "
+            f"{_short(receipt.prefix_digest)})"
             if not sent.prefix_matches
-            else f"Prefix digest {receipt.prefix_digest}"
+            else f"Prefix digest {_short(receipt.prefix_digest)}",
+            f"sent {sent.request.prefix_digest}\nreceipt {receipt.prefix_digest}",
         )
         self.body.setHtml(self.request_html(sent.request, sent.history_messages, sent.step))
+
+    def _show_digest(self, text: str, whole: str) -> None:
+        """The digest cut to fit the dock (a 67-character hex run cannot wrap); the whole one in
+        its tooltip."""
+        self.digest.setText(text)
+        self.digest.setToolTip(whole)
 
     def _show_preview(self) -> None:
         """The next request, as `vak request` builds it: planned now, not sent."""
@@ -166,7 +174,7 @@ class RequestPanel(QWidget):
             f"≈{preview.request_tokens:,} tokens, num_ctx {preview.num_ctx:,}. Your message "
             "goes after the tail."
         )
-        self.digest.setText(f"Prefix digest {request.prefix_digest}")
+        self._show_digest(f"Prefix digest {_short(request.prefix_digest)}", request.prefix_digest)
         history = len(request.messages) - 2  # the system prompt and the new directive
         self.body.setHtml(self.request_html(request, history, None))
 
@@ -243,3 +251,8 @@ class RequestPanel(QWidget):
             )
             + box("Current turn", blend(HISTORY_TINT, base, 0.0), "".join(current))
         )
+
+
+def _short(digest: str) -> str:
+    """ "b3:3c64bfebab1753f0…": enough to tell two digests apart at a glance."""
+    return digest if len(digest) <= 22 else digest[:19] + "…"
