@@ -6,8 +6,9 @@ costs no SQLite, which keeps the window's cold start short.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vak_desktop.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from vak_desktop.ledger.deletion import Deletion, HasDerivedSessions
@@ -46,14 +47,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """`from vak_desktop.ledger import X`: X from its module, imported now and kept."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals())
 
 
 __all__ = [

@@ -10,8 +10,9 @@ The names below are imported on first use (`__getattr__`), so that the window's 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vak_desktop.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from vak_desktop.ui.chat.chat_service import ChatService, Reachability
@@ -26,14 +27,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """`from vak_desktop.ui import X`: X from its module, imported now and kept."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals())
 
 
 __all__ = ["ChatService", "MainWindow", "Reachability", "apply_theme"]
