@@ -299,8 +299,9 @@ def ranked_passages(
     }
     ranked = heapq.nsmallest(RANKED, windows.items(), key=lambda item: (-item[1], -item[0]))
     if broad:  # the common words asked still tell the best of the found passages apart
+        average = _average_length(corpus, size)
         ranked = sorted(
-            ((c, s + _broad_score(found, c, broad, weights)) for c, s in ranked),
+            ((c, s + _broad_score(found, c, broad, weights, average)) for c, s in ranked),
             key=lambda item: (-item[1], -item[0]),
         )
     floor = ranked[0][1] * RELATIVE_FLOOR
@@ -308,21 +309,34 @@ def ranked_passages(
 
 
 def _broad_score(
-    found: PassageIndex, position: int, broad: dict[str, int], weights: dict[str, int]
+    found: PassageIndex,
+    position: int,
+    broad: dict[str, int],
+    weights: dict[str, int],
+    average: float,
 ) -> float:
     """The BM25 of the common query words `broad` (term → holders) in the piece at `position`,
     read from the piece's own words: their postings are too long to walk on every request."""
-    corpus, size = found.store.corpus, found.pieces
     counts = Counter(tokens(found.store.pieces[position].text))
-    average = corpus.total / corpus.size if corpus.size else 1.0
-    norm = K1 * (1 - B + B * corpus.lengths[position] / average)
+    norm = K1 * (1 - B + B * found.store.corpus.lengths[position] / average)
     score = 0.0
     for term, holders in broad.items():
         count = counts.get(term, 0)
         if count:
-            idf = math.log(1 + (size - holders + 0.5) / (holders + 0.5))
+            idf = _idf(found.pieces, holders)
             score += weights[term] * idf * count * (K1 + 1) / (count + norm)
     return score
+
+
+def _average_length(corpus: Corpus, size: int) -> float:
+    """The mean length of the first `size` pieces (an older view counts only its own)."""
+    lengths = corpus.lengths
+    return sum(lengths[:size]) / size if size < len(lengths) else corpus.total / size
+
+
+def _idf(size: int, holders: int) -> float:
+    """Lucene's always-positive idf of a term `holders` of `size` pieces hold."""
+    return math.log(1 + (size - holders + 0.5) / (holders + 0.5))
 
 
 def _bm25(
@@ -330,10 +344,10 @@ def _bm25(
 ) -> dict[int, float]:
     """Okapi BM25 with Lucene's idf over the first `size` pieces, for the terms in `held`."""
     lengths = corpus.lengths
-    average = sum(lengths[:size]) / size if size < len(lengths) else corpus.total / size
+    average = _average_length(corpus, size)
     scores: dict[int, float] = {}
     for term, holders in held.items():
-        weight = weights[term] * math.log(1 + (size - holders + 0.5) / (holders + 0.5))
+        weight = weights[term] * _idf(size, holders)
         for position, count in corpus.postings[term]:
             if position >= size:
                 break
