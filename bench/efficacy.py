@@ -65,7 +65,14 @@ from efficacy_cases import CASES, Case
 from vak_desktop.cli.eval import scratch_tools
 from vak_desktop.context.codec import to_json_value
 from vak_desktop.context.evidence.text_calls import find_text_calls
-from vak_desktop.context.payloads import Activity, CapacityProfile, Ewma, Horizon, ToolCall
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    CapacityProfile,
+    Ewma,
+    Horizon,
+    ToolCall,
+)
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider, Done, ModelDetails, TextDelta, ToolCallEvent
@@ -83,6 +90,9 @@ DEFAULT_MODEL = Path.home() / ".cache/vak-desktop/models/qwen2.5-coder-0.5b-inst
 TRUNCATED_TOKENS = 4_096  # Ollama's default num_ctx
 RATIO = 0.3  # tokens per char for the naive cut (the server counts the real prompt)
 MAX_OUTPUT = 256
+
+
+COMPOSED_MARK = COMPOSED.split("`")[0]  # "Vak composed this answer from the "
 
 
 def say(text: str) -> None:
@@ -294,10 +304,12 @@ async def whole_turn(
         end = time.monotonic() - start
         answer = "" if undecided else session_turns(ledger, session)[-1].answer
         record = turn_record(ledger, session, recording.requests, answer)
+        chain = ledger.chain_to_root(session)
         searched = any(
-            isinstance(e.payload, Activity) and e.payload.type == RUNTIME_SEARCH
-            for e in ledger.chain_to_root(session)
+            isinstance(e.payload, Activity) and e.payload.type == RUNTIME_SEARCH for e in chain
         )
+        steps = [e.payload for e in chain if isinstance(e.payload, AssistantStep)]
+        composed = bool(steps) and steps[-1].model == "vak" and COMPOSED_MARK in steps[-1].text
         ledger.close()
     called, right = case.first_call_right(calls)
     sent = recording.requests[0].messages if recording.requests else ()
@@ -306,7 +318,7 @@ async def whole_turn(
     return Sample(
         called, right, prompt, first or end, end, reached=reached, answered=answered,
         steps=steps, undecided=undecided, answer=answer, record=record,
-        composed=answer.startswith(COMPOSED.split("`")[0]), searched=searched,
+        composed=composed and not undecided, searched=searched,
     )  # fmt: skip
 
 

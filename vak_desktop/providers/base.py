@@ -153,6 +153,21 @@ def is_local(provider: object) -> bool:
 
 
 @runtime_checkable
+class ChoosesTools(Protocol):
+    """The provider sends a request's `tool_choice` (OpenAI's wire form), so a step that must
+    not call a tool keeps its tools — the prompt prefix the server has cached — and says
+    "none". Measured on the bundled llama.cpp: the template renders the tools either way and
+    the prompt cache held 151 of 152 tokens; dropping the tools re-read a 4k-token prompt
+    (42 s on the 0.5B). A provider without the attribute drops the tools instead."""
+
+    chooses_tools: bool
+
+
+def chooses_tools(provider: object) -> bool:
+    return isinstance(provider, ChoosesTools) and bool(provider.chooses_tools)
+
+
+@runtime_checkable
 class ModelCatalog(Protocol):
     async def list_models(self) -> list[ModelSummary]: ...
 

@@ -59,7 +59,7 @@ class OpenAICompatibleProvider:
     """Streams chat from one OpenAI-compatible server, lists its models and reads their windows.
 
     Implements `ChatProvider`, `RunsLocally` (local when the host is a loopback address),
-    `ModelCatalog` and `ModelInspector`. The hosted adapters (`openai.py`, `openrouter.py`)
+    `ChoosesTools`, `ModelCatalog` and `ModelInspector`. The hosted adapters (`openai.py`, `openrouter.py`)
     are this class with their own cache hints, metadata rung and wording.
     """
 
@@ -68,6 +68,7 @@ class OpenAICompatibleProvider:
     start_hint = "start it (e.g. `llama-server`)"
     token_limit_field = "max_tokens"
     reads_props = True  # ask llama.cpp's `/props` for the server's window
+    chooses_tools = True  # `tool_choice` is sent as given ("none", "required")
     local: bool
 
     def __init__(

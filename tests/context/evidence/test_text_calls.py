@@ -146,3 +146,12 @@ def test_native_calls_win_over_text() -> None:
     native = (ToolCall("c1", "grep", {"pattern": "x"}),)
     assert adopt_text_calls('read(path="a")', native, SPECS, key="k", step=0) is None
     assert adopt_text_calls("no calls here", (), SPECS, key="k", step=0) is None
+
+
+def test_what_follows_a_call_is_not_the_steps_text() -> None:
+    """Recorded on the 0.5B (locker, 2026-12-02): a call, then flags to the output cap. What
+    follows a call was written before its result existed; the Activity keeps it whole."""
+    text = 'Searching.\ngrep {"pattern": "38-14-92"} --no-heading --path "logs" --glob "a.log"'
+    adopted = adopt_text_calls(text, (), SPECS, key="k", step=1, invented=True)
+    assert adopted is not None and adopted.text == "Searching."
+    assert adopted.activity.detail["text"] == text

@@ -133,3 +133,16 @@ def test_the_action_nudge_names_grep_and_its_argument_without_a_template() -> No
     assert "Call the `grep` tool (or `glob`) now with `pattern` set to" in text
     assert "“Which file of mine has the locker code?”" in text
     assert "{" not in text and "<" not in text
+
+
+def test_the_find_answered_back_is_no_echo_of_the_nudge() -> None:
+    """Recorded on the 0.5B (locker, 2026-12-02): told to answer with the find, it answered
+    the found line back, which was withheld as "the turn's own instructions repeated"."""
+    call = ToolCall("c1", "grep", {"pattern": "38-14-92"})
+    found = ToolResult("c1", "grep", GREP, "e", len(GREP))
+    nudge = answer_check_nudge(call.name, found)
+    line = "Gym: the blue locker, combination 38-14-92. Bring a towel."
+    assert not_an_answer(line, [nudge], DESCRIBED, OFFERED) == ""
+    echoed = "Answer the user now from it: say what it found and where, please."
+    assert not_an_answer(echoed, [nudge], DESCRIBED, OFFERED) != ""  # its own words still are
+    assert "notes/feb.txt, line 1: “Gym: the blue locker" in nudge  # words, not grep's form

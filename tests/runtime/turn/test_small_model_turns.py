@@ -8,11 +8,13 @@ tool list printed as the answer, and tool calls that never stop.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.doubles.fixtures import TOOL_MODEL, double_fixture, http_fixture  # noqa: F401
 from tests.doubles.ollama_model import Reply
@@ -44,6 +46,7 @@ from vak_desktop.runtime.turn.answering import (
     ANSWER_NOW,
     COMPOSED,
     PLAIN_ANSWER,
+    RUNTIME_READ,
     RUNTIME_SEARCH,
     SMALL_STEPS,
     WITHHELD,
@@ -73,6 +76,13 @@ def _small(binding: ModelBinding) -> CapacityProfile:
         output_reserve=256,
         tokens_per_char=Ewma(0.3, 5),
         provenance={"source": "test", "probed_at": "2026-12-01T00:00:00Z"},
+    )
+
+
+def _large(binding: ModelBinding) -> CapacityProfile:
+    """The same with a horizon of 65,536 tokens: not a small model."""
+    return dataclasses.replace(
+        _small(binding), instruction_horizon=Horizon(65_536, 0.9, "2026-12-01T00:00:00Z")
     )
 
 
@@ -118,14 +128,19 @@ async def test_an_invented_tool_and_argument_run_as_the_real_ones_and_the_find_i
     (fixed,) = repair.detail["repairs"]
     assert fixed["written"] == {"name": "search_files", "arguments": {"q": CODE}}
     assert fixed["ran"] == {"name": "grep", "arguments": {"pattern": CODE}}
-    (result,) = _payloads(ledger, session, ToolResult)
+    result, read = _payloads(ledger, session, ToolResult)
     assert not result.is_error and "shipping/manifest.txt:1:" in result.content
     steps = _payloads(ledger, session, AssistantStep)
     assert [c.name for c in steps[0].tool_calls] == ["grep"]  # the history shows the real call
-    # the step after the find is told to answer with it, as the request's last message
+    # on a small model Vak reads the short file the search found, as its own step
+    (reading,) = _activities(ledger, session, RUNTIME_READ)
+    assert reading.detail["call"]["arguments"] == {"path": "shipping/manifest.txt"}
+    assert steps[1].model == "vak" and read.content.startswith(f"Shipment {CODE}")
+    # the step after the find is told to answer with it, as the request's last message, in
+    # words (grep's `path:line:` form was searched for again by the 0.5B)
     second = double.chat_bodies()[1]["messages"]
     assert second[-1]["role"] == "user" and second[-1]["content"].startswith(f"[{ANSWER_CHECK}]")
-    assert f"“shipping/manifest.txt:1: Shipment {CODE}: 40 crates.”" in second[-1]["content"]
+    assert f"shipping/manifest.txt, line 1: “Shipment {CODE}: 40 crates.”" in second[-1]["content"]
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK]
 
 
@@ -143,7 +158,7 @@ async def test_the_workspace_is_named_and_an_invented_folder_searches_it_all(
     )
     system = double.chat_bodies()[0]["messages"][0]["content"]
     assert str(folder.resolve()) in system  # the model is told where the files are
-    (result,) = _payloads(ledger, session, ToolResult)
+    result = _payloads(ledger, session, ToolResult)[0]
     assert not result.is_error and "shipping/manifest.txt:1:" in result.content
     assert "no folder 'path/to/your/files'" in result.content  # and that it searched all
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
@@ -390,37 +405,38 @@ async def test_an_unperformed_search_is_withheld_and_the_redo_must_call(
     assert kept.detail["text"] == claimed
 
 
+@pytest.mark.parametrize("small", [True, False], ids=["small", "large"])
 async def test_a_search_the_model_will_not_make_is_run_by_vak_for_the_value_referred_to(
-    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path, small: bool
 ) -> None:
     """Recorded on the 0.5B: told to call the tool, it wrote the tool's name, or repeated a
-    card line. After that one repair Vak greps for the value of the earlier message the
-    request refers to, and the model is told to answer with the find."""
+    card line. Vak greps for the value of the earlier message the request refers to — on a
+    small model at once (its repair step was a call in 0 of 6 tries on two cases), on any
+    other after that one repair — and the model is told to answer with the find."""
     folder = _files(tmp_path)
-    double.enqueue(
-        Reply(text="Noted."),
-        Reply(text="The code is in /home/user/documents/logs/auth12.log."),
-        Reply(text="glob"),
-        Reply(text="It is in shipping/manifest.txt."),
-    )
+    claim = Reply(text="The code is in /home/user/documents/logs/auth12.log.")
+    repair = [Reply(text="glob")] if not small else []
+    double.enqueue(Reply(text="Noted."), claim, *repair, Reply(text="It is in shipping/manifest.txt."))
     provider = OllamaProvider(http, double.url)
     binding = await bind_model(provider, TOOL_MODEL)
     runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
     session = ledger.create_session().id
-    ledger.append(session, _small(binding))
+    ledger.append(session, _small(binding) if small else _large(binding))
     _ = [e async for e in runner.run(session, f"My shipment code is {CODE}.", binding)]
     events = await _turn(runner, session, binding)
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     (searched,) = _activities(ledger, session, RUNTIME_SEARCH)
     assert searched.detail["call"] == {"name": "grep", "arguments": {"pattern": "ZX\\-4471\\-Q"}}
     steps = _payloads(ledger, session, AssistantStep)
-    (made,) = [s for s in steps if s.tool_calls]
-    assert made.model == "vak" and made.done_reason == "runtime_call"
-    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
+    made = [s for s in steps if s.tool_calls]
+    assert made[0].model == "vak" and made[0].done_reason == "runtime_call"
+    assert len(made) == (2 if small else 1)  # a small model's found file is read too
+    tags = [n.tag for n in _payloads(ledger, session, Nudge)]
+    assert tags == ([ANSWER_CHECK] if small else [ACTION_CHECK, ANSWER_CHECK])
     turn = split_turns(ledger.chain_to_root(session))[-1]
     assert turn.answer == "It is in shipping/manifest.txt."
     failed = [a.detail["instruction"] for a in _activities(ledger, session, "instruction_failed")]
-    assert failed == ["call the `grep` tool the request asks for"] * 2  # the model's, both
+    assert failed == ["call the `grep` tool the request asks for"] * (1 if small else 2)
 
 
 async def test_the_text_beside_a_call_is_withheld_when_it_is_no_answer(
@@ -438,8 +454,100 @@ async def test_the_text_beside_a_call_is_withheld_when_it_is_no_answer(
         double, http, ledger, folder, Reply(text=babble), Reply(text="shipping/manifest.txt")
     )
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
-    assert len(_payloads(ledger, session, ToolResult)) == 1  # the call ran
+    assert [r.tool_name for r in _payloads(ledger, session, ToolResult)] == ["grep", "read"]
     turn = split_turns(ledger.chain_to_root(session))[-1]
     assert turn.answer == "shipping/manifest.txt"
-    (kept,) = _activities(ledger, session, WITHHELD)
-    assert "This tool searches" in kept.detail["text"]
+    # what followed the call was written before its result: not the step's text, kept whole
+    assert _payloads(ledger, session, AssistantStep)[0].text == ""
+    (adopted,) = _activities(ledger, session, TEXT_FORM_CALL)
+    assert "This tool searches" in adopted.detail["text"]
+
+
+async def test_the_found_file_is_read_and_its_lines_answer_what_the_match_does_not(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """The planted value is only the way to the file: "how many portions does that message
+    confirm" is answered by the line after the address searched for. On a small model Vak
+    reads the short file the search found; the answer-check names that line, and when the
+    model still leaves no answer, Vak's composed answer quotes it."""
+    folder = tmp_path / "files"
+    (folder / "mail").mkdir(parents=True)
+    (folder / "mail" / "caterer.txt").write_text(
+        "From: j.berg@harbourfood.example\nConfirmed: 120 portions for Saturday.\n"
+    )
+    (folder / "mail" / "old.txt").write_text("From: someone@else.example\nMaybe 80.\n")
+    raw = '{"name": "grep", "arguments": ["portions"]}'  # call-shaped, nothing anyone can run
+    double.enqueue(Reply(text="Noted."), Reply(text="Sure."), Reply(text=raw), Reply(text=raw))
+    provider = OllamaProvider(http, double.url)
+    binding = await bind_model(provider, TOOL_MODEL)
+    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+    session = ledger.create_session().id
+    ledger.append(session, _small(binding))
+    said = "The caterer's contact is j.berg@harbourfood.example, keep it."
+    _ = [e async for e in runner.run(session, said, binding)]
+    ask = (
+        "Search my files for the caterer's contact address I gave you and tell me how many "
+        "portions that message confirms."
+    )
+    events = [e async for e in runner.run(session, ask, binding)]
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "degraded"
+    assert [r.tool_name for r in _payloads(ledger, session, ToolResult)] == ["grep", "read"]
+    check = double.chat_bodies()[2]["messages"][-1]["content"]
+    assert check.startswith(f"[{ANSWER_CHECK}]")
+    assert "Line 2 of the file: “Confirmed: 120 portions for Saturday.”" in check
+    answer = _payloads(ledger, session, AssistantStep)[-1]
+    assert answer.model == "vak" and answer.text.startswith(COMPOSED.format(tool="grep"))
+    assert "mail/caterer.txt, line 2: “Confirmed: 120 portions for Saturday.”" in answer.text
+    assert "Maybe 80" not in answer.text
+
+
+async def test_a_which_file_answer_that_does_not_name_the_file_is_asked_again(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B (locker): told to answer with the find, it quoted the line and
+    left out the file the request asked for. That is no answer to "which file"."""
+    folder = _files(tmp_path)
+    double.enqueue(
+        Reply(tool_calls=[("grep", {"pattern": CODE})]),
+        Reply(text=f"Shipment {CODE}: 40 crates."),
+        Reply(text="It is shipping/manifest.txt."),
+    )
+    provider = OllamaProvider(http, double.url)
+    binding = await bind_model(provider, TOOL_MODEL)
+    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+    session = ledger.create_session().id
+    ledger.append(session, _small(binding))
+    events = [e async for e in runner.run(session, LOCKER_ASK, binding)]
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    tags = [n.tag for n in _payloads(ledger, session, Nudge)]
+    assert tags == [ANSWER_CHECK, ANSWER_GROUNDING]
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert turn.answer.endswith("It is shipping/manifest.txt.")
+
+
+async def test_a_step_that_can_only_answer_keeps_its_tools_where_tool_choice_is_sent(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    """On an OpenAI-compatible server (llama.cpp) the re-ask says `tool_choice: "none"` and
+    keeps the tools: the template renders them either way, so the cached prefix holds."""
+    folder = _files(tmp_path)
+    printed = json.dumps([{"name": "grep", "description": "Search files", "parameters": {}}])
+    call = [("c1", "grep", json.dumps({"pattern": CODE}))]
+    with OpenAIDouble(models=("qwen",), windows={"qwen": 32_768}) as server:
+        server.script(
+            SSE(tool_call_chunks(call)),
+            SSE(text_chunks(f"```json\n{printed}\n```")),
+            SSE(text_chunks("shipping/manifest.txt holds it.")),
+        )
+        async with httpx.AsyncClient(timeout=30) as client:
+            provider = OpenAICompatibleProvider(client, server.url)
+            binding = await bind_model(provider, "qwen")
+            runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+            session = ledger.create_session().id
+            ledger.append(session, _small(binding))
+            events = await _turn(runner, session, binding)
+        bodies = [body for _, target, _, body in server.requests if "chat" in target]
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, PLAIN_ANSWER]
+    assert bodies[2]["tool_choice"] == "none" and bodies[2]["tools"] == bodies[1]["tools"]
+    assert "tool_choice" not in bodies[1]

@@ -146,7 +146,8 @@ def text_call_id(key: str, index: int) -> str:
 @dataclass(frozen=True)
 class AdoptedCalls:
     """A step's text-form calls, adopted as its tool calls: the calls (ids synthesised), the
-    text left once their spans are cut out, and the Activity saying they came as text."""
+    text before the first of them, and the Activity saying they came as text (the whole
+    text kept there)."""
 
     calls: tuple[ToolCall, ...]
     text: str
@@ -181,12 +182,11 @@ def adopt_text_calls(
             seen.add(identity)
             found.append(c)
     calls = tuple(ToolCall(text_call_id(key, i), c.name, c.arguments) for i, c in enumerate(found))
-    rest, cursor = [], 0
-    for c in written:
-        rest.append(text[cursor : c.start])
-        cursor = max(cursor, c.end)
-    rest.append(text[cursor:])
-    left = re.sub(r"\n{3,}", "\n\n", "".join(rest)).strip()
+    # only what came before the first call stays the step's text: what follows a call was
+    # written before its result existed, so it cannot report it. Measured on the 0.5B (issue
+    # #22): a call, then flag-like babble to the output cap ("--no-heading --path …", "- glob:
+    # *.md - output: text [evidence:…]"), which was shown, and copied by the next step.
+    left = re.sub(r"\n{3,}", "\n\n", text[: written[0].start]).strip()
     names = ", ".join(c.name for c in calls)
     activity = Activity(
         type=TEXT_FORM_CALL,

@@ -87,13 +87,42 @@ def first_find(result: ToolResult) -> str:
     return line if len(line) <= 200 else line[:199] + "…"
 
 
-def answer_check_nudge(tool: str, result: ToolResult) -> str:
+def found_file(result: ToolResult) -> str:
+    """The one file a grep result's matching lines are in ("" for none, or several)."""
+    files = {
+        m["file"]
+        for m in (_GREP_LINE.match(line.strip()) for line in result.content.splitlines())
+        if m is not None
+    }
+    return next(iter(files)) if len(files) == 1 else ""
+
+
+def answer_check_nudge(
+    tool: str, result: ToolResult, directive: str = "", context: ToolResult | None = None
+) -> str:
+    """`[answer-check]`: the find, said as where it is and what it says — not in grep's own
+    `path:line:` form, which the 0.5B took for a pattern and searched again (issue #22) —
+    and, when the found file was read (`context`), its lines that bear on the request."""
+    find = first_find(result)
+    match = _GREP_LINE.match(find)
+    said = f"{match['file']}, line {match['line']}: “{match['text']}”" if match else f"“{find}”"
+    lines = _bearing(context, directive, find) if context is not None else []
+    more = "".join(f" Line {n} of the file: “{_clip(text)}”." for n, text in lines)
     return (
-        f"[{ANSWER_CHECK}] The `{tool}` result above holds what was asked for: "
-        f"“{first_find(result)}”. Answer the user now from that result: say what it found and "
-        "where (the file's name and the line). Call another tool only if that result does "
-        "not answer the request."
+        f"[{ANSWER_CHECK}] The `{tool}` result above holds what was asked for: {said}.{more} "
+        "Answer the user now from it: say what it found and where (the file's name and the "
+        "line). Call another tool only if that result does not answer the request."
     )
+
+
+def _bearing(read: ToolResult, directive: str, find: str, most: int = 2) -> list[tuple[int, str]]:
+    """The lines of a read file (numbered from 1) that share a word with the directive the
+    find does not already say, best first by how many, then in the file's order."""
+    asked = _tokens(directive) - _tokens(find)
+    lines = [(n, line.strip()) for n, line in enumerate(read.content.splitlines(), 1)]
+    scored = [(len(_tokens(text) & asked), n, text) for n, text in lines if text]
+    best = sorted((s for s in scored if s[0]), key=lambda s: (-s[0], s[1]))[:most]
+    return [(n, text) for _, n, text in sorted(best, key=lambda s: s[1])]
 
 
 def _tokens(text: str) -> set[str]:
@@ -208,8 +237,14 @@ def _quotes_description(text: str, descriptions: Sequence[str]) -> bool:
     return any(_shares_run(text, d) for d in descriptions)
 
 
+_QUOTED = re.compile(r"“[^”]*”")  # what a nudge quotes: the request, a find's line
+
+
 def _shares_run(text: str, nudge: str) -> bool:
-    said = [w.lower() for w in _WORD.findall(nudge)]
+    """A run of `ECHO_WORDS` words of the nudge's own words in `text`. What the nudge quotes
+    is not its own: an answer that repeats the find it was told to answer with is an answer
+    (measured on the 0.5B: the found line, answered back, was withheld as an echo)."""
+    said = [w.lower() for w in _WORD.findall(_QUOTED.sub(" ", nudge))]
     runs = {" ".join(said[i : i + ECHO_WORDS]) for i in range(len(said) - ECHO_WORDS + 1)}
     if not runs:
         return False
@@ -228,13 +263,15 @@ def composed_answer(
     why: str = "",
     directive: str = "",
     said: Sequence[str] = (),
+    context: ToolResult | None = None,
 ) -> str:
     """The answer Vak writes itself from the tool result that holds what was asked for, when
     the model's last step left nothing usable: which file and line matched and the line's
     text, quoted — opening with a mark that says Vak, not the model, wrote it. `said`: what
     the user said earlier in the conversation; when some matching lines hold one of its
     values (a code, an address, a number) and others do not, only those are shown, and
-    the others counted (a near-miss "38-14-29" is not the "38-14-92" the user gave)."""
+    the others counted (a near-miss "38-14-29" is not the "38-14-92" the user gave).
+    `context`: the matched file, read whole; its lines that bear on the request follow."""
     lines = [line.strip() for line in result.content.splitlines() if line.strip()]
     matches = [m for m in (_GREP_LINE.match(line) for line in lines) if m is not None]
     values = {t for text in said for t in _values(text)}
@@ -253,6 +290,13 @@ def composed_answer(
                 f"({left_out} other matching line{'s' if left_out > 1 else ''} left out: "
                 "none holds a value said earlier in this conversation)"
             )
+        if context is not None and len(files) == 1:
+            matched = " ".join(m["text"] for m in matches)
+            shown += [
+                f"- {files[0]}, line {n}: “{_clip(text)}”"
+                for n, text in _bearing(context, directive, matched)
+                if str(n) not in {m["line"] for m in matches}
+            ]
         return "\n".join([f"{mark}: {head}.", *shown])
     where = next((str(v) for k, v in sorted(call.arguments.items()) if k in ("path", "file")), "")
     asked = _tokens(directive)
@@ -288,6 +332,7 @@ def referred_value(directive: str, said: Sequence[str]) -> str | None:
 
 
 RUNTIME_SEARCH = "runtime_search"  # Activity: Vak ran the asked-for search the model did not
+RUNTIME_READ = "runtime_read"  # Activity: Vak read the file a small model's search found
 
 
 def _clip(text: str, limit: int = 200) -> str:

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
+from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR, is_small
 from vak_desktop.context.evidence.call_repair import repair_calls
 from vak_desktop.context.evidence.text_calls import adopt_text_calls, machine_text
 from vak_desktop.context.payloads import (
@@ -31,7 +31,7 @@ from vak_desktop.context.payloads import (
 from vak_desktop.context.presentations.library import tool_name
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger.canonical import utc_now
-from vak_desktop.providers.base import is_local
+from vak_desktop.providers.base import chooses_tools, is_local
 from vak_desktop.providers.errors import ContextOverflow, ProviderError
 from vak_desktop.runtime.capacity.binding import ModelBinding
 from vak_desktop.runtime.events import (
@@ -44,8 +44,10 @@ from vak_desktop.runtime.events import (
 from vak_desktop.runtime.presentations import acked_card, shown
 from vak_desktop.runtime.tools import run_tool_calls
 from vak_desktop.runtime.tools.surface import ToolSurface
+from vak_desktop.runtime.turn.answer_rules import Next
 from vak_desktop.runtime.turn.answering import (
     ANSWER_NOW,
+    RUNTIME_READ,
     RUNTIME_SEARCH,
     answer_now_nudge,
     failed_call_statement,
@@ -62,7 +64,7 @@ from vak_desktop.runtime.turn.recovery import (
     truncation_activity,
 )
 from vak_desktop.runtime.turn.reset import over_budget_activity
-from vak_desktop.runtime.turn.rules import Next, TurnRules, runtime_call_step, system_step
+from vak_desktop.runtime.turn.rules import TurnRules, runtime_call_step, system_step
 from vak_desktop.runtime.turn.step import (
     StepOutcome,
     output_limit_activity,
@@ -142,6 +144,7 @@ class TurnLoop:
         self.replan(again=measured is not None)
         assert self.state.projection is not None
         budget = step_budget(self.state.projection.profile)
+        self.rules.small = is_small(self.state.projection.profile)  # Vak acts for it sooner
         bare = required = False
         for step in range(budget):
             last = step == budget - 1 and step > 0
@@ -261,14 +264,15 @@ class TurnLoop:
             after = self.rules.after_calls(out.calls, fences)
         else:
             after = self.rules.after_answer(out.text, fences)
+        while after.run is not None:  # a call Vak makes itself (`answer_rules`)
             ran = after.run
-            if ran is not None:  # the asked-for search, run by Vak (`rules`)
-                async for ready in self._run_for_model(ran):
-                    yield ready
-                failed = after.failed_instruction  # the model's, though Vak then searched
-                after = self.rules.after_calls([ran], fences)
-                after = after if after.nudge or after.close else self._nothing_found(ran)
-                after = dataclasses.replace(after, failed_instruction=failed)
+            async for ready in self._run_for_model(ran):
+                yield ready
+            failed = after.failed_instruction  # the model's, though Vak then acted
+            after = self.rules.after_calls([ran], fences)
+            if ran.name == "grep" and not (after.nudge or after.close or after.run):
+                after = self._nothing_found(ran)
+            after = dataclasses.replace(after, failed_instruction=failed)
         if after.drift:  # near the horizon, a drifting model is a size signal
             self.instruction_failed("answer the current request instead of repeating an old answer")
         if after.failed_instruction:  # an asked-for action not performed
@@ -278,16 +282,26 @@ class TurnLoop:
     async def _run_for_model(self, call: ToolCall) -> AsyncIterator[TurnEvent]:
         """Run `call` as a step Vak authors (model "vak"), saying so in an Activity."""
         ledger, session = self.ledger, self.session
-        pattern = call.arguments.get("pattern", "")
-        ledger.append(
-            session,
-            Activity(
-                type=RUNTIME_SEARCH,
-                message=f"the model did not search after one repair: Vak ran `{call.name}` "
-                f"for {pattern!r}, the value the request refers to",
-                detail={"call": {"name": call.name, "arguments": call.arguments}},
-            ),
-        )
+        if call.name == "read":
+            path = call.arguments.get("path", "")
+            kind, message = (
+                RUNTIME_READ,
+                (
+                    f"the search found it in {path}: Vak read the file, so the answer can use "
+                    "the lines around the match"
+                ),
+            )
+        else:
+            pattern = call.arguments.get("pattern", "")
+            kind, message = (
+                RUNTIME_SEARCH,
+                (
+                    f"the model did not make the asked search: Vak ran `{call.name}` for "
+                    f"{pattern!r}, the value the request refers to"
+                ),
+            )
+        detail = {"call": {"name": call.name, "arguments": call.arguments}}
+        ledger.append(session, Activity(type=kind, message=message, detail=detail))
         ledger.append(session, runtime_call_step(call))
         yield ToolCallRequested(call.id, call.name, call.arguments)
         self.called.append(call.name)
@@ -432,9 +446,10 @@ class TurnLoop:
             self.ledger.append(self.session, over)
 
     def _request(self, bare: bool, required: bool = False) -> ChatRequest:
-        """The step's request: the step-0 tools, then any find_tools loaded since — none for
-        a step that can only answer, when the model is local (a hosted API such as
-        Anthropic's refuses tool results in a request that declares no tools). `required`:
+        """The step's request: the step-0 tools, then any find_tools loaded since. A step that
+        can only answer says `tool_choice: "none"` where the provider sends it (the tools, and
+        so the cached prefix, stay); else, on a local model, it goes without tools (a hosted
+        API such as Anthropic's refuses tool results in a request that declares no tools). `required`:
         the `[action-check]` redo, whose reply must be a call (`tool_choice`): on the 0.5B
         the nudge alone drew the tool's name, its description or a card's `did:` line."""
         state, runner = self.state, self.runner
@@ -450,7 +465,9 @@ class TurnLoop:
             think=self.think,
             indexes=runner.indexes,
         )
-        if bare and is_local(runner.provider):
+        if bare and request.tools and chooses_tools(runner.provider):  # the prefix holds
+            request = dataclasses.replace(request, tool_choice="none")
+        elif bare and is_local(runner.provider):
             request = dataclasses.replace(request, tools=())
         elif required and request.tools:  # a call needs few tokens; babble after it, many
             limit = min(request.max_tokens or CALL_TOKENS, CALL_TOKENS)
