@@ -416,7 +416,9 @@ async def test_a_search_the_model_will_not_make_is_run_by_vak_for_the_value_refe
     folder = _files(tmp_path)
     claim = Reply(text="The code is in /home/user/documents/logs/auth12.log.")
     repair = [Reply(text="glob")] if not small else []
-    double.enqueue(Reply(text="Noted."), claim, *repair, Reply(text="It is in shipping/manifest.txt."))
+    double.enqueue(
+        Reply(text="Noted."), claim, *repair, Reply(text="It is in shipping/manifest.txt.")
+    )
     provider = OllamaProvider(http, double.url)
     binding = await bind_model(provider, TOOL_MODEL)
     runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
