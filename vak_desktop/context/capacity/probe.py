@@ -52,7 +52,7 @@ from vak_desktop.context.capacity.profile import (
 )
 from vak_desktop.context.payloads import CapacityProfile
 
-FIRST_RUNG = 2_048  # a 2-core runner prefills it in ~25 s (decision draft-probe-undecided)
+FIRST_RUNG = 2_048  # a 2-core runner prefills it in ~25 s (decision 0089)
 LADDER_FRACTION = 0.9  # the ladder stops at 0.9 × the declared window (spec §1)
 RESOLUTION = 1 / 16  # the bisection stops inside this fraction of the passing size
 SAMPLE_MAX_TOKENS = 48  # each sample asks for this many output tokens at most (a Qwen text-form

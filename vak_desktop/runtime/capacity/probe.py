@@ -73,7 +73,7 @@ __all__ = [
 # The answer-from-memory task runs in what is left of this (issue #22: the default probe in
 # ≤ 90 s on an idle 2-core machine): estimated on the double at 100 prefill / 12 decode
 # tokens/s, the tool task alone takes ≤ 59 s at a 1,358-token horizon, and the memory task
-# climbing past it cost another ~100-135 s (decision draft-probe-undecided)
+# climbing past it cost another ~100-135 s (decision 0089)
 MEMORY_TARGET_S = 90.0
 
 
