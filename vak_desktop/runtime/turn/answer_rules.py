@@ -253,24 +253,22 @@ class AnswerRules:
         return self.unanswered(turn, text, "silent on what the search found")
 
     def _unperformed(self, chain: list[Entry], turn: Turn, directive: str) -> Next | None:
-        """An asked-for action (`context/planning/actions.py`) the turn never performed: one
-        nudge naming the tool, then the degraded outcome; both feed the horizon feedback."""
+        """An asked-for action (`context/planning/actions.py`) the turn never performed: the
+        search Vak can make for the model (on a small model at once, else after one nudge
+        naming the tool), else that nudge, then the degraded outcome; each feeds the horizon
+        feedback."""
         tool = requested_tool(directive, self.offered, lexicons())
-        if tool is None:
-            return None
-        if self._performed(turn, tool):
+        if tool is None or self._performed(turn, tool):
             return None
         instruction = f"call the `{tool}` tool the request asks for"
-        if strikes(turn, ACTION_CHECK) == 0:
-            searched = self._search_for_model(turn) if self.small else None
-            if searched is not None:  # a small model's repair step is rarely a call: search
-                return Next(run=searched, failed_instruction=instruction)
+        nudged = strikes(turn, ACTION_CHECK) > 0
+        searched = self._search_for_model(turn) if self.small or nudged else None
+        if searched is not None:  # a small model's repair step is rarely a call (issue #22)
+            return Next(run=searched, failed_instruction=instruction)
+        if not nudged:
             asked = requested_tools(directive, self.offered, lexicons())
             nudge = Nudge(ACTION_CHECK, call_nudge(asked, self.specs, directive))
             return Next(nudge=nudge, failed_instruction=instruction, required=True)
-        searched = self._search_for_model(turn)
-        if searched is not None:
-            return Next(run=searched, failed_instruction=instruction)
         self.ledger.append(
             self.session,
             Activity(
@@ -288,8 +286,7 @@ class AnswerRules:
         )
 
     def _search_for_model(self, turn: Turn) -> ToolCall | None:
-        """The asked-for search Vak runs itself once the model has not made it after one
-        repair: grep for the one value of the earlier message the directive refers to
+        """The asked-for search Vak runs itself when the model has not made it: grep for the one value of the earlier message the directive refers to
         (`answering.referred_value`), if grep is offered and such a value exists."""
         if "grep" not in self.offered:
             return None
