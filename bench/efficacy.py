@@ -308,8 +308,10 @@ async def whole_turn(
         searched = any(
             isinstance(e.payload, Activity) and e.payload.type == RUNTIME_SEARCH for e in chain
         )
-        steps = [e.payload for e in chain if isinstance(e.payload, AssistantStep)]
-        composed = bool(steps) and steps[-1].model == "vak" and COMPOSED_MARK in steps[-1].text
+        last = next(
+            (e.payload for e in reversed(chain) if isinstance(e.payload, AssistantStep)), None
+        )
+        composed = last is not None and last.model == "vak" and COMPOSED_MARK in last.text
         ledger.close()
     called, right = case.first_call_right(calls)
     sent = recording.requests[0].messages if recording.requests else ()
