@@ -146,3 +146,5 @@ def test_the_find_answered_back_is_no_echo_of_the_nudge() -> None:
     echoed = "Answer the user now from it: say what it found and where, please."
     assert not_an_answer(echoed, [nudge], DESCRIBED, OFFERED) != ""  # its own words still are
     assert "notes/feb.txt, line 1: “Gym: the blue locker" in nudge  # words, not grep's form
+    for tags in ("answer-check", "Answer-check.\n\nanswer-grounding"):  # recorded, 0.5B
+        assert not_an_answer(tags, [nudge], DESCRIBED, OFFERED) != ""

@@ -51,10 +51,13 @@ _NAMED = re.compile(r'"(?:name|tool|tool_name)"\s*:\s*"([\w.\-]{1,64})"')
 _NOTHING = re.compile(r"\s*(?:no |nothing |none |0 |\(\S.* is empty\))", re.I)
 # every tag this loop and the §6/§7 rules write into a Nudge: a step that repeats one echoes
 # the machinery (measured on the 0.5B: "[answer-now] This turn has used its steps…" as answer)
-_TAGGED = re.compile(
-    r"\[(?:answer-check|answer-now|answer-grounding|plain-answer|action-check|empty-step|"
-    r"freshness-check|steering-drift|topic-mismatch)\]"
+_TAGS = (
+    "answer-check|answer-now|answer-grounding|plain-answer|action-check|empty-step|"
+    "freshness-check|steering-drift|topic-mismatch"
 )
+_TAGGED = re.compile(rf"\[(?:{_TAGS})\]")
+# a reply of nothing but tag names, brackets or not (the 0.5B answered "answer-check")
+_ONLY_TAGS = re.compile(rf"\W*(?:(?:{_TAGS})\W*)+", re.I)
 _WORD = re.compile(r"\w+")
 ECHO_WORDS = 8  # a run of this many words of a nudge in a step's text is the nudge echoed
 _GREP_LINE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+): ?(?P<text>.*)$")
@@ -222,7 +225,11 @@ def not_an_answer(
         return "the tool list printed back"
     if _quotes_description(text, descriptions):
         return "a tool's description repeated"
-    if _TAGGED.search(text) or any(_shares_run(text, nudge) for nudge in nudges):
+    if (
+        _TAGGED.search(text)
+        or _ONLY_TAGS.fullmatch(text)
+        or any(_shares_run(text, nudge) for nudge in nudges)
+    ):
         return "the turn's own instructions repeated"
     words = [w.lower() for w in _WORD.findall(text)]
     named = {name.lower() for name in offered}
