@@ -18,6 +18,7 @@ from vak_desktop.runtime.turn.answering import (
     composed_answer,
     grounded,
     not_an_answer,
+    own_value,
 )
 
 SPECS = default_tools(Settings(workspace=("/nonexistent-workspace",))).specs()
@@ -148,3 +149,10 @@ def test_the_find_answered_back_is_no_echo_of_the_nudge() -> None:
     assert "notes/feb.txt, line 1: “Gym: the blue locker" in nudge  # words, not grep's form
     for tags in ("answer-check", "Answer-check.\n\nanswer-grounding"):  # recorded, 0.5B
         assert not_an_answer(tags, [nudge], DESCRIBED, OFFERED) != ""
+
+
+def test_a_value_the_request_gives_is_the_one_searched_for() -> None:
+    assert own_value("Which file of mine has the locker combination 38-14-92?") == "38-14-92"
+    assert own_value("Find m.okafor@lindenhall.example in my mail") == "m.okafor@lindenhall.example"
+    assert own_value("Which file has 38-14-92 or 38-14-29?") is None  # two: no guess
+    assert own_value("Search my files for the code I gave you.") is None

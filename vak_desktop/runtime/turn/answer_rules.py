@@ -54,6 +54,7 @@ from vak_desktop.runtime.turn.answering import (
     grounded,
     grounding_nudge,
     not_an_answer,
+    own_value,
     referred_value,
 )
 
@@ -286,11 +287,14 @@ class AnswerRules:
         )
 
     def _search_for_model(self, turn: Turn) -> ToolCall | None:
-        """The asked-for search Vak runs itself when the model has not made it: grep for the one value of the earlier message the directive refers to
-        (`answering.referred_value`), if grep is offered and such a value exists."""
+        """The asked-for search Vak runs itself when the model has not made it: grep for
+        the one value of the earlier message the directive refers to
+        (`answering.referred_value`), or else the one value the directive gives
+        (`own_value`), if grep is offered and such a value exists."""
         if "grep" not in self.offered:
             return None
-        value = referred_value(turn.directive.text, self._said_before(turn))
+        directive = turn.directive.text
+        value = referred_value(directive, self._said_before(turn)) or own_value(directive)
         if value is None:
             return None
         return ToolCall(f"vak_search_{turn.turn_id[-12:]}", "grep", {"pattern": re.escape(value)})

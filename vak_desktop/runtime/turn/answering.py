@@ -338,6 +338,13 @@ def referred_value(directive: str, said: Sequence[str]) -> str | None:
     return values[0] if len({v.lower() for v in values}) == 1 else None
 
 
+def own_value(directive: str) -> str | None:
+    """The one value-like word (`_values`) the directive itself gives, if exactly one:
+    "Which file of mine has the locker combination 38-14-92?" searches for 38-14-92."""
+    values = sorted({v for v in _VALUE.findall(directive) if len(v) >= 4})
+    return values[0] if len({v.lower() for v in values}) == 1 else None
+
+
 RUNTIME_SEARCH = "runtime_search"  # Activity: Vak ran the asked-for search the model did not
 RUNTIME_READ = "runtime_read"  # Activity: Vak read the file a small model's search found
 

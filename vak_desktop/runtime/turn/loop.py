@@ -297,7 +297,7 @@ class TurnLoop:
                 RUNTIME_SEARCH,
                 (
                     f"the model did not make the asked search: Vak ran `{call.name}` for "
-                    f"{pattern!r}, the value the request refers to"
+                    f"{pattern!r}, the value the request names"
                 ),
             )
         detail = {"call": {"name": call.name, "arguments": call.arguments}}
