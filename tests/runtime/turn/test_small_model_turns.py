@@ -309,6 +309,7 @@ async def test_an_answer_that_says_nothing_of_the_find_is_asked_again(
     assert _payloads(ledger, session, AssistantStep)[-1].text.endswith("shipping/manifest.txt.")
 
 
+RAW = '{"name": "grep", "arguments": ["portions"]}'  # call-shaped, nothing anyone can run
 LOCKER_ASK = "Which file of mine has the locker code? Tell me the file's name."
 
 
@@ -465,8 +466,21 @@ async def test_the_text_beside_a_call_is_withheld_when_it_is_no_answer(
     assert "This tool searches" in adopted.detail["text"]
 
 
+@pytest.mark.parametrize(
+    "replies",
+    [
+        [Reply(text=RAW), Reply(text=RAW)],
+        # recorded on the 0.5B (venue): the address line answered back, twice
+        [Reply(text="mail/caterer.txt, line 1: “From: j.berg@harbourfood.example”.")] * 2,
+    ],
+    ids=["raw-call", "the-match-answered-back"],
+)
 async def test_the_found_file_is_read_and_its_lines_answer_what_the_match_does_not(
-    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+    double: OllamaDouble,
+    http: httpx.AsyncClient,
+    ledger: Ledger,
+    tmp_path: Path,
+    replies: list[Reply],
 ) -> None:
     """The planted value is only the way to the file: "how many portions does that message
     confirm" is answered by the line after the address searched for. On a small model Vak
@@ -478,8 +492,7 @@ async def test_the_found_file_is_read_and_its_lines_answer_what_the_match_does_n
         "From: j.berg@harbourfood.example\nConfirmed: 120 portions for Saturday.\n"
     )
     (folder / "mail" / "old.txt").write_text("From: someone@else.example\nMaybe 80.\n")
-    raw = '{"name": "grep", "arguments": ["portions"]}'  # call-shaped, nothing anyone can run
-    double.enqueue(Reply(text="Noted."), Reply(text="Sure."), Reply(text=raw), Reply(text=raw))
+    double.enqueue(Reply(text="Noted."), Reply(text="Sure."), *replies)
     provider = OllamaProvider(http, double.url)
     binding = await bind_model(provider, TOOL_MODEL)
     runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
@@ -496,7 +509,7 @@ async def test_the_found_file_is_read_and_its_lines_answer_what_the_match_does_n
     assert [r.tool_name for r in _payloads(ledger, session, ToolResult)] == ["grep", "read"]
     check = double.chat_bodies()[2]["messages"][-1]["content"]
     assert check.startswith(f"[{ANSWER_CHECK}]")
-    assert "Line 2 of the file: “Confirmed: 120 portions for Saturday.”" in check
+    assert "line 2: “Confirmed: 120 portions for Saturday.”" in check
     answer = _payloads(ledger, session, AssistantStep)[-1]
     assert answer.model == "vak" and answer.text.startswith(COMPOSED.format(tool="grep"))
     assert "mail/caterer.txt, line 2: “Confirmed: 120 portions for Saturday.”" in answer.text

@@ -45,6 +45,7 @@ from vak_desktop.runtime.turn.answering import (
     ANSWER_CHECK,
     ANSWER_GROUNDING,
     answer_check_nudge,
+    bearing_lines,
     call_nudge,
     composed_answer,
     failed_call_statement,
@@ -245,12 +246,19 @@ class AnswerRules:
         if hit is None:
             return None
         call, result = hit
+        directive, find = turn.directive.text, first_find(result)
         asked_of = " ".join(str(v) for v in call.arguments.values())  # a read's path, say
-        named = self._names_file(turn, result, text)
-        if named and grounded(text, f"{first_find(result)} {asked_of}", turn.directive.text):
+        context = self._read_of(turn, found_file(result))
+        lines = bearing_lines(context, directive, find) if context is not None else []
+        said = " ".join(line for _, line in lines)  # what the read file adds: it is asked
+        if (
+            self._names_file(turn, result, text)
+            and grounded(text, f"{find} {asked_of}", directive)
+            and (not said or grounded(text, said, f"{directive} {find}"))
+        ):
             return None
         if strikes(turn, ANSWER_GROUNDING) == 0:
-            return Next(nudge=Nudge(ANSWER_GROUNDING, grounding_nudge(result)))
+            return Next(nudge=Nudge(ANSWER_GROUNDING, grounding_nudge(result, lines)))
         return self.unanswered(turn, text, "silent on what the search found")
 
     def _unperformed(self, chain: list[Entry], turn: Turn, directive: str) -> Next | None:

@@ -105,20 +105,31 @@ def answer_check_nudge(
 ) -> str:
     """`[answer-check]`: the find, said as where it is and what it says — not in grep's own
     `path:line:` form, which the 0.5B took for a pattern and searched again (issue #22) —
-    and, when the found file was read (`context`), its lines that bear on the request."""
+    and, when the found file was read (`context`), its lines that bear on the request: then
+    those lead, as what to answer from (told "say what it found and where", the 0.5B
+    answered the address line back to "how many guests does that message confirm")."""
     find = first_find(result)
     match = _GREP_LINE.match(find)
     said = f"{match['file']}, line {match['line']}: “{match['text']}”" if match else f"“{find}”"
-    lines = _bearing(context, directive, find) if context is not None else []
-    more = "".join(f" Line {n} of the file: “{_clip(text)}”." for n, text in lines)
+    lines = bearing_lines(context, directive, find) if context is not None else []
+    if lines and match:
+        quoted = " ".join(f"line {n}: “{_clip(text)}”" for n, text in lines)
+        return (
+            f"[{ANSWER_CHECK}] The `{tool}` result above found it in {match['file']} (line "
+            f"{match['line']}), and that file answers the request on {quoted}. Answer the "
+            "user now from those lines, and name the file. Call another tool only if they "
+            "do not answer the request."
+        )
     return (
-        f"[{ANSWER_CHECK}] The `{tool}` result above holds what was asked for: {said}.{more} "
+        f"[{ANSWER_CHECK}] The `{tool}` result above holds what was asked for: {said}. "
         "Answer the user now from it: say what it found and where (the file's name and the "
         "line). Call another tool only if that result does not answer the request."
     )
 
 
-def _bearing(read: ToolResult, directive: str, find: str, most: int = 2) -> list[tuple[int, str]]:
+def bearing_lines(
+    read: ToolResult, directive: str, find: str, most: int = 2
+) -> list[tuple[int, str]]:
     """The lines of a read file (numbered from 1) that share a word with the directive the
     find does not already say, best first by how many, then in the file's order."""
     asked = _tokens(directive) - _tokens(find)
@@ -166,7 +177,15 @@ def call_nudge(asked: Sequence[str], specs: Sequence[ToolSpec], directive: str) 
     )
 
 
-def grounding_nudge(result: ToolResult) -> str:
+def grounding_nudge(result: ToolResult, lines: Sequence[tuple[int, str]] = ()) -> str:
+    """`[answer-grounding]`: the find again, or the read file's lines that bear on the
+    request when those are what the answer left out."""
+    if lines:
+        quoted = " ".join(f"line {n}: “{_clip(text)}”" for n, text in lines)
+        return (
+            f"[{ANSWER_GROUNDING}] That answer does not say what the file says on {quoted}. "
+            "Answer the user's request with it."
+        )
     return (
         f"[{ANSWER_GROUNDING}] That answer does not say what the result above found: "
         f"“{first_find(result)}”. Answer the user with it: what it found and where."
@@ -301,7 +320,7 @@ def composed_answer(
             matched = " ".join(m["text"] for m in matches)
             shown += [
                 f"- {files[0]}, line {n}: “{_clip(text)}”"
-                for n, text in _bearing(context, directive, matched)
+                for n, text in bearing_lines(context, directive, matched)
                 if str(n) not in {m["line"] for m in matches}
             ]
         return "\n".join([f"{mark}: {head}.", *shown])
