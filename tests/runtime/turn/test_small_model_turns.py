@@ -566,3 +566,32 @@ async def test_a_step_that_can_only_answer_keeps_its_tools_where_tool_choice_is_
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, PLAIN_ANSWER]
     assert bodies[2]["tool_choice"] == "none" and bodies[2]["tools"] == bodies[1]["tools"]
     assert "tool_choice" not in bodies[1]
+
+
+async def test_a_small_models_failed_searches_get_vaks_and_calls_after_the_find_get_one_answer_step(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B (shipment, 2026-12-02): grep called without a pattern four times
+    over; and, told to answer with the find, the same grep, the read and `recall` until the
+    step budget. Vak searches for the value the request names once the model's own searches
+    found nothing, and after the find one step without tools must answer."""
+    folder = _files(tmp_path)
+    broken = Reply(tool_calls=[("grep", {"path": "."})])  # no pattern: an error
+    again = Reply(tool_calls=[("grep", {"pattern": CODE})])
+    double.enqueue(broken, again, Reply(text="It is in shipping/manifest.txt."))
+    provider = OllamaProvider(http, double.url)
+    binding = await bind_model(provider, TOOL_MODEL)
+    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+    session = ledger.create_session().id
+    ledger.append(session, _small(binding))
+    ask = f"Search my files for the shipment code {CODE} and tell me which file has it."
+    events = [e async for e in runner.run(session, ask, binding)]
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    (searched,) = _activities(ledger, session, RUNTIME_SEARCH)
+    assert searched.detail["call"]["arguments"] == {"pattern": "ZX\\-4471\\-Q"}
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, ANSWER_NOW]
+    bodies = double.chat_bodies()
+    assert len(bodies) == 3 and bodies[1].get("tools") and not bodies[2].get("tools")
+    assert (
+        split_turns(ledger.chain_to_root(session))[-1].answer == "It is in shipping/manifest.txt."
+    )

@@ -44,7 +44,9 @@ from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.turn.answering import (
     ANSWER_CHECK,
     ANSWER_GROUNDING,
+    ANSWER_NOW,
     answer_check_nudge,
+    answer_now_nudge,
     bearing_lines,
     call_nudge,
     composed_answer,
@@ -201,14 +203,24 @@ class AnswerRules:
         self, turn: Turn, calls: Sequence[ToolCall], results: dict[str, ToolResult]
     ) -> Next:
         """The asked-for action was performed and found something: the next step is told to
-        answer with it (`[answer-check]`, once a turn; `answering.py`)."""
+        answer with it (`[answer-check]`, once a turn; `answering.py`). On a small model,
+        calls after that get one step that can only answer (`[answer-now]`, without tools),
+        and searches of its own that found nothing get the search Vak can make for it.
+        Measured on the 0.5B (shipment, issue #22): after `[answer-check]` it ran the same
+        grep, the read and `recall` until the step budget; or it called grep without a
+        pattern four times over."""
         if strikes(turn, ANSWER_CHECK):
+            if self.small and not strikes(turn, ANSWER_NOW):
+                return Next(nudge=Nudge(ANSWER_NOW, answer_now_nudge()), bare=True)
             return CONTINUE
         if any(c.id.startswith(READ_ID) for c in calls):  # Vak read what the search found
             hit = self.turn_find(turn)
         else:
             hit = self._find(turn.directive.text, calls, results)
         if hit is None:
+            searched = self._search_for_model(turn) if self.small else None
+            if searched is not None and not self._made(turn, searched.id):
+                return Next(run=searched)
             return CONTINUE
         reading = self._read_for_model(turn, *hit)
         if reading is not None:
@@ -306,6 +318,15 @@ class AnswerRules:
         if value is None:
             return None
         return ToolCall(f"vak_search_{turn.turn_id[-12:]}", "grep", {"pattern": re.escape(value)})
+
+    def _made(self, turn: Turn, call_id: str) -> bool:
+        """Whether a call with this id was made in the turn (Vak's own calls, once each)."""
+        return any(
+            c.id == call_id
+            for e in turn.entries
+            if isinstance(e.payload, AssistantStep)
+            for c in e.payload.tool_calls
+        )
 
     def _read_for_model(self, turn: Turn, call: ToolCall, result: ToolResult) -> ToolCall | None:
         """On a small model, a grep find in one file not read yet this turn: a read of that

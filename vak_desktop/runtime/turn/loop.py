@@ -317,9 +317,8 @@ class TurnLoop:
         ]
         said = results[-1].content.splitlines()[0] if results else "no result"
         statement = (
-            f"The model did not search, so Vak ran `{call.name}` for "
-            f"“{call.arguments.get('pattern', '')}” (from the message the request refers to): "
-            f"{said}."
+            f"Vak ran `{call.name}` for “{call.arguments.get('pattern', '')}” itself (the "
+            f"value the request names): {said}."
         )
         return Next(
             close=True,
