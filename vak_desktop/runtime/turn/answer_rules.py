@@ -4,10 +4,11 @@
 asked-for action (`context/planning/actions.py`) was performed, whether an answer says what
 the turn's find found, and — when the model leaves it undone — what Vak does itself:
 
-- the asked search: a grep for the value of the earlier message the request refers to, run
-  after one `[action-check]` repair, or at once on a small model (`small`; measured on the
-  0.5B, issue #22: its repair step was a call in 0 of 6 tries on two cases, and cost up to
-  128 tokens of babble at ~1 token/s under load);
+- the asked search: a grep for the value the request refers to (an earlier message's) or
+  gives, run after one `[action-check]` repair, or on a small model (`small`) at once and
+  when its own searches found nothing (measured on the 0.5B, issue #22: its repair step was
+  a call in 0 of 6 tries on two cases, and cost up to 128 tokens of babble at ~1 token/s);
+- on a small model, after the find, one step that can only answer when it calls again;
 - on a small model, the file its search found, read whole when it is short (`READ_CHARS`), so
   the answer can use the lines around the match: "how many guests does that message
   confirm" is answered by the line after the address that was searched for;
