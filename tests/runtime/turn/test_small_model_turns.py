@@ -595,3 +595,24 @@ async def test_a_small_models_failed_searches_get_vaks_and_calls_after_the_find_
     assert (
         split_turns(ledger.chain_to_root(session))[-1].answer == "It is in shipping/manifest.txt."
     )
+
+
+async def test_a_model_silent_after_the_find_gets_the_composed_answer(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B (venue, 2026-12-02): told to answer with the find, empty twice;
+    the turn closed with "the model returned no answer" while the find was in hand."""
+    folder = _files(tmp_path)
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("grep", {"pattern": CODE})]),
+        Reply(text=""),
+        Reply(text=""),
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "degraded"
+    answer = _payloads(ledger, session, AssistantStep)[-1]
+    assert answer.model == "vak" and answer.text.startswith(COMPOSED.format(tool="grep"))
+    assert "shipping/manifest.txt, line 1" in answer.text

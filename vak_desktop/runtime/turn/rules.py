@@ -155,6 +155,8 @@ class TurnRules(AnswerRules):
             if not self.empty_redone:
                 self.empty_redone = True
                 return Next(nudge=Nudge(EMPTY_STEP, empty_step_nudge()))
+            if self.turn_find(turn) is not None:  # the find answers for the silent model
+                return self.unanswered(turn, text, "empty")
             return Next(close=True, outcome="degraded", error="the model returned no answer")
         directive = turn.directive.text
         why = self.not_an_answer(text, turn)
