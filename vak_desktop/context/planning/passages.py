@@ -134,11 +134,11 @@ def tokens(text: str) -> list[str]:
     most of its cost)."""
     lowered = text.lower()
     found = words(text) if has_cjk(lowered) else _WORD.findall(lowered)
-    return [_stem(w) for w in found]
+    return [stem(w) for w in found]
 
 
 @functools.lru_cache(maxsize=1 << 17)  # most of a chat's words recur
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """`word` without an inflection a query and a passage may not share ("visited" and "visit",
     "cities" and "city", "painting" and "paint"): a plural's or a past's or a gerund's ending
     cut from a word of five letters or more. Crude and deterministic; every language's words
