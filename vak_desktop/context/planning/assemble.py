@@ -280,13 +280,14 @@ def plan_request(
     # them when not every turn fits whole; they ride in the tail (the part that moves)
     spent = prefix_tokens + estimate_tokens(len(tail), ratio) + profile.output_reserve + reserve
     asked = current.directive.text if current else ""  # the words the passages are found by
-    found, recalled, reserved = recall_for(
-        index if indexed is not None else ranked.live,
+    found, recalled, reserved = recall_for(  # every earlier turn, those behind a reset too
+        index if indexed is not None else history,
         asked,
         lexicons,
         available=max(0, usable_horizon(profile) - spent),
         whole=sum(ranked.full_cost),
         memory=MEMORY in reading_for(directive, lexicons).domains,
+        behind=len(history) - len(ranked.live),
     )
     if reserved and found is not None:  # the slice is no larger than the passages found fill:
         # a question few passages match leaves the rest of its slice to the history
