@@ -15,6 +15,7 @@ from vak_desktop.context.capacity.profile import tokens_per_char
 from vak_desktop.context.invariants import packet_listed, request_findings
 from vak_desktop.context.payloads import Activity, AssistantStep, Directive
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
+from vak_desktop.context.planning.packets import PacketShape, render_packet
 from vak_desktop.context.planning.planner import Fidelity
 from vak_desktop.context.planning.topics import (
     STRETCH_TURNS,
@@ -24,7 +25,7 @@ from vak_desktop.context.planning.topics import (
     topics_fitting,
     topics_over,
 )
-from vak_desktop.context.planning.turn_cards import build_turn_card
+from vak_desktop.context.planning.turn_cards import build_turn_card, card_of
 from vak_desktop.context.planning.turns import TURN_CLOSED, Turn, advance_turn_index
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
@@ -148,3 +149,15 @@ def test_a_long_dated_chat_names_its_stretches_not_a_list_of_numbers() -> None:
     packeted = {t.index + 1 for t in plan.turns if t.fidelity is Fidelity.PACKET}
     assert packeted and packeted <= packet_listed(packet)
     assert request_findings(index, plan, built, index.turns[-1], tokens_per_char(capacity)) == []
+
+
+def test_a_packet_read_from_its_few_outside_turns_is_the_one_found_among_the_packeted() -> None:
+    """The planner names the runs of a packet from the few turns of its range carried elsewhere
+    (`outside`); the request's text must be what a scan of the packeted turns gives."""
+    turns = chat(SessionBuilder(Ledger.open(":memory:")), per_day=8, days=3).index().turns
+    span = turns[:24]
+    for holes in ([], [0], [23], [3, 4, 9], [0, 1, 2, 22, 23], list(range(1, 24, 2))):
+        packeted = [(t, card_of(t, 0.25)) for t in span if t.index not in holes]
+        for shape in (PacketShape(), PacketShape(listed=(packeted[-1][0].turn_id,))):
+            scanned = render_packet(None, span, packeted, shape)
+            assert render_packet(None, span, packeted, shape, outside=holes) == scanned

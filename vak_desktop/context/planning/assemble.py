@@ -15,6 +15,7 @@ previous one plus the new steps. Nothing here does I/O or reads a clock: `now` c
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import json
@@ -344,24 +345,30 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
     packet_end = 0
     if plan.packet_range is not None:
         last = turns[plan.packet_range[1]].index
-        span = [turns[p.turn_id] for p in planned if p.index <= last]
-        packet_end = len(span)
+        packet_end = bisect.bisect_right(planned, last, key=_index_of)  # planned is in order
         messages += _turn_messages(turns, planned[:packet_end], ratio, indexed)
-        packeted = [
-            (turn, card_of(turn, ratio))
-            for turn, p in zip(span, planned, strict=False)
-            if p.fidelity is packet
-        ]
-        text = render_packet(
-            plan.packet.packet if plan.packet else None,
-            span,
-            packeted,
-            plan.packet_shape,
-            listing=indexed.listing if indexed else None,
-        )
+        text = plan.packet_text()  # as the plan priced it, unless the plan changed since
+        if text is None:
+            span = [turns[p.turn_id] for p in planned[:packet_end]]
+            packeted = [
+                (turn, card_of(turn, ratio))
+                for turn, p in zip(span, planned, strict=False)
+                if p.fidelity is packet
+            ]
+            text = render_packet(
+                plan.packet.packet if plan.packet else None,
+                span,
+                packeted,
+                plan.packet_shape,
+                listing=indexed.listing if indexed else None,
+            )
         messages.append(Message(role="user", content=text))
     messages += _turn_messages(turns, planned[packet_end:], ratio, indexed)
     return messages
+
+
+def _index_of(planned: PlannedTurn) -> int:
+    return planned.index
 
 
 def _turn_messages(

@@ -135,6 +135,28 @@ def topic_line(topic: Topic) -> str:
     return f"- Turns {numbers}{day}{words}"
 
 
+def _listed_runs(numbers: Sequence[int]) -> str:
+    """Increasing numbers as runs, read one by one (for a few hundred)."""
+    runs: list[tuple[int, int]] = []
+    for n in numbers:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
+def _complement(span: Sequence[Turn], outside: Sequence[int]) -> str:
+    """The numbers of the turns of `span` (consecutive) at no position of `outside`, as runs."""
+    runs: list[tuple[int, int]] = []
+    first, expected = span[0].number, 0
+    for position in [*outside, len(span)]:
+        if position > expected:
+            runs.append((first + expected, first + position - 1))
+        expected = position + 1
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
 def _shown_elsewhere(span: Sequence[Turn], packeted: Sequence[tuple[Turn, TurnCard]]) -> str:
     """The numbers of the turns of `span` that `packeted` (in span order) leaves out, as runs:
     the gaps between stretches of consecutive packeted turns, each stretch found by bisection
@@ -167,10 +189,13 @@ def render_packet(
     shape: PacketShape = PacketShape(),
     *,
     listing: dict[str, str] | None = None,
+    outside: Sequence[int] | None = None,
 ) -> str:
     """The packet as the request carries it. `span` is the packet's whole range (first and last
     turn name it), `packeted` the turns of it the packet itself carries, with their cards.
-    `listing` maps turn ids to their `listing_line` when the caller has them already."""
+    `listing` maps turn ids to their `listing_line` when the caller has them already;
+    `outside`, the positions in `span` of the turns not packeted (in order) when the caller
+    has them: their runs are then read from those few, not found among thousands packeted."""
     name = turn_numbers(span)
     summary = packet.summary.strip() if packet and packet.summary.strip() else SUMMARY_PENDING
     lines = [f'<context_summary turns="{name}">', summary]
@@ -203,14 +228,22 @@ def render_packet(
         if rest and shape.topics:  # the stretches of the whole range, as they stand
             lines += ["", TOPICS_HEADER, *map(topic_line, shape.topics)]
         elif rest:
-            numbers = _runs(len(rest), lambda k: rest[k][0].index + 1)
+            numbers = (
+                _complement(span, outside)
+                if outside is not None and rest is packeted
+                else _runs(len(rest), lambda k: rest[k][0].index + 1)
+            )
             lines += ["", f"Also covered, by number: turns {numbers}."]
         if rest:
             named = _evidence_named(rest)
             if named:
                 lines.append(f"Evidence ids in them (newest first): {named}.")
     if len(packeted) < len(span):
-        elsewhere = _shown_elsewhere(span, packeted)
+        elsewhere = (
+            _listed_runs([span[p].number for p in outside])
+            if outside is not None
+            else _shown_elsewhere(span, packeted)
+        )
         lines.append(f"Turns {elsewhere} of this range are shown outside it.")
     first = span[0].number if span else 1
     lines.append(

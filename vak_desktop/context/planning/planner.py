@@ -140,6 +140,16 @@ class Plan:
     passage_tokens: int = 0
     passage_turns: tuple[int, ...] = ()  # turn numbers they quote
     passage_refs: tuple[str, ...] = ()  # evidence ids they quote
+    # the packet's text as priced, for the request to carry as is while the plan's turns,
+    # stored packet and shape are still these (a plan changed after planning renders anew)
+    rendered_packet: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+
+    def packet_text(self) -> str | None:
+        """The packet's text rendered when this plan was made, if it still holds."""
+        held = self.rendered_packet
+        if held is None or held[0] is not self.turns or held[1] is not self.packet:
+            return None
+        return str(held[3]) if held[2] == self.packet_shape else None
 
     @property
     def packet_shape(self) -> PacketShape:
@@ -453,14 +463,18 @@ def plan_working_set(
     for position in placed:
         carried[position] = full_cost[position] if chosen[position] is FULL else card_cost[position]
     spent = sum(carried) + card_runs(chosen, packet_end, placed) * block
-    shape = PacketShape()
+    shape, text = PacketShape(), ""
     if packet_end:
         room = budget.available - handoff - spent - packet_cost
         view = topic_index(index, live, ranked.stop_words) if room > 0 else None
         shape = _packet_shape(ranked, chosen, packet_end, room=room, ratio=ratio, view=view)
-        packeted = _Paired(live, [p for p in range(packet_end) if chosen[p] is PACKET], cards)
+        positions, outside = _split(chosen, packet_end)
+        packeted = _Paired(live, positions, cards)
+        span = live[:packet_end]
         while True:  # the shape was priced line by line; the rendered text is what counts
-            text = render_packet(packet, live[:packet_end], packeted, shape, listing=ranked.listing)
+            text = render_packet(
+                packet, span, packeted, shape, listing=ranked.listing, outside=outside
+            )
             packet_cost = estimate_tokens(len(text), ratio)
             if handoff + spent + packet_cost <= budget.available or shape == PacketShape():
                 break
@@ -489,9 +503,10 @@ def plan_working_set(
         planned.sort(key=lambda t: t.index)
     packet_range = (live[0].turn_id, live[packet_end - 1].turn_id) if packet_end else None
     history_tokens = handoff + spent + packet_cost
+    turns = tuple(planned)
     return Plan(
         budget=budget,
-        turns=tuple(planned),
+        turns=turns,
         packet_range=packet_range,
         packet=stored,
         packet_tokens=packet_cost,
@@ -504,6 +519,7 @@ def plan_working_set(
         packet_topics=shape.topics,
         over_budget=max(0, history_tokens - budget.available),
         partial_batch=over_batch,
+        rendered_packet=(turns, stored, shape, text) if packet_end else None,
     )
 
 
@@ -520,8 +536,18 @@ def _bare_cost(
     ratio: float,
 ) -> int:
     """The bare packet's cost when the turns of its range not packeted are carried elsewhere."""
-    packeted = _Paired(live, [p for p in range(packet_end) if chosen[p] is PACKET])
-    return estimate_tokens(len(render_packet(packet, live[:packet_end], packeted)), ratio)
+    packeted, outside = _split(chosen, packet_end)
+    span = live[:packet_end]
+    text = render_packet(packet, span, _Paired(live, packeted), outside=outside)
+    return estimate_tokens(len(text), ratio)
+
+
+def _split(chosen: Sequence[Fidelity], packet_end: int) -> tuple[list[int], list[int]]:
+    """The positions before `packet_end` that are packeted, and those that are not."""
+    packeted = [p for p in range(packet_end) if chosen[p] is PACKET]
+    if len(packeted) == packet_end:
+        return packeted, []
+    return packeted, [p for p in range(packet_end) if chosen[p] is not PACKET]
 
 
 _NO_CARD = TurnCard(turn_id="", asked="", did=(), answered=Answer(), outcome="")

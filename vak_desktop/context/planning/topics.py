@@ -27,6 +27,7 @@ Pure and deterministic.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -34,12 +35,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from vak_desktop.context.capacity.profile import estimate_tokens
-from vak_desktop.context.planning.gist import (
-    MONTHS_AND_DAYS,
-    NAME,
-    sentence_weights,
-    split_sentences,
-)
+from vak_desktop.context.planning.gist import MONTHS_AND_DAYS, NAME, split_sentences, word_weight
 from vak_desktop.context.planning.passages import Piece, passage_index, passages_over, stem
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
@@ -109,39 +105,48 @@ def turn_words(
         if label:
             speakers.update(stem(w.lower()) for w in _PART.findall(label.group(1)))
             text = text[label.end() :]
-        text = _FRAMING.sub(" ", text)
-        said = [
-            pair
-            for sentence in split_sentences(text)  # each sentence's opening word is no name
-            for pair in zip(sentence.split(), sentence_weights(sentence, stop), strict=True)
-        ]
-        for at, (word, weight) in enumerate(said):
-            if weight <= 0 or _dated(said, at):
-                continue
-            for part in _PART.findall(word.strip(_EDGE)):
-                lowered = part.lower()
-                if len(part) < (2 if part.isdigit() else 3) or lowered in stop:
+        if "ev" in text:
+            text = _FRAMING.sub(" ", text)
+        for sentence in split_sentences(text):  # each sentence's opening word is no name
+            said = sentence.split()
+            for at, word in enumerate(said):
+                found = _terms(word, at == 0, stop)
+                if not found or _dated(said, at):
                     continue
-                if _HASH.fullmatch(lowered):
-                    continue  # an id, not a word
-                if lowered in MONTHS_AND_DAYS:
-                    continue  # a day's name says when, and the line has its day
-                key = stem(lowered)
-                weights[key] = weights.get(key, 0.0) + weight
-                if key not in surfaces or (weight == NAME and surfaces[key].islower()):
-                    surfaces[key] = part if weight == NAME else lowered
+                for key, surface, weight in found:
+                    weights[key] = weights.get(key, 0.0) + weight
+                    if key not in surfaces or (weight == NAME and surfaces[key].islower()):
+                        surfaces[key] = surface
     return weights, surfaces, speakers
 
 
-def _dated(said: Sequence[tuple[str, float]], at: int) -> bool:
+@functools.lru_cache(maxsize=1 << 16)  # a chat's words recur: each is read once
+def _terms(word: str, opening: bool, stop: frozenset[str]) -> tuple[tuple[str, str, float], ...]:
+    """What one word of a sentence adds to its turn: (stem, surface, weight) for each of its
+    parts that names something (`gist.word_weight`; no stop word, id or day's name)."""
+    weight = word_weight(word, opening=opening, stop_words=stop, quoted=False)
+    if weight <= 0:
+        return ()
+    out = []
+    for part in _PART.findall(word.strip(_EDGE)):
+        lowered = part.lower()
+        if len(part) < (2 if part.isdigit() else 3) or lowered in stop:
+            continue
+        if _HASH.fullmatch(lowered) or lowered in MONTHS_AND_DAYS:
+            continue  # an id, not a word; a day's name says when, and the line has its day
+        out.append((stem(lowered), part if weight == NAME else lowered, weight))
+    return tuple(out)
+
+
+def _dated(said: Sequence[str], at: int) -> bool:
     """The word at `at` is part of a time or a date ("7:28", "19 June", "June 19"): when, which
     the line's day says, not what."""
-    word = said[at][0].strip(_EDGE)
+    word = said[at].strip(_EDGE)
     if not word[:1].isdigit():
         return False
     if _CLOCK.search(word):
         return True
-    around = (said[i][0].strip(_EDGE).lower() for i in (at - 1, at + 1) if 0 <= i < len(said))
+    around = (said[i].strip(_EDGE).lower() for i in (at - 1, at + 1) if 0 <= i < len(said))
     return any(w in MONTHS_AND_DAYS for w in around)
 
 
