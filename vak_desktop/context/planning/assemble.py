@@ -382,25 +382,35 @@ def _turn_messages(
     messages: list[Message] = []
     cards: list[str] = []
     packet, card_fidelity = Fidelity.PACKET, Fidelity.CARD
+    # what a frozen turn rendered to, read here without a call per turn (a frontier request
+    # carries a thousand turns): `CardIndex.rendered`'s store, and which turns it holds
+    kept, held, start, size = ({}, [], 0, 0) if indexed is None else indexed.kept()
     for p in planned:
-        if p.fidelity is packet:
+        fidelity = p.fidelity
+        if fidelity is packet:
             continue
         turn = turns[p.turn_id]
-        if p.fidelity is card_fidelity:
-
-            def card(turn: Turn = turn) -> str:
-                return render_card(card_of(turn, ratio), turn.number)
-
-            cards.append(indexed.rendered("card", turn, card) if indexed else card())
+        at = turn.index - start
+        frozen = 0 <= at < size and held[at] is turn
+        if fidelity is card_fidelity:
+            key = ("card", turn.turn_id)
+            text = kept.get(key) if frozen else None
+            if text is None:
+                text = render_card(card_of(turn, ratio), turn.number)
+                if frozen:
+                    kept[key] = text
+            cards.append(text)
             continue
         if cards:
             messages.append(Message(role="user", content=card_block(cards)))
             cards = []
-
-        def record(turn: Turn = turn) -> tuple[Message, ...]:
-            return tuple(full_record(turn))
-
-        messages.extend(indexed.rendered("full", turn, record) if indexed else record())
+        key = ("full", turn.turn_id)
+        record = kept.get(key) if frozen else None
+        if record is None:
+            record = tuple(full_record(turn))
+            if frozen:
+                kept[key] = record
+        messages.extend(record)
     if cards:
         messages.append(Message(role="user", content=card_block(cards)))
     return messages
