@@ -15,12 +15,12 @@ from vak_desktop.context.capacity.profile import tokens_per_char
 from vak_desktop.context.invariants import packet_listed, request_findings
 from vak_desktop.context.payloads import Activity, AssistantStep, Directive
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
+from vak_desktop.context.planning.dates import day_span
 from vak_desktop.context.planning.packets import PacketShape, render_packet
 from vak_desktop.context.planning.planner import Fidelity
 from vak_desktop.context.planning.topics import (
     STRETCH_TURNS,
     TOPICS_HEADER,
-    day_span,
     topic_index,
     topics_fitting,
     topics_over,

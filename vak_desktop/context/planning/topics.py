@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from vak_desktop.context.capacity.profile import estimate_tokens
+from vak_desktop.context.planning.dates import day_span
 from vak_desktop.context.planning.gist import MONTHS_AND_DAYS, NAME, split_sentences, word_weight
 from vak_desktop.context.planning.passages import Piece, passage_index, passages_over, stem
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
@@ -53,7 +54,6 @@ _FRAMING = re.compile(r"\[(?:evidence|ev):[^\]]{0,200}\]|\bev:\w+")
 _HASH = re.compile(r"(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}")
 _CLOCK = re.compile(r"\d:\d\d")
 _EDGE = "\"'“”‘’`«»()[]{}<>,.;:!?…*_~"
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 class Topic(NamedTuple):
@@ -67,28 +67,6 @@ class Topic(NamedTuple):
 
 
 Ranked = tuple[tuple[str, str, float], ...]  # (stem, surface, score), best first
-
-
-def short_day(day: str) -> str:
-    """ "2023-01-20" as "20 Jan 2023" ("" when it is not a date)."""
-    if len(day) != 10 or day[4] != "-" or day[7] != "-" or not day[:4].isdigit():
-        return ""
-    month = int(day[5:7]) if day[5:7].isdigit() else 0
-    if not 1 <= month <= 12 or not day[8:].isdigit():
-        return ""
-    return f"{int(day[8:])} {_MONTHS[month - 1]} {day[:4]}"
-
-
-def day_span(first: str, last: str) -> str:
-    """The days of a stretch or group: "20 Jan 2023", "20 Jan – 3 Mar 2023", or across years."""
-    a, b = short_day(first), short_day(last)
-    if not a or not b or a == b:
-        return a or b
-    if a[-8:] == b[-8:]:  # one month: "13–21 Jun 2023"
-        return f"{a.split()[0]}–{b}"
-    if a[-4:] == b[-4:]:
-        return f"{a[:-5]} – {b}"
-    return f"{a} – {b}"
 
 
 def turn_words(
