@@ -302,7 +302,7 @@ def topic_index(index: TurnIndex, live: Sequence[Turn], stop: frozenset[str]) ->
     if not frozen or (live and index.turns[start] is not live[0]):
         return topics_over(live, stop)
     own = index.memo.get(MEMO_KEY)
-    if isinstance(own, TopicIndex) and own.store.stop == stop:
+    if isinstance(own, TopicIndex) and (own.store.stop is stop or own.store.stop == stop):
         return own
     store, held = _Store(stop), 0
     found = index.memo.get(LINEAGE, {}).get(MEMO_KEY)
