@@ -222,7 +222,7 @@ def _structure(
                 found.append(Finding(NO_SPLIT, "behind the reset and in the packet", number))
             for number in sorted(wanted[Fidelity.PACKET] - covered):
                 found.append(Finding(NO_SPLIT, "packeted outside the packet's range", number))
-            for number in sorted(_packet_listed(layout.packet) - wanted[Fidelity.PACKET]):
+            for number in sorted(packet_listed(layout.packet) - wanted[Fidelity.PACKET]):
                 found.append(Finding(NO_SPLIT, "in the packet and carried elsewhere too", number))
             found += _batch_findings(history, first, last)
             if 'recall({"turn": ' not in layout.packet:
@@ -247,17 +247,34 @@ _PACKET_LISTED = re.compile(r"^(?:- Turn (\d+):|Turn (\d+) \()", re.MULTILINE)
 
 
 _PACKET_NUMBERED = re.compile(r"^Also covered, by number: turns (.+)\.$", re.MULTILINE)
+# a stretch of the topic index (`topics.py`): its whole range, less the turns named as shown
+# outside the packet
+_PACKET_STRETCH = re.compile(r"^- Turns (\d+(?:–\d+)?)(?: \(|:|$)", re.MULTILINE)
+_PACKET_OUTSIDE = re.compile(r"^Turns (.+) of this range are shown outside it\.$", re.MULTILINE)
 
 
-def _packet_listed(packet: str) -> set[int]:
-    """The turn numbers a packet lists (a line each), shows as a card or names by number."""
+def _numbers(runs: str) -> set[int]:
+    """ "1–3, 7" as {1, 2, 3, 7}."""
+    found: set[int] = set()
+    for run in runs.split(", "):
+        first, _, last = run.partition("–")
+        if first.isdigit() and (not last or last.isdigit()):
+            found.update(range(int(first), int(last or first) + 1))
+    return found
+
+
+def packet_listed(packet: str) -> set[int]:
+    """The turn numbers a packet lists (a line each), shows as a card, names by number or
+    covers by a stretch (less those it says are shown outside it)."""
     listed = {int(a or b) for a, b in _PACKET_LISTED.findall(packet)}
     for match in _PACKET_NUMBERED.finditer(packet):
-        for run in match.group(1).split(", "):
-            first, _, last = run.partition("–")
-            if first.isdigit() and (not last or last.isdigit()):
-                listed.update(range(int(first), int(last or first) + 1))
-    return listed
+        listed |= _numbers(match.group(1))
+    stretched: set[int] = set()
+    for match in _PACKET_STRETCH.finditer(packet):
+        stretched |= _numbers(match.group(1))
+    for match in _PACKET_OUTSIDE.finditer(packet):
+        stretched -= _numbers(match.group(1))
+    return listed | stretched
 
 
 def _batch_findings(history: Sequence[Turn], first: Turn, last: Turn) -> list[Finding]:

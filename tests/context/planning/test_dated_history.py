@@ -57,13 +57,15 @@ def notes(turns: int) -> SessionBuilder:
 
 def test_a_packet_shows_lines_while_it_has_room_and_always_names_evidence_ids() -> None:
     """Before: a packet whose every line did not fit was a list of numbers with no evidence id
-    ("Also covered, by number: turns 1–36, …"); now it lists the lines that fit, and names the
-    evidence ids of the newest turns it numbers."""
+    ("Also covered, by number: turns 1–36, …"); now it lists the lines that fit, the others by
+    stretch (what they name, never a bare list of numbers), and names the evidence ids of the
+    newest turns it does not list."""
     history, _ = request_for(notes(160), 3_000, "what was in the notes?")
     packet = history[history.index("<context_summary") :]
     assert "Some of the other covered turns, one line each:" in packet
     # dated lines, with their ids
     assert re.search(r"^- Turn \d+ \(\w{3} \d+ \w+ \d{4}\): ", packet, re.M)
     assert "— evidence: " in packet
-    assert "Also covered, by number" in packet  # the rest by number, and still their ids:
+    assert "Also covered, by number" not in packet  # the rest by stretch, and still their ids:
+    assert re.search(r"^- Turns 1–16 \(\d+ \w{3} \d{4}\): \w+", packet, re.M)
     assert "Evidence ids in them (newest first):" in packet and "(read, turn " in packet

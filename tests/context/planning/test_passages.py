@@ -213,3 +213,34 @@ def test_passages_keep_the_spec_invariants(
     if plan.over_budget == 0 and plan.budget.available > 0:
         assert plan.passage_tokens <= plan.budget.tail_tokens
         assert total <= horizon + len(request.messages)  # within the horizon (per-message rounding)
+
+
+def request_with_passages(session: SessionBuilder, horizon: int) -> tuple[str, str]:
+    """The tail and the history of the pending turn's request, with the invariants checked."""
+    index = session.index()
+    capacity = profile(horizon, output_reserve=200)
+    current = index.turns[-1]
+    plan, tail = plan_request(
+        index, capacity, current, system=SYSTEM, tools=TOOLS, tail_context=TAIL, lexicons=lexicons()
+    )
+    built = assemble(
+        index, plan, current, system=SYSTEM, tools=TOOLS, tail=tail, ratio=tokens_per_char(capacity)
+    )
+    assert request_findings(index, plan, built, current, tokens_per_char(capacity)) == []
+    return tail, "\n".join(m.content for m in built.messages[1:-1])
+
+
+def test_turns_behind_a_reset_are_searched_too() -> None:
+    """Before: the passage index started at the reset, so a question about what was said before
+    it found nothing (the handoff is a line; recall needs a turn number the model cannot know)."""
+    session = chatty(Ledger.open(":memory:"))
+    session.reset("We talked about Maya's week.")
+    for n in range(3):
+        session.turn(TurnScript(f"Maya: a quiet day {n}, reading at home.", answer="Tom: Nice."))
+    session.pending("What breed was the puppy?")
+    tail, history = request_with_passages(session, 6_000)  # every live turn fits whole
+    assert "Biscuit" not in history  # the turn behind the reset is not in the history …
+    assert "[turn 3, user" in tail and "Biscuit" in tail  # … but its passage is, tagged as any
+    # a running session's index holds them, extended as it grows
+    found = passage_index(session.index())
+    assert found.start == 0 and found.store.pieces[0].turn == 0

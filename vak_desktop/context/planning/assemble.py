@@ -15,6 +15,7 @@ previous one plus the new steps. Nothing here does I/O or reads a clock: `now` c
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import json
@@ -280,13 +281,14 @@ def plan_request(
     # them when not every turn fits whole; they ride in the tail (the part that moves)
     spent = prefix_tokens + estimate_tokens(len(tail), ratio) + profile.output_reserve + reserve
     asked = current.directive.text if current else ""  # the words the passages are found by
-    found, recalled, reserved = recall_for(
-        index if indexed is not None else ranked.live,
+    found, recalled, reserved = recall_for(  # every earlier turn, those behind a reset too
+        index if indexed is not None else history,
         asked,
         lexicons,
         available=max(0, usable_horizon(profile) - spent),
         whole=sum(ranked.full_cost),
         memory=MEMORY in reading_for(directive, lexicons).domains,
+        behind=len(history) - len(ranked.live),
     )
     if reserved and found is not None:  # the slice is no larger than the passages found fill:
         # a question few passages match leaves the rest of its slice to the history
@@ -343,24 +345,30 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
     packet_end = 0
     if plan.packet_range is not None:
         last = turns[plan.packet_range[1]].index
-        span = [turns[p.turn_id] for p in planned if p.index <= last]
-        packet_end = len(span)
+        packet_end = bisect.bisect_right(planned, last, key=_index_of)  # planned is in order
         messages += _turn_messages(turns, planned[:packet_end], ratio, indexed)
-        packeted = [
-            (turn, card_of(turn, ratio))
-            for turn, p in zip(span, planned, strict=False)
-            if p.fidelity is packet
-        ]
-        text = render_packet(
-            plan.packet.packet if plan.packet else None,
-            span,
-            packeted,
-            plan.packet_shape,
-            listing=indexed.listing if indexed else None,
-        )
+        text = plan.packet_text()  # as the plan priced it, unless the plan changed since
+        if text is None:
+            span = [turns[p.turn_id] for p in planned[:packet_end]]
+            packeted = [
+                (turn, card_of(turn, ratio))
+                for turn, p in zip(span, planned, strict=False)
+                if p.fidelity is packet
+            ]
+            text = render_packet(
+                plan.packet.packet if plan.packet else None,
+                span,
+                packeted,
+                plan.packet_shape,
+                listing=indexed.listing if indexed else None,
+            )
         messages.append(Message(role="user", content=text))
     messages += _turn_messages(turns, planned[packet_end:], ratio, indexed)
     return messages
+
+
+def _index_of(planned: PlannedTurn) -> int:
+    return planned.index
 
 
 def _turn_messages(
@@ -374,25 +382,35 @@ def _turn_messages(
     messages: list[Message] = []
     cards: list[str] = []
     packet, card_fidelity = Fidelity.PACKET, Fidelity.CARD
+    # what a frozen turn rendered to, read here without a call per turn (a frontier request
+    # carries a thousand turns): `CardIndex.rendered`'s store, and which turns it holds
+    kept, held, start, size = ({}, [], 0, 0) if indexed is None else indexed.kept()
     for p in planned:
-        if p.fidelity is packet:
+        fidelity = p.fidelity
+        if fidelity is packet:
             continue
         turn = turns[p.turn_id]
-        if p.fidelity is card_fidelity:
-
-            def card(turn: Turn = turn) -> str:
-                return render_card(card_of(turn, ratio), turn.number)
-
-            cards.append(indexed.rendered("card", turn, card) if indexed else card())
+        at = turn.index - start
+        frozen = 0 <= at < size and held[at] is turn
+        if fidelity is card_fidelity:
+            key = ("card", turn.turn_id)
+            text = kept.get(key) if frozen else None
+            if text is None:
+                text = render_card(card_of(turn, ratio), turn.number)
+                if frozen:
+                    kept[key] = text
+            cards.append(text)
             continue
         if cards:
             messages.append(Message(role="user", content=card_block(cards)))
             cards = []
-
-        def record(turn: Turn = turn) -> tuple[Message, ...]:
-            return tuple(full_record(turn))
-
-        messages.extend(indexed.rendered("full", turn, record) if indexed else record())
+        key = ("full", turn.turn_id)
+        record = kept.get(key) if frozen else None
+        if record is None:
+            record = tuple(full_record(turn))
+            if frozen:
+                kept[key] = record
+        messages.extend(record)
     if cards:
         messages.append(Message(role="user", content=card_block(cards)))
     return messages

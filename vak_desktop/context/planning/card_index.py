@@ -19,7 +19,7 @@ never sees turns it does not hold.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -101,6 +101,12 @@ class CardIndex:
         """`turn` is one of this index's turns (the same object, so the same entries)."""
         position = turn.index - self.start
         return 0 <= position < self.size and self.store.turns[position] is turn
+
+    def kept(self) -> tuple[dict[tuple[str, str], Any], Sequence[Turn], int, int]:
+        """What `rendered` keeps (by (kind, turn id)), the turns it keeps them for (a turn is
+        held when it is the same object at its position, below `size`), the first one's index
+        and `size`: for a caller reading a thousand turns' texts without a call each."""
+        return self.store.rendered, self.store.turns, self.start, self.size
 
     def rendered(self, kind: str, turn: Turn, render: Callable[[], R]) -> R:
         """What `render` makes of `turn` (its card's text, its full record), made once per

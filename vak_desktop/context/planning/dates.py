@@ -33,3 +33,25 @@ def _day(part: str) -> str:
     except ValueError:
         return ""
     return f"{_DAYS[day.weekday()]} {day.day} {_MONTHS[day.month - 1]} {day.year}"
+
+
+def short_day(day: str) -> str:
+    """ "2023-01-20" as "20 Jan 2023" ("" when it is not a date): a packet's stretch's day."""
+    if len(day) != 10 or day[4] != "-" or day[7] != "-" or not day[:4].isdigit():
+        return ""
+    month = int(day[5:7]) if day[5:7].isdigit() else 0
+    if not 1 <= month <= 12 or not day[8:].isdigit():
+        return ""
+    return f"{int(day[8:])} {_MONTHS[month - 1][:3]} {day[:4]}"
+
+
+def day_span(first: str, last: str) -> str:
+    """The days of a stretch or group: "20 Jan 2023", "20 Jan – 3 Mar 2023", or across years."""
+    a, b = short_day(first), short_day(last)
+    if not a or not b or a == b:
+        return a or b
+    if a[-8:] == b[-8:]:  # one month: "13–21 Jun 2023"
+        return f"{a.split()[0]}–{b}"
+    if a[-4:] == b[-4:]:
+        return f"{a[:-5]} – {b}"
+    return f"{a} – {b}"

@@ -469,6 +469,18 @@ class Lexicons:
             self._stops[key] = joined
         return joined
 
+    def subjectless(self) -> frozenset[str]:
+        """Every language's stop and function words: what names no subject in any of them (the
+        topic index's words leave them out). Joined once."""
+        key = ("*", "function")
+        joined = self._stops.get(key)
+        if joined is None:
+            words = self.stop_words(self.languages).words
+            for lex in self.languages:
+                words |= lex.function_words.words
+            joined = self._stops[key] = StopWords(words)
+        return joined.words
+
     def remembered(self, text: str, read: Callable[[], R]) -> R:
         """The reading `read` makes of `text`, kept for the latest `KEPT_READINGS` texts: a
         turn's consumers (surface, plan, rules, card) share one reading of its directive."""

@@ -4,9 +4,11 @@ A packet is a *cache*, keyed by the inclusive turn range it summarises; the ledg
 original. What the request carries of it is deterministic and needs no model call: the stored
 summary when one was written (else a line saying none was), the cards of the covered turns that
 match the directive best, first and in full as far as the budget allows, the rest one line each
-(dated, with their evidence ids) or, when not all of those fit, as many lines as do and the
-others named by range with the evidence ids of the newest of them, and always last how to
-`recall` any turn. So the first answer never waits on a summariser: the model-written summary
+(dated, with their evidence ids) or, when not all of those fit, a line for each stretch of them
+(its range, its day, the words that mark it: `topics.py`; the turns of it shown elsewhere are
+named once, below) and as many turn lines as still fit,
+with the evidence ids of the newest of them — only when not even the stretches fit are the
+turns named by number — and always last how to `recall` any turn. So the first answer never waits on a summariser: the model-written summary
 is a background refinement (spec §4, §10), used once it is stored.
 
 A turn of the range the plan carries whole or as a card elsewhere in the request (a retrieved
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import Compaction, ToolResult, TurnCard
 from vak_desktop.context.planning.dates import said_on
+from vak_desktop.context.planning.topics import TOPICS_HEADER, Topic
 from vak_desktop.context.planning.turn_cards import render_card, turn_numbers
 from vak_desktop.context.planning.turns import Turn
 from vak_desktop.context.request import Message
@@ -83,11 +86,13 @@ def render_handoff(handoff: str) -> str:
 class PacketShape:
     """What the request shows of the turns in the packet: `featured` (turn ids, best match
     first) as whole cards, the rest as one line each when `detailed`, else the `listed` ones
-    one line each and the others by range."""
+    one line each and the others by stretch (`topics`), or by range where no stretch covers
+    them."""
 
     featured: tuple[str, ...] = ()
     detailed: bool = False
     listed: tuple[str, ...] = ()  # when not `detailed`: the turn ids that still get their line
+    topics: tuple[Topic, ...] = ()  # when not `detailed`: the stretches the others are named by
 
 
 def number_ranges(numbers: Sequence[int]) -> str:
@@ -118,6 +123,38 @@ def _stretch_end(start: int, size: int, key: Callable[[int], int]) -> int:
     high = min(low, size)
     low = max(start + 1, low - step // 2)
     return bisect.bisect_right(range(size), value, lo=low, hi=high, key=key)
+
+
+def topic_line(topic: Topic) -> str:
+    """One stretch of the packet's range: "- Turns 1–14 (20 Jan 2023): dance, Paris"."""
+    numbers = (
+        str(topic.first + 1) if topic.last == topic.first else f"{topic.first + 1}–{topic.last + 1}"
+    )
+    day = f" ({topic.day})" if topic.day else ""
+    words = f": {topic.words}" if topic.words else ""
+    return f"- Turns {numbers}{day}{words}"
+
+
+def _listed_runs(numbers: Sequence[int]) -> str:
+    """Increasing numbers as runs, read one by one (for a few hundred)."""
+    runs: list[tuple[int, int]] = []
+    for n in numbers:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
+def _complement(span: Sequence[Turn], outside: Sequence[int]) -> str:
+    """The numbers of the turns of `span` (consecutive) at no position of `outside`, as runs."""
+    runs: list[tuple[int, int]] = []
+    first, expected = span[0].number, 0
+    for position in [*outside, len(span)]:
+        if position > expected:
+            runs.append((first + expected, first + position - 1))
+        expected = position + 1
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
 
 
 def _shown_elsewhere(span: Sequence[Turn], packeted: Sequence[tuple[Turn, TurnCard]]) -> str:
@@ -152,10 +189,13 @@ def render_packet(
     shape: PacketShape = PacketShape(),
     *,
     listing: dict[str, str] | None = None,
+    outside: Sequence[int] | None = None,
 ) -> str:
     """The packet as the request carries it. `span` is the packet's whole range (first and last
     turn name it), `packeted` the turns of it the packet itself carries, with their cards.
-    `listing` maps turn ids to their `listing_line` when the caller has them already."""
+    `listing` maps turn ids to their `listing_line` when the caller has them already;
+    `outside`, the positions in `span` of the turns not packeted (in order) when the caller
+    has them: their runs are then read from those few, not found among thousands packeted."""
     name = turn_numbers(span)
     summary = packet.summary.strip() if packet and packet.summary.strip() else SUMMARY_PENDING
     lines = [f'<context_summary turns="{name}">', summary]
@@ -185,14 +225,25 @@ def render_packet(
     elif rest or shown:
         if shown:
             lines += ["", PARTLY_LISTED_HEADER, *shown]
-        if rest:
-            numbers = _runs(len(rest), lambda k: rest[k][0].index + 1)
+        if rest and shape.topics:  # the stretches of the whole range, as they stand
+            lines += ["", TOPICS_HEADER, *map(topic_line, shape.topics)]
+        elif rest:
+            numbers = (
+                _complement(span, outside)
+                if outside is not None and rest is packeted
+                else _runs(len(rest), lambda k: rest[k][0].index + 1)
+            )
             lines += ["", f"Also covered, by number: turns {numbers}."]
+        if rest:
             named = _evidence_named(rest)
             if named:
                 lines.append(f"Evidence ids in them (newest first): {named}.")
     if len(packeted) < len(span):
-        elsewhere = _shown_elsewhere(span, packeted)
+        elsewhere = (
+            _listed_runs([span[p].number for p in outside])
+            if outside is not None
+            else _shown_elsewhere(span, packeted)
+        )
         lines.append(f"Turns {elsewhere} of this range are shown outside it.")
     first = span[0].number if span else 1
     lines.append(

@@ -134,11 +134,11 @@ def tokens(text: str) -> list[str]:
     most of its cost)."""
     lowered = text.lower()
     found = words(text) if has_cjk(lowered) else _WORD.findall(lowered)
-    return [_stem(w) for w in found]
+    return [stem(w) for w in found]
 
 
 @functools.lru_cache(maxsize=1 << 17)  # most of a chat's words recur
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """`word` without an inflection a query and a passage may not share ("visited" and "visit",
     "cities" and "city", "painting" and "paint"): a plural's or a past's or a gerund's ending
     cut from a word of five letters or more. Crude and deterministic; every language's words
@@ -181,7 +181,7 @@ class _Store:
 
 @dataclass(frozen=True)
 class PassageIndex:
-    """The pieces of the frozen live turns of one TurnIndex (`turns[start:start + size]`)."""
+    """The pieces of the frozen turns of one TurnIndex (`turns[start:start + size]`)."""
 
     start: int
     size: int
@@ -206,12 +206,13 @@ def passages_over(turns: Sequence[Turn]) -> PassageIndex:
 
 
 def passage_index(index: TurnIndex) -> PassageIndex:
-    """The passage index of `index`'s frozen live turns (after the reset, before the last),
-    extended from the one its predecessor built when that one is the newest of its line."""
+    """The passage index of `index`'s frozen turns (every turn but the last, those behind a
+    reset too: what was said before it is still asked about), extended from the one its
+    predecessor built when that one is the newest of its line."""
     own = index.memo.get(MEMO_KEY)
     if isinstance(own, PassageIndex):
         return own
-    start = index.reset_before
+    start = 0
     end = max(start, len(index.turns) - 1)
     store, held = _Store(), 0
     found = index.memo.get(LINEAGE, {}).get(MEMO_KEY)
@@ -235,16 +236,22 @@ def recall_for(
     available: int,
     whole: int,
     memory: bool = False,
+    behind: int = 0,
 ) -> tuple[PassageIndex | None, list[tuple[int, float]], int]:
     """The passage index of a request's earlier turns (a running session's `TurnIndex`, kept
-    across requests, or the live turns themselves), the passages matching `asked`, and the
-    slice the plan reserves for them out of the `available` history budget: none when every
-    turn fits whole (`whole` tokens) — their words are all in the request already. `memory`:
-    the directive asks about the conversation's past (`passage_slice`)."""
-    if not asked or whole <= available:
+    across requests, or the earlier turns themselves), the passages matching `asked`, and the
+    slice the plan reserves for them out of the `available` history budget. `behind`: how many
+    turns sit behind a reset (the request carries none of their words). When every live turn
+    fits whole (`whole` tokens) their words are all in the request already: only the passages
+    of turns behind the reset are recalled then, and none without a reset. `memory`: the
+    directive asks about the conversation's past (`passage_slice`)."""
+    if not asked or (whole <= available and not behind):
         return None, [], 0
     found = passage_index(turns) if isinstance(turns, TurnIndex) else passages_over(turns)
     recalled = ranked_passages(found, asked, query_stop_words(asked, lexicons))
+    if whole <= available:  # only what the request does not carry already
+        pieces = found.store.pieces
+        recalled = [(c, s) for c, s in recalled if pieces[c].turn < behind]
     return found, recalled, passage_slice(available, memory) if recalled else 0
 
 

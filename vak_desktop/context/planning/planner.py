@@ -30,6 +30,7 @@ module boundaries.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -53,6 +54,15 @@ from vak_desktop.context.planning.packets import (
 )
 from vak_desktop.context.planning.reading import Reading, reading_for
 from vak_desktop.context.planning.relevance import relevance
+from vak_desktop.context.planning.topics import (
+    Topic,
+    TopicIndex,
+    coarser,
+    coarsest,
+    coarsest_chars,
+    topic_index,
+    topics_fitting,
+)
 from vak_desktop.context.planning.turn_cards import (
     CARD_BLOCK_CHARS,
     card_of,
@@ -65,10 +75,10 @@ from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
 PACKET_BATCH_TURNS = 8
 PACKET_LINES_SHARE, PACKET_LINES_CAP = 10, 2_048  # a deterministic packet's lines: 1/10 of
 # the budget, at most this many tokens (a frontier model's recent turns stay whole)
-# past this many covered turns a packet is named by number (its lines would cost a render of
-# every covered turn per plan: +10 ms at 10,000 turns); the passages carry its content
+# past this many covered turns a packet's turns get no line of their own (those would cost a
+# render of every covered turn per plan: +10 ms at 10,000 turns), only their stretches' lines
 PACKET_LINES_TURNS = 2_000
-RUN_CHARS = 14  # what one more run of numbers can add to the packet's "by number" line
+RUN_CHARS = 14  # what one more run of numbers can add to a stretch's (or the "by number") line
 MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 64, 512  # the summariser's length, scaled to the budget
 
 
@@ -123,16 +133,29 @@ class Plan:
     history_tokens: int  # Full + cards + packet + framing
     packet_featured: tuple[str, ...] = ()  # packeted turns the packet shows as whole cards
     packet_listed: tuple[str, ...] = ()  # not detailed: the packeted turns still given a line
+    packet_topics: tuple[Topic, ...] = ()  # not detailed: the stretches the others are named by
     over_budget: int = 0  # history tokens past the budget (the Activity that says why)
     partial_batch: bool = False  # the newest partial batch went as cards past the budget
     # the passages recalled for the directive (`passages.py`), carried in the tail's budget
     passage_tokens: int = 0
     passage_turns: tuple[int, ...] = ()  # turn numbers they quote
     passage_refs: tuple[str, ...] = ()  # evidence ids they quote
+    # the packet's text as priced, for the request to carry as is while the plan's turns,
+    # stored packet and shape are still these (a plan changed after planning renders anew)
+    rendered_packet: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+
+    def packet_text(self) -> str | None:
+        """The packet's text rendered when this plan was made, if it still holds."""
+        held = self.rendered_packet
+        if held is None or held[0] is not self.turns or held[1] is not self.packet:
+            return None
+        return str(held[3]) if held[2] == self.packet_shape else None
 
     @property
     def packet_shape(self) -> PacketShape:
-        return PacketShape(self.packet_featured, self.packet_detailed, self.packet_listed)
+        return PacketShape(
+            self.packet_featured, self.packet_detailed, self.packet_listed, self.packet_topics
+        )
 
     def fidelity_of(self, turn_id: str) -> Fidelity | None:
         return next((t.fidelity for t in self.turns if t.turn_id == turn_id), None)
@@ -164,6 +187,7 @@ class Plan:
             "packet_detailed": self.packet_detailed,
             "packet_featured": list(self.packet_featured),
             "packet_listed": list(self.packet_listed),
+            "packet_topics": [list(t) for t in self.packet_topics],
             "over_budget": self.over_budget,
             "framing_tokens": self.framing_tokens,
             "history_tokens": self.history_tokens,
@@ -216,6 +240,7 @@ class Candidates:
     # the budget left is below it (and no card is further down) no later turn can be promoted
     cheapest_after: tuple[int, ...] = ()
     rank: tuple[int, ...] = ()
+    stop_words: frozenset[str] = frozenset()  # the lexicons' (every language's), for topics
 
 
 def candidates(
@@ -276,6 +301,7 @@ def candidates(
         paused=tuple(live[p].turn_id for p in paused),
         by_relevance=tuple(matching),
         pinned=matching[0] if matching and recalls_earlier(read, lexicons) else None,
+        stop_words=lexicons.subjectless(),
     )
 
 
@@ -403,7 +429,7 @@ def plan_working_set(
         # a packet no stored summary covers shows its turns' lines in a share of the budget
         # kept for them, so it carries content, not only their numbers (issue #22)
         lines = 0
-        if packet is None and 0 < packet_end <= PACKET_LINES_TURNS:
+        if packet is None and packet_end > 0:
             lines = min(PACKET_LINES_CAP, budget.available // PACKET_LINES_SHARE)
         chosen = fill(max(0, budget.available - handoff - packet_cost - lines), packet_end)
         overflow = [p for p in range(packet_end, len(live)) if chosen[p] is PACKET]
@@ -437,27 +463,31 @@ def plan_working_set(
     for position in placed:
         carried[position] = full_cost[position] if chosen[position] is FULL else card_cost[position]
     spent = sum(carried) + card_runs(chosen, packet_end, placed) * block
-    shape = PacketShape()
+    shape, text = PacketShape(), ""
     if packet_end:
-        shape = _packet_shape(
-            ranked,
-            chosen,
-            packet_end,
-            room=budget.available - handoff - spent - packet_cost,
-            ratio=ratio,
-        )
-        packeted = _Paired(live, [p for p in range(packet_end) if chosen[p] is PACKET], cards)
+        room = budget.available - handoff - spent - packet_cost
+        view = topic_index(index, live, ranked.stop_words) if room > 0 else None
+        shape = _packet_shape(ranked, chosen, packet_end, room=room, ratio=ratio, view=view)
+        positions, outside = _split(chosen, packet_end)
+        packeted = _Paired(live, positions, cards)
+        span = live[:packet_end]
         while True:  # the shape was priced line by line; the rendered text is what counts
-            text = render_packet(packet, live[:packet_end], packeted, shape, listing=ranked.listing)
+            text = render_packet(
+                packet, span, packeted, shape, listing=ranked.listing, outside=outside
+            )
             packet_cost = estimate_tokens(len(text), ratio)
             if handoff + spent + packet_cost <= budget.available or shape == PacketShape():
                 break
+            featured, topics = shape.featured, shape.topics
             if shape.detailed:
-                shape = PacketShape(shape.featured)
+                shape = PacketShape(featured)
             elif shape.listed:  # fewer lines, then none (each line was priced on its own)
-                shape = PacketShape(shape.featured, listed=shape.listed[: len(shape.listed) // 2])
+                shape = PacketShape(featured, listed=shape.listed[: len(shape.listed) // 2])
+                shape = dataclasses.replace(shape, topics=topics)
+            elif topics and view is not None:  # coarser stretches, then none
+                shape = PacketShape(featured, topics=coarser(view, packet_end, topics))
             else:
-                shape = PacketShape(shape.featured[:-1])
+                shape = PacketShape(featured[:-1])
 
     planned = []
     if len(live) < len(history):
@@ -473,9 +503,10 @@ def plan_working_set(
         planned.sort(key=lambda t: t.index)
     packet_range = (live[0].turn_id, live[packet_end - 1].turn_id) if packet_end else None
     history_tokens = handoff + spent + packet_cost
+    turns = tuple(planned)
     return Plan(
         budget=budget,
-        turns=tuple(planned),
+        turns=turns,
         packet_range=packet_range,
         packet=stored,
         packet_tokens=packet_cost,
@@ -485,8 +516,10 @@ def plan_working_set(
         history_tokens=history_tokens,
         packet_featured=shape.featured,
         packet_listed=shape.listed,
+        packet_topics=shape.topics,
         over_budget=max(0, history_tokens - budget.available),
         partial_batch=over_batch,
+        rendered_packet=(turns, stored, shape, text) if packet_end else None,
     )
 
 
@@ -503,8 +536,18 @@ def _bare_cost(
     ratio: float,
 ) -> int:
     """The bare packet's cost when the turns of its range not packeted are carried elsewhere."""
-    packeted = _Paired(live, [p for p in range(packet_end) if chosen[p] is PACKET])
-    return estimate_tokens(len(render_packet(packet, live[:packet_end], packeted)), ratio)
+    packeted, outside = _split(chosen, packet_end)
+    span = live[:packet_end]
+    text = render_packet(packet, span, _Paired(live, packeted), outside=outside)
+    return estimate_tokens(len(text), ratio)
+
+
+def _split(chosen: Sequence[Fidelity], packet_end: int) -> tuple[list[int], list[int]]:
+    """The positions before `packet_end` that are packeted, and those that are not."""
+    packeted = [p for p in range(packet_end) if chosen[p] is PACKET]
+    if len(packeted) == packet_end:
+        return packeted, []
+    return packeted, [p for p in range(packet_end) if chosen[p] is not PACKET]
 
 
 _NO_CARD = TurnCard(turn_id="", asked="", did=(), answered=Answer(), outcome="")
@@ -551,14 +594,29 @@ class _Paired(Sequence[tuple[Turn, TurnCard]]):
 
 
 def _packet_shape(
-    ranked: Candidates, chosen: Sequence[Fidelity], packet_end: int, *, room: int, ratio: float
+    ranked: Candidates,
+    chosen: Sequence[Fidelity],
+    packet_end: int,
+    *,
+    room: int,
+    ratio: float,
+    view: TopicIndex | None = None,
 ) -> PacketShape:
     """What the packet shows beyond its bare range, within `room` tokens: the packeted turns
     that match the directive, best first, as whole cards (at most a batch of them), then one
-    line for each of the others when those fit too."""
+    line for each of the others when those fit too; else the lines of the most valuable of
+    them (the first in all the room when no card is shown, the others in half of it) and a
+    line for each stretch of the packet's range, the finest stretches `view` has that fit what
+    is left (`topics.py`). The coarsest stretches' line is held room from the start (only the
+    best covered turn, as a card or its line, comes before it): a packet names its turns by
+    number only when not even that fits."""
     if room <= 0:
         return PacketShape()
     packeted = [p for p in range(packet_end) if chosen[p] is PACKET]
+    held = 0  # the coarsest stretches' line, when it fits at all
+    if view is not None and packeted:
+        held = estimate_tokens(coarsest_chars(view, packet_end), ratio)
+        held = held if held <= room else 0
     featured: list[int] = []
     chars = len(FEATURED_HEADER) + 2
     for position in ranked.by_relevance:
@@ -566,7 +624,7 @@ def _packet_shape(
             continue
         card = ranked.cards[position]
         more = chars + (card.chars_card or len(render_card(card, position + 1))) + 1
-        if len(featured) == PACKET_BATCH_TURNS or estimate_tokens(more, ratio) > room:
+        if len(featured) == PACKET_BATCH_TURNS or estimate_tokens(more, ratio) > room - held:
             break
         featured.append(position)
         chars = more
@@ -575,29 +633,50 @@ def _packet_shape(
     shown = set(featured)
     rest = [p for p in packeted if p not in shown]
     listed = len(LISTED_HEADER) + 2
-    detailed = bool(rest)
-    for position in rest:  # the lines add up until they no longer fit
+    detailed = bool(rest) and packet_end <= PACKET_LINES_TURNS
+    for position in rest if detailed else ():  # the lines add up until they no longer fit
         listed += len(_line(ranked, position)) + 1
         if estimate_tokens(listed, ratio) > room:
             detailed = False
             break
+    if detailed or not rest:
+        return PacketShape(tuple(live[p].turn_id for p in featured), detailed)
+    # as many lines as fit, the most valuable first, the stretches between the well-matching
+    # and the others (issue #22: a packet shows content, not a list of numbers, while it has room)
     lines: list[str] = []
-    if not detailed and rest:  # as many lines as fit, the most valuable first (issue #22: a
-        # packet shows content, not a list of numbers, while it has room)
-        listed = len(PARTLY_LISTED_HEADER) + 2
-        left = set(rest)
-        for position in ranked.by_value:
-            if position not in left:
-                continue
-            # its line, and the run of numbers its leaving the "by number" line may split
-            more = listed + len(_line(ranked, position)) + 1 + RUN_CHARS
-            if estimate_tokens(more, ratio) > room:
-                break
-            listed = more
-            lines.append(live[position].turn_id)
+    listed = len(PARTLY_LISTED_HEADER) + 2
+    left, share = set(rest), (room - held) // 2 if held else room
+    for position in ranked.by_value:
+        if position not in left:
+            continue
+        # its line, and the run of numbers its leaving the "by number" line may split
+        more = listed + len(_line(ranked, position)) + 1 + (0 if held else RUN_CHARS)
+        first = not lines and not featured  # the best covered turn, shown before the stretches
+        if estimate_tokens(more, ratio) > (room if first else min(share, room - held)):
+            break
+        listed = more
+        lines.append(live[position].turn_id)
+    spent = estimate_tokens(listed, ratio) if lines else 0
+    topics, _cost = _stretches(view, packet_end, room - spent, ratio, held)
     return PacketShape(
-        featured=tuple(live[p].turn_id for p in featured), detailed=detailed, listed=tuple(lines)
+        featured=tuple(live[p].turn_id for p in featured),
+        detailed=detailed,
+        listed=tuple(lines),
+        topics=topics,
     )
+
+
+def _stretches(
+    view: TopicIndex | None, packet_end: int, room: int, ratio: float, held: int
+) -> tuple[tuple[Topic, ...], int]:
+    """The finest stretches that fit `room` tokens, else the coarsest (`held` tokens, 0 when
+    even that did not fit the packet), and what they cost; none when `room` is below `held`."""
+    if view is None or not held or room < held:
+        return (), 0  # by number
+    topics, chars = topics_fitting(view, packet_end, room, ratio)
+    if topics:
+        return topics, estimate_tokens(chars, ratio)
+    return coarsest(view, packet_end), held
 
 
 def _line(ranked: Candidates, position: int) -> str:

@@ -21,6 +21,7 @@ from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.payloads import AssistantStep, Directive, Receipt
 from vak_desktop.context.planning.assemble import AssembledRequest, assemble
 from vak_desktop.context.planning.planner import Budget, Fidelity, Plan, PlannedTurn
+from vak_desktop.context.planning.topics import Topic
 from vak_desktop.context.planning.turn_cards import leading_sentence
 from vak_desktop.context.planning.turns import TurnIndex, build_turn_index
 from vak_desktop.context.presentations.library import fence_guide
@@ -101,6 +102,10 @@ def plan_from_json(document: dict[str, Any], index: TurnIndex) -> Plan:
         history_tokens=int(document.get("history_tokens", 0)),
         packet_featured=tuple(str(i) for i in document.get("packet_featured", [])),
         packet_listed=tuple(str(i) for i in document.get("packet_listed", [])),
+        packet_topics=tuple(
+            Topic(int(t[0]), int(t[1]), str(t[2]), str(t[3]))
+            for t in document.get("packet_topics", [])
+        ),
         over_budget=int(document.get("over_budget", 0)),
     )
 
