@@ -99,15 +99,44 @@ def _activities(ledger: Ledger, session: str, kind: str) -> list[Activity]:
 
 
 async def _ollama_turn(
-    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, folder: Path, *replies: Reply
+    double: OllamaDouble,
+    http: httpx.AsyncClient,
+    ledger: Ledger,
+    folder: Path,
+    *replies: Reply,
+    ask: str = ASK,
+    said: str = "",
+    small: bool = True,
 ) -> tuple[str, list[TurnEvent]]:
+    """`ask` in a new session over the Ollama double, on a small profile (`small`) or a large
+    one; `said` (when given) is a turn of its own before it. The replies serve both."""
     double.enqueue(*replies)
     provider = OllamaProvider(http, double.url)
     binding = await bind_model(provider, TOOL_MODEL)
     runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
     session = ledger.create_session().id
-    ledger.append(session, _small(binding))
-    return session, await _turn(runner, session, binding)
+    ledger.append(session, _small(binding) if small else _large(binding))
+    if said:
+        _ = [e async for e in runner.run(session, said, binding)]
+    return session, [e async for e in runner.run(session, ask, binding)]
+
+
+async def _openai_turn(
+    ledger: Ledger, folder: Path, *replies: SSE
+) -> tuple[str, list[TurnEvent], list[dict[str, Any]]]:
+    """`ASK` in a new session over a llama.cpp-style OpenAI double, on a small profile; also
+    the chat request bodies the server received, in order."""
+    with OpenAIDouble(models=("qwen",), windows={"qwen": 32_768}) as server:
+        server.script(*replies)
+        async with httpx.AsyncClient(timeout=30) as client:
+            provider = OpenAICompatibleProvider(client, server.url)
+            binding = await bind_model(provider, "qwen")
+            runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
+            session = ledger.create_session().id
+            ledger.append(session, _small(binding))
+            events = await _turn(runner, session, binding)
+        bodies = [body for _, target, _, body in server.requests if "chat" in target]
+    return session, events, bodies
 
 
 async def test_an_invented_tool_and_argument_run_as_the_real_ones_and_the_find_is_answered(
@@ -172,15 +201,9 @@ async def test_a_call_in_qwen_tags_through_a_llama_server_is_repaired_and_run(
         '<tool_call>\n{"name": "read_file", "arguments": {"file_path": '
         '"shipping/manifest.txt"}}\n</tool_call>'
     )
-    with OpenAIDouble(models=("qwen",), windows={"qwen": 32_768}) as server:
-        server.script(SSE(text_chunks(tagged)), SSE(text_chunks("It is shipping/manifest.txt.")))
-        async with httpx.AsyncClient(timeout=30) as client:
-            provider = OpenAICompatibleProvider(client, server.url)
-            binding = await bind_model(provider, "qwen")
-            runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
-            session = ledger.create_session().id
-            ledger.append(session, _small(binding))
-            events = await _turn(runner, session, binding)
+    session, events, _ = await _openai_turn(
+        ledger, folder, SSE(text_chunks(tagged)), SSE(text_chunks("It is shipping/manifest.txt."))
+    )
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     assert _activities(ledger, session, TEXT_FORM_CALL)
     (repair,) = _activities(ledger, session, TOOL_CALL_REPAIRED)
@@ -351,16 +374,15 @@ async def test_a_which_file_question_answered_by_grep_is_told_to_answer_with_it(
 ) -> None:
     """ "Which file … has" reads as a listing (glob first); grep's lines still answer it."""
     folder = _files(tmp_path)
-    double.enqueue(
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
         Reply(tool_calls=[("grep", {"pattern": CODE})]),
         Reply(text="shipping/manifest.txt"),
+        ask=LOCKER_ASK,
     )
-    provider = OllamaProvider(http, double.url)
-    binding = await bind_model(provider, TOOL_MODEL)
-    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
-    session = ledger.create_session().id
-    ledger.append(session, _small(binding))
-    events = [e async for e in runner.run(session, LOCKER_ASK, binding)]
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK]
 
@@ -377,20 +399,13 @@ async def test_an_unperformed_search_is_withheld_and_the_redo_must_call(
         "auth12.log` which has the code."
     )
     call = [("c1", "grep", json.dumps({"pattern": CODE}))]
-    with OpenAIDouble(models=("qwen",), windows={"qwen": 32_768}) as server:
-        server.script(
-            SSE(text_chunks(claimed)),
-            SSE(tool_call_chunks(call)),
-            SSE(text_chunks("It is in shipping/manifest.txt.")),
-        )
-        async with httpx.AsyncClient(timeout=30) as client:
-            provider = OpenAICompatibleProvider(client, server.url)
-            binding = await bind_model(provider, "qwen")
-            runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
-            session = ledger.create_session().id
-            ledger.append(session, _small(binding))
-            events = await _turn(runner, session, binding)
-        bodies = [body for _, target, _, body in server.requests if "chat" in target]
+    session, events, bodies = await _openai_turn(
+        ledger,
+        folder,
+        SSE(text_chunks(claimed)),
+        SSE(tool_call_chunks(call)),
+        SSE(text_chunks("It is in shipping/manifest.txt.")),
+    )
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ACTION_CHECK, ANSWER_CHECK]
     assert "tool_choice" not in bodies[0] and bodies[1]["tool_choice"] == "required"
@@ -417,16 +432,16 @@ async def test_a_search_the_model_will_not_make_is_run_by_vak_for_the_value_refe
     folder = _files(tmp_path)
     claim = Reply(text="The code is in /home/user/documents/logs/auth12.log.")
     repair = [Reply(text="glob")] if not small else []
-    double.enqueue(
-        Reply(text="Noted."), claim, *repair, Reply(text="It is in shipping/manifest.txt.")
+    answer = Reply(text="It is in shipping/manifest.txt.")
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        *[Reply(text="Noted."), claim, *repair, answer],
+        said=f"My shipment code is {CODE}.",
+        small=small,
     )
-    provider = OllamaProvider(http, double.url)
-    binding = await bind_model(provider, TOOL_MODEL)
-    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
-    session = ledger.create_session().id
-    ledger.append(session, _small(binding) if small else _large(binding))
-    _ = [e async for e in runner.run(session, f"My shipment code is {CODE}.", binding)]
-    events = await _turn(runner, session, binding)
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     (searched,) = _activities(ledger, session, RUNTIME_SEARCH)
     assert searched.detail["call"] == {"name": "grep", "arguments": {"pattern": "ZX\\-4471\\-Q"}}
@@ -492,19 +507,19 @@ async def test_the_found_file_is_read_and_its_lines_answer_what_the_match_does_n
         "From: j.berg@harbourfood.example\nConfirmed: 120 portions for Saturday.\n"
     )
     (folder / "mail" / "old.txt").write_text("From: someone@else.example\nMaybe 80.\n")
-    double.enqueue(Reply(text="Noted."), Reply(text="Sure."), *replies)
-    provider = OllamaProvider(http, double.url)
-    binding = await bind_model(provider, TOOL_MODEL)
-    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
-    session = ledger.create_session().id
-    ledger.append(session, _small(binding))
-    said = "The caterer's contact is j.berg@harbourfood.example, keep it."
-    _ = [e async for e in runner.run(session, said, binding)]
     ask = (
         "Search my files for the caterer's contact address I gave you and tell me how many "
         "portions that message confirms."
     )
-    events = [e async for e in runner.run(session, ask, binding)]
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        *[Reply(text="Noted."), Reply(text="Sure."), *replies],
+        ask=ask,
+        said="The caterer's contact is j.berg@harbourfood.example, keep it.",
+    )
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "degraded"
     assert [r.tool_name for r in _payloads(ledger, session, ToolResult)] == ["grep", "read"]
     check = double.chat_bodies()[2]["messages"][-1]["content"]
@@ -522,17 +537,16 @@ async def test_a_which_file_answer_that_does_not_name_the_file_is_asked_again(
     """Recorded on the 0.5B (locker): told to answer with the find, it quoted the line and
     left out the file the request asked for. That is no answer to "which file"."""
     folder = _files(tmp_path)
-    double.enqueue(
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
         Reply(tool_calls=[("grep", {"pattern": CODE})]),
         Reply(text=f"Shipment {CODE}: 40 crates."),
         Reply(text="It is shipping/manifest.txt."),
+        ask=LOCKER_ASK,
     )
-    provider = OllamaProvider(http, double.url)
-    binding = await bind_model(provider, TOOL_MODEL)
-    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
-    session = ledger.create_session().id
-    ledger.append(session, _small(binding))
-    events = [e async for e in runner.run(session, LOCKER_ASK, binding)]
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     tags = [n.tag for n in _payloads(ledger, session, Nudge)]
     assert tags == [ANSWER_CHECK, ANSWER_GROUNDING]
@@ -548,20 +562,13 @@ async def test_a_step_that_can_only_answer_keeps_its_tools_where_tool_choice_is_
     folder = _files(tmp_path)
     printed = json.dumps([{"name": "grep", "description": "Search files", "parameters": {}}])
     call = [("c1", "grep", json.dumps({"pattern": CODE}))]
-    with OpenAIDouble(models=("qwen",), windows={"qwen": 32_768}) as server:
-        server.script(
-            SSE(tool_call_chunks(call)),
-            SSE(text_chunks(f"```json\n{printed}\n```")),
-            SSE(text_chunks("shipping/manifest.txt holds it.")),
-        )
-        async with httpx.AsyncClient(timeout=30) as client:
-            provider = OpenAICompatibleProvider(client, server.url)
-            binding = await bind_model(provider, "qwen")
-            runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
-            session = ledger.create_session().id
-            ledger.append(session, _small(binding))
-            events = await _turn(runner, session, binding)
-        bodies = [body for _, target, _, body in server.requests if "chat" in target]
+    session, events, bodies = await _openai_turn(
+        ledger,
+        folder,
+        SSE(tool_call_chunks(call)),
+        SSE(text_chunks(f"```json\n{printed}\n```")),
+        SSE(text_chunks("shipping/manifest.txt holds it.")),
+    )
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, PLAIN_ANSWER]
     assert bodies[2]["tool_choice"] == "none" and bodies[2]["tools"] == bodies[1]["tools"]
@@ -578,14 +585,17 @@ async def test_a_small_models_failed_searches_get_vaks_and_calls_after_the_find_
     folder = _files(tmp_path)
     broken = Reply(tool_calls=[("grep", {"path": "."})])  # no pattern: an error
     again = Reply(tool_calls=[("grep", {"pattern": CODE})])
-    double.enqueue(broken, again, Reply(text="It is in shipping/manifest.txt."))
-    provider = OllamaProvider(http, double.url)
-    binding = await bind_model(provider, TOOL_MODEL)
-    runner = TurnRunner(ledger, provider, default_tools(Settings(workspace=(str(folder),))))
-    session = ledger.create_session().id
-    ledger.append(session, _small(binding))
     ask = f"Search my files for the shipment code {CODE} and tell me which file has it."
-    events = [e async for e in runner.run(session, ask, binding)]
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        broken,
+        again,
+        Reply(text="It is in shipping/manifest.txt."),
+        ask=ask,
+    )
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     (searched,) = _activities(ledger, session, RUNTIME_SEARCH)
     assert searched.detail["call"]["arguments"] == {"pattern": "ZX\\-4471\\-Q"}
