@@ -88,6 +88,23 @@ class Next:
 CONTINUE = Next()
 
 
+def turn_calls(turn: Turn) -> list[ToolCall]:
+    """Every tool call of the turn's steps so far, in order (the model's and Vak's own)."""
+    return [
+        c
+        for e in turn.entries
+        if isinstance(e.payload, AssistantStep)
+        for c in e.payload.tool_calls
+    ]
+
+
+def turn_results(turn: Turn) -> dict[str, ToolResult]:
+    """The turn's tool results so far, by the id of the call each answers."""
+    return {
+        e.payload.tool_call_id: e.payload for e in turn.entries if isinstance(e.payload, ToolResult)
+    }
+
+
 def strikes(turn: Turn, tag: str) -> int:
     """How many times the turn was already intercepted by the check tagged `tag`."""
     marker = f"[{tag}]"
@@ -139,12 +156,7 @@ class AnswerRules:
         return ""
 
     def _performed(self, turn: Turn, tool: str) -> bool:
-        called = {
-            c.name
-            for e in turn.entries
-            if isinstance(e.payload, AssistantStep)
-            for c in e.payload.tool_calls
-        }
+        called = {c.name for c in turn_calls(turn)}
         return bool(called & {"grep", "glob", "read", tool})
 
     def unanswered(self, turn: Turn | None, text: str, why: str) -> Next:
@@ -191,14 +203,7 @@ class AnswerRules:
     def turn_find(self, turn: Turn) -> tuple[ToolCall, ToolResult] | None:
         """The turn's first tool result that performed the asked-for action and found
         something (`_find` over every call of the turn so far)."""
-        steps = [e.payload for e in turn.entries if isinstance(e.payload, AssistantStep)]
-        calls = [c for step in steps for c in step.tool_calls]
-        results = {
-            e.payload.tool_call_id: e.payload
-            for e in turn.entries
-            if isinstance(e.payload, ToolResult)
-        }
-        return self._find(turn.directive.text, calls, results)
+        return self._find(turn.directive.text, turn_calls(turn), turn_results(turn))
 
     def _answer_due(
         self, turn: Turn, calls: Sequence[ToolCall], results: dict[str, ToolResult]
@@ -220,7 +225,7 @@ class AnswerRules:
             hit = self._find(turn.directive.text, calls, results)
         if hit is None:
             searched = self._search_for_model(turn) if self.small else None
-            if searched is not None and not self._made(turn, searched.id):
+            if searched is not None and searched.id not in {c.id for c in turn_calls(turn)}:
                 return Next(run=searched)
             return CONTINUE
         reading = self._read_for_model(turn, *hit)
@@ -320,15 +325,6 @@ class AnswerRules:
             return None
         return ToolCall(f"vak_search_{turn.turn_id[-12:]}", "grep", {"pattern": re.escape(value)})
 
-    def _made(self, turn: Turn, call_id: str) -> bool:
-        """Whether a call with this id was made in the turn (Vak's own calls, once each)."""
-        return any(
-            c.id == call_id
-            for e in turn.entries
-            if isinstance(e.payload, AssistantStep)
-            for c in e.payload.tool_calls
-        )
-
     def _read_for_model(self, turn: Turn, call: ToolCall, result: ToolResult) -> ToolCall | None:
         """On a small model, a grep find in one file not read yet this turn: a read of that
         file, when the tool is offered. Whether it is short enough is the read's own
@@ -344,20 +340,17 @@ class AnswerRules:
         """The ids of the turn's read calls of `file`."""
         return {
             c.id
-            for e in turn.entries
-            if isinstance(e.payload, AssistantStep)
-            for c in e.payload.tool_calls
+            for c in turn_calls(turn)
             if c.name == "read" and str(c.arguments.get("path", "")).removeprefix("./") == file
         }
 
     def _read_of(self, turn: Turn, file: str) -> ToolResult | None:
         """The turn's successful read of `file`, whole and short (`READ_CHARS`), if any."""
         reads = self._reads(turn, file) if file else set()
-        results = (e.payload for e in turn.entries if isinstance(e.payload, ToolResult))
         return next(
             (
                 r
-                for r in results
+                for r in turn_results(turn).values()  # in the ledger's order
                 if r.tool_call_id in reads and not r.is_error and len(r.content) <= READ_CHARS
             ),
             None,

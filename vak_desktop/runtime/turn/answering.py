@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from vak_desktop.context.capacity.profile import is_small
 from vak_desktop.context.evidence.text_calls import find_text_calls, machine_text
@@ -90,13 +91,15 @@ def first_find(result: ToolResult) -> str:
     return line if len(line) <= 200 else line[:199] + "…"
 
 
+def _grep_matches(result: ToolResult) -> list[re.Match[str]]:
+    """A grep result's matching lines (`path:line: text`), in order."""
+    lines = (line.strip() for line in result.content.splitlines())
+    return [m for m in (_GREP_LINE.match(line) for line in lines if line) if m is not None]
+
+
 def found_file(result: ToolResult) -> str:
     """The one file a grep result's matching lines are in ("" for none, or several)."""
-    files = {
-        m["file"]
-        for m in (_GREP_LINE.match(line.strip()) for line in result.content.splitlines())
-        if m is not None
-    }
+    files = {m["file"] for m in _grep_matches(result)}
     return next(iter(files)) if len(files) == 1 else ""
 
 
@@ -110,16 +113,15 @@ def answer_check_nudge(
     answered the address line back to "how many guests does that message confirm")."""
     find = first_find(result)
     match = _GREP_LINE.match(find)
-    said = f"{match['file']}, line {match['line']}: “{match['text']}”" if match else f"“{find}”"
     lines = bearing_lines(context, directive, find) if context is not None else []
     if lines and match:
-        quoted = " ".join(f"line {n}: “{_clip(text)}”" for n, text in lines)
         return (
             f"[{ANSWER_CHECK}] The `{tool}` result above found it in {match['file']} (line "
-            f"{match['line']}), and that file answers the request on {quoted}. Answer the "
-            "user now from those lines, and name the file. Call another tool only if they "
-            "do not answer the request."
+            f"{match['line']}), and that file answers the request on {_quoted(lines)}. "
+            "Answer the user now from those lines, and name the file. Call another tool only "
+            "if they do not answer the request."
         )
+    said = f"{match['file']}, line {match['line']}: “{match['text']}”" if match else f"“{find}”"
     return (
         f"[{ANSWER_CHECK}] The `{tool}` result above holds what was asked for: {said}. "
         "Answer the user now from it: say what it found and where (the file's name and the "
@@ -137,6 +139,11 @@ def bearing_lines(
     scored = [(len(_tokens(text) & asked), n, text) for n, text in lines if text]
     best = sorted((s for s in scored if s[0]), key=lambda s: (-s[0], s[1]))[:most]
     return [(n, text) for _, n, text in sorted(best, key=lambda s: s[1])]
+
+
+def _quoted(lines: Sequence[tuple[int, str]]) -> str:
+    """Numbered lines as a nudge quotes them: `line 2: “…” line 3: “…”`."""
+    return " ".join(f"line {n}: “{_clip(text)}”" for n, text in lines)
 
 
 def _tokens(text: str) -> set[str]:
@@ -181,10 +188,9 @@ def grounding_nudge(result: ToolResult, lines: Sequence[tuple[int, str]] = ()) -
     """`[answer-grounding]`: the find again, or the read file's lines that bear on the
     request when those are what the answer left out."""
     if lines:
-        quoted = " ".join(f"line {n}: “{_clip(text)}”" for n, text in lines)
         return (
-            f"[{ANSWER_GROUNDING}] That answer does not say what the file says on {quoted}. "
-            "Answer the user's request with it."
+            f"[{ANSWER_GROUNDING}] That answer does not say what the file says on "
+            f"{_quoted(lines)}. Answer the user's request with it."
         )
     return (
         f"[{ANSWER_GROUNDING}] That answer does not say what the result above found: "
@@ -299,7 +305,7 @@ def composed_answer(
     the others counted (a near-miss "38-14-29" is not the "38-14-92" the user gave).
     `context`: the matched file, read whole; its lines that bear on the request follow."""
     lines = [line.strip() for line in result.content.splitlines() if line.strip()]
-    matches = [m for m in (_GREP_LINE.match(line) for line in lines) if m is not None]
+    matches = _grep_matches(result)
     values = {t for text in said for t in _values(text)}
     holding = [m for m in matches if values & _values(m["text"])]
     left_out = len(matches) - len(holding) if holding else 0
@@ -351,16 +357,18 @@ def referred_value(directive: str, said: Sequence[str]) -> str | None:
     scored = sorted(((len(_tokens(text) & asked), i) for i, text in enumerate(said)), reverse=True)
     if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
-    known = _values(directive)
-    text = said[scored[0][1]]
-    values = sorted({v for v in _VALUE.findall(text) if len(v) >= 4 and v.lower() not in known})
-    return values[0] if len({v.lower() for v in values}) == 1 else None
+    return _one_value(said[scored[0][1]], known=_values(directive))
 
 
 def own_value(directive: str) -> str | None:
     """The one value-like word (`_values`) the directive itself gives, if exactly one:
     "Which file of mine has the locker combination 38-14-92?" searches for 38-14-92."""
-    values = sorted({v for v in _VALUE.findall(directive) if len(v) >= 4})
+    return _one_value(directive)
+
+
+def _one_value(text: str, known: AbstractSet[str] = frozenset()) -> str | None:
+    """The text's one value-like word not in `known` (lowercased), or None for none or more."""
+    values = sorted({v for v in _VALUE.findall(text) if len(v) >= 4 and v.lower() not in known})
     return values[0] if len({v.lower() for v in values}) == 1 else None
 
 

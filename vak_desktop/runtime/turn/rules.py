@@ -35,7 +35,6 @@ from vak_desktop.context.payloads import (
     Nudge,
     Presentation,
     ToolCall,
-    ToolResult,
 )
 from vak_desktop.context.planning.drift import (
     EMPTY_STEP,
@@ -71,6 +70,7 @@ from vak_desktop.runtime.turn.answer_rules import (
     AnswerRules,
     Next,
     strikes,
+    turn_results,
 )
 from vak_desktop.runtime.turn.answering import (
     PLAIN_ANSWER,
@@ -118,11 +118,7 @@ class TurnRules(AnswerRules):
             return closed
         if fences.intercepted:
             return self._strike(chain, turn, _tag_of(fences.intercepted), fences.intercepted)
-        results = {
-            e.payload.tool_call_id: e.payload
-            for e in turn.entries
-            if isinstance(e.payload, ToolResult)
-        }
+        results = turn_results(turn)
         repeats = [
             is_card_tool(c.name)
             and c.id in results
