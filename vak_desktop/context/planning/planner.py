@@ -30,7 +30,6 @@ module boundaries.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -118,6 +117,15 @@ class PlannedTurn(NamedTuple):
     value: float
 
 
+class RenderedPacket(NamedTuple):
+    """A packet's text and what it was rendered from (`Plan.packet_text`)."""
+
+    turns: tuple[PlannedTurn, ...]
+    packet: StoredPacket | None
+    shape: PacketShape
+    text: str
+
+
 @dataclass(frozen=True)
 class Plan:
     """The planner's decision for one request."""
@@ -142,14 +150,14 @@ class Plan:
     passage_refs: tuple[str, ...] = ()  # evidence ids they quote
     # the packet's text as priced, for the request to carry as is while the plan's turns,
     # stored packet and shape are still these (a plan changed after planning renders anew)
-    rendered_packet: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+    rendered_packet: RenderedPacket | None = field(default=None, compare=False, repr=False)
 
     def packet_text(self) -> str | None:
         """The packet's text rendered when this plan was made, if it still holds."""
         held = self.rendered_packet
-        if held is None or held[0] is not self.turns or held[1] is not self.packet:
+        if held is None or held.turns is not self.turns or held.packet is not self.packet:
             return None
-        return str(held[3]) if held[2] == self.packet_shape else None
+        return held.text if held.shape == self.packet_shape else None
 
     @property
     def packet_shape(self) -> PacketShape:
@@ -482,8 +490,9 @@ def plan_working_set(
             if shape.detailed:
                 shape = PacketShape(featured)
             elif shape.listed:  # fewer lines, then none (each line was priced on its own)
-                shape = PacketShape(featured, listed=shape.listed[: len(shape.listed) // 2])
-                shape = dataclasses.replace(shape, topics=topics)
+                shape = PacketShape(
+                    featured, listed=shape.listed[: len(shape.listed) // 2], topics=topics
+                )
             elif topics and view is not None:  # coarser stretches, then none
                 shape = PacketShape(featured, topics=coarser(view, packet_end, topics))
             else:
@@ -519,7 +528,7 @@ def plan_working_set(
         packet_topics=shape.topics,
         over_budget=max(0, history_tokens - budget.available),
         partial_batch=over_batch,
-        rendered_packet=(turns, stored, shape, text) if packet_end else None,
+        rendered_packet=RenderedPacket(turns, stored, shape, text) if packet_end else None,
     )
 
 
