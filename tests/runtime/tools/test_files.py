@@ -59,8 +59,12 @@ async def test_read_says_what_is_wrong_with_a_path(
     missing = await call(tools, ledger, session, "read", path="src/nope.py")
     assert missing.is_error and "no such file: 'src/nope.py'" in missing.content
     assert str(tree.root) in missing.content
+    # a small model reads a folder as a file: it gets the folder's files, not a dead end
     folder = await call(tools, ledger, session, "read", path="src")
-    assert folder.is_error and "is a folder" in folder.content
+    assert not folder.is_error and folder.content.splitlines()[1:] == ["src/app.py", "src/util.py"]
+    assert folder.content.splitlines()[0].endswith(
+        "src is a folder, not a file; the files in it (read one by its path):"
+    )
     empty = await call(tools, ledger, session, "read", path="")
     assert empty.is_error and "read needs `path`" in empty.content
 

@@ -238,7 +238,7 @@ class ReadTool(_FileTool):
             "Read a text file in the user's workspace folders. `path` is relative to a "
             "workspace folder or absolute inside one; `range` [first_line, last_line] "
             "(1-based, inclusive) reads part of it. A long file comes back as a window with "
-            "the recall call for the rest."
+            "the recall call for the rest. A folder comes back as the list of its files."
         ),
         parameters={
             "type": "object",
@@ -261,8 +261,8 @@ class ReadTool(_FileTool):
             raise _no_such_file(workspace, raw)
         path = workspace.resolve(raw, "read")
         shown = workspace.shown(path)
-        if path.is_dir():
-            raise ToolFailure(f"{shown} is a folder: glob lists the files in it")
+        if path.is_dir():  # a small model reads the workspace folder itself: show what is in it
+            return ToolOutput("\n".join(listing(workspace, [path], "*", what="read")))
         try:  # judged by the opened file, not the name (`contained.py`)
             fd, info = open_inside(workspace, path)
         except FileNotFoundError:
@@ -344,20 +344,33 @@ class GlobTool(_FileTool):
             if root is None:
                 raise workspace.refusal(pattern, Path(pattern), "glob")
             pattern, roots = Path(pattern).relative_to(root).as_posix(), [root]
-        found = walk(workspace, roots, glob_regex(pattern))
-        where = ", ".join(workspace.shown(r) for r in roots)
-        if not found.files:
-            lines = [f"no files match {pattern!r} in {where}"]
-        else:
-            lines = [workspace.shown(p) for p in found.files[:GLOB_LIMIT]]
-            if len(found.files) > GLOB_LIMIT:
-                more = len(found.files) - GLOB_LIMIT
-                least = "at least " if found.stopped else ""  # the walk stopped counting
-                lines.append(
-                    f"[… and {least}{more:,} more files: narrow the pattern or give `path`]"
-                )
-        lines += [f"[{note}]" for note in [*found.notes(), *self.fallback(arguments, workspace)]]
+        lines = listing(workspace, roots, pattern)
+        lines += [f"[{note}]" for note in self.fallback(arguments, workspace)]
         return ToolOutput("\n".join(lines))
+
+
+def listing(
+    workspace: Workspace, roots: Sequence[Path], pattern: str, *, what: str = ""
+) -> list[str]:
+    """The files under `roots` matching `pattern`, a line each (at most GLOB_LIMIT), then what
+    the walk left out. `what`: the tool given a folder where it wanted a file (`read`), so the
+    listing opens by saying so."""
+    found = walk(workspace, roots, glob_regex(pattern))
+    where = ", ".join(workspace.shown(r) for r in roots)
+    lines = (
+        [f"{where} is a folder, not a file; the files in it ({what} one by its path):"]
+        if what
+        else []
+    )
+    if not found.files:
+        lines.append(f"no files in {where}" if what else f"no files match {pattern!r} in {where}")
+    else:
+        lines += [workspace.shown(p) for p in found.files[:GLOB_LIMIT]]
+        if len(found.files) > GLOB_LIMIT:
+            more = len(found.files) - GLOB_LIMIT
+            least = "at least " if found.stopped else ""  # the walk stopped counting
+            lines.append(f"[… and {least}{more:,} more files: narrow the pattern or give `path`]")
+    return lines + [f"[{note}]" for note in found.notes()]
 
 
 class GrepTool(_FileTool):
