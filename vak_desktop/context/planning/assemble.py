@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import itertools
 import json
 from collections.abc import Sequence
@@ -233,14 +234,25 @@ def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
     return messages
 
 
-def current_turn_reserve(history: Sequence[Turn], current: Turn | None, ratio: float) -> int:
-    """max(this turn so far, EWMA of the in-turn size earlier turns reached)."""
+def current_turn_reserve(
+    history: Sequence[Turn], current: Turn | None, ratio: float, indexed: CardIndex | None = None
+) -> int:
+    """max(this turn so far, EWMA of the in-turn size earlier turns reached). `indexed` keeps
+    each closed turn's in-turn size, so a request does not rebuild sixteen turns' messages."""
     observed = Ewma(0.0)
     for turn in history[-RECENT_TURNS_FOR_RESERVE:]:
-        chars = sum(m.chars() for m in current_turn_messages(turn, ""))
+        chars = (
+            indexed.rendered("in_turn_chars", turn, functools.partial(_in_turn_chars, turn))
+            if indexed is not None
+            else _in_turn_chars(turn)
+        )
         observed = observed.update(estimate_tokens(chars, ratio))
     now = sum(m.chars() for m in current_turn_messages(current, "")) if current else 0
     return max(estimate_tokens(now, ratio), int(observed.value))
+
+
+def _in_turn_chars(turn: Turn) -> int:
+    return sum(m.chars() for m in current_turn_messages(turn, ""))
 
 
 def plan_request(
@@ -270,7 +282,7 @@ def plan_request(
         history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
     prefix_chars = len(system) + sum(t.chars() for t in tools)
     prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
-    reserve = current_turn_reserve(history, current, ratio)
+    reserve = current_turn_reserve(history, current, ratio, indexed)
     directive: str | Reading = current.directive.text if current else ""
     if reading is not None and current is not None and reading.text == current.directive.text:
         directive = reading

@@ -249,6 +249,8 @@ class Candidates:
     cheapest_after: tuple[int, ...] = ()
     rank: tuple[int, ...] = ()
     stop_words: frozenset[str] = frozenset()  # the lexicons' (every language's), for topics
+    ids: tuple[str, ...] = ()  # each live turn's id and index, the columns of its PlannedTurn
+    indexes: tuple[int, ...] = ()
 
 
 def candidates(
@@ -304,13 +306,26 @@ def candidates(
         values=tuple(values),
         by_value=tuple(by_value),
         cheapest_after=tuple(reversed(list(itertools.accumulate(reversed(ordered), min)))),
-        rank=tuple(sorted(range(size), key=by_value.__getitem__)),
+        rank=tuple(_inverse(by_value)),
         listing=listing,
         paused=tuple(live[p].turn_id for p in paused),
         by_relevance=tuple(matching),
         pinned=matching[0] if matching and recalls_earlier(read, lexicons) else None,
         stop_words=lexicons.subjectless(),
+        ids=tuple(t.turn_id for t in live),
+        indexes=tuple(t.index for t in live),
     )
+
+
+def _inverse(order: Sequence[int]) -> list[int]:
+    """Each position's rank in `order` (a permutation of the positions)."""
+    rank = [0] * len(order)
+    for at, position in enumerate(order):
+        rank[position] = at
+    return rank
+
+
+_new = tuple.__new__
 
 
 class _Asked(Sequence[str]):
@@ -432,6 +447,7 @@ def plan_working_set(
 
     summary_tokens = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, budget.available // 4))
     packet_end, stored, packet, packet_cost, over_batch = 0, None, None, 0, False
+    bare = 0  # the bare packet's cost over the range `packet_end` sets
     settling = 0  # rounds spent pricing the packet's "shown outside" line for a fixed range
     while True:
         # a packet no stored summary covers shows its turns' lines in a share of the budget
@@ -445,7 +461,7 @@ def plan_working_set(
             # the bare packet names the turns of its range carried elsewhere; price that line
             # and fill again when it grew the packet, with a margin that doubles each round
             # (the line depends on which turns the fill retrieves, so it can move a little)
-            actual = _bare_cost(packet, live, chosen, packet_end, ratio) if packet_end else 0
+            actual = _bare_cost(packet, live, chosen, packet_end, ratio, bare) if packet_end else 0
             if actual <= packet_cost or settling == 12:
                 break
             packet_cost, settling = actual + (1 << settling) - 1, settling + 1
@@ -464,7 +480,7 @@ def plan_working_set(
         packet_end = wanted
         stored = index.packet_for(live[0].turn_id, live[packet_end - 1].turn_id)
         packet = stored.packet if stored else None
-        packet_cost = estimate_tokens(len(_bare_packet(packet, live[:packet_end])), ratio)
+        packet_cost = bare = estimate_tokens(len(_bare_packet(packet, live[:packet_end])), ratio)
         settling = 0
     placed = [p for p, f in enumerate(chosen) if f is not PACKET]  # a few of thousands
     carried = [0] * len(live)  # what each turn costs at its fidelity
@@ -505,8 +521,11 @@ def plan_working_set(
             for t in history
             if t.behind_reset
         ]
+    # tuple.__new__ over the columns: a namedtuple's own __new__ is Python, called per turn
     planned += map(
-        PlannedTurn, [t.turn_id for t in live], [t.index for t in live], chosen, carried, values
+        _new,
+        itertools.repeat(PlannedTurn),
+        zip(ranked.ids, ranked.indexes, chosen, carried, values, strict=True),
     )
     if len(live) < len(history):  # the turns behind the reset come first
         planned.sort(key=lambda t: t.index)
@@ -543,9 +562,13 @@ def _bare_cost(
     chosen: Sequence[Fidelity],
     packet_end: int,
     ratio: float,
+    bare: int,
 ) -> int:
-    """The bare packet's cost when the turns of its range not packeted are carried elsewhere."""
+    """The bare packet's cost when the turns of its range not packeted are carried elsewhere
+    (`bare`, the cost of `_bare_packet`, when none is)."""
     packeted, outside = _split(chosen, packet_end)
+    if not outside:
+        return bare
     span = live[:packet_end]
     text = render_packet(packet, span, _Paired(live, packeted), outside=outside)
     return estimate_tokens(len(text), ratio)
