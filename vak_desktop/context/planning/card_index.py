@@ -38,6 +38,8 @@ class _Store:
     """The growing part, owned by the newest card index of a line."""
 
     turns: list[Turn] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # the turns' ids and indexes, as columns
+    indexes: list[int] = field(default_factory=list)
     cards: list[TurnCard] = field(default_factory=list)
     corpus: Corpus = field(default_factory=Corpus)
     listing: dict[str, str] = field(default_factory=dict)  # turn id -> its packet line
@@ -50,6 +52,8 @@ class _Store:
 
     def append(self, turn: Turn, card: TurnCard) -> None:
         self.turns.append(turn)
+        self.ids.append(turn.turn_id)
+        self.indexes.append(turn.index)
         self.cards.append(card)
         self.corpus.append(card_terms(card))
         self.chars_full.append(card.chars_full)
@@ -71,6 +75,14 @@ class CardIndex:
     @property
     def turns(self) -> tuple[Turn, ...]:
         return tuple(self.store.turns[: self.size])
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self.store.ids[: self.size])
+
+    @property
+    def indexes(self) -> tuple[int, ...]:
+        return tuple(self.store.indexes[: self.size])
 
     @property
     def cards(self) -> tuple[TurnCard, ...]:

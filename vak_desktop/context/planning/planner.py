@@ -312,8 +312,8 @@ def candidates(
         by_relevance=tuple(matching),
         pinned=matching[0] if matching and recalls_earlier(read, lexicons) else None,
         stop_words=lexicons.subjectless(),
-        ids=tuple(t.turn_id for t in live),
-        indexes=tuple(t.index for t in live),
+        ids=tuple(t.turn_id for t in live) if indexed is None else indexed.ids,
+        indexes=tuple(t.index for t in live) if indexed is None else indexed.indexes,
     )
 
 
