@@ -26,7 +26,7 @@ contracts: $(STAMP)
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
-	$(BIN)/mypy vak_desktop/context vak_desktop/ledger vak_desktop/providers vak_desktop/runtime vak_desktop/cli
+	$(BIN)/mypy vak_desktop/context vak_desktop/ledger vak_desktop/providers vak_desktop/runtime vak_desktop/cli vak_desktop/ui
 
 pytest: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q

@@ -132,7 +132,7 @@ def test_a_streaming_code_pane_takes_the_new_palette_and_keeps_its_code(qtbot: A
     pane.resize(600, 200)
     pane.show()
     pane.append_plain("def f(x):\n    return x  # half")
-    pane.render()
+    pane.colour()
     assert _lightness(pane) > 150
     try:
         apply_theme(app, "dark")
@@ -140,7 +140,7 @@ def test_a_streaming_code_pane_takes_the_new_palette_and_keeps_its_code(qtbot: A
         assert "def f(x):\n    return x  # half" in pane.toPlainText()
         assert not pane.closed
         pane.append_plain(" done\n```\n")
-        assert pane.render() == "" and pane.closed
+        assert pane.colour() == "" and pane.closed
         assert pane.codes == ["def f(x):\n    return x  # half done"]
     finally:
         apply_theme(app, "light")

@@ -81,7 +81,7 @@ class CodePane(MarkdownPane):
         self.source_text = self._opening
         self._draw_box()
         self.append_plain(source[len(self._opening) :])
-        self.render(final=closed)
+        self.colour(final=closed)
         self.fit()
 
     def _draw_box(self) -> None:
@@ -144,7 +144,7 @@ class CodePane(MarkdownPane):
             self._scanned = offset
         return -1, -1
 
-    def render(self, final: bool = False) -> str:
+    def colour(self, final: bool = False) -> str:
         """Colour the lines completed since the last render. Returns the text that streamed
         after the closing fence (for the next pane); `final`: the answer ended here."""
         if self.closed:

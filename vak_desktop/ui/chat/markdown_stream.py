@@ -106,7 +106,7 @@ class MarkdownStream(QWidget):
         self._dirty = False
         live = self._live
         if isinstance(live, CodePane):
-            rest = live.render()
+            rest = live.colour()
             if not live.closed:
                 live.fit()
                 return
@@ -139,7 +139,7 @@ class MarkdownStream(QWidget):
             self._live = code
         code.streaming = True
         code.append_plain(block[len(opening) :])
-        code.render()
+        code.colour()
         code.fit()
 
     def _freeze(self, successor: MarkdownPane) -> None:
@@ -158,7 +158,7 @@ class MarkdownStream(QWidget):
         self._dirty = True
         self.render_pending()
         if isinstance(self._live, CodePane):
-            self._live.render(final=True)  # the answer ended inside the block
+            self._live.colour(final=True)  # the answer ended inside the block
         if (self._frozen or isinstance(self._live, CodePane)) and len(self.source) <= MERGE_CHARS:
             source = self.source
             for pane in self.panes:

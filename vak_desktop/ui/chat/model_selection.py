@@ -136,7 +136,9 @@ class ModelSelection(QObject):
         """Ask the providers for their models; the primary's answer is also the reachability
         check. Providers are asked at once, so a slow or failing one holds up no other. The
         others' catalogues are asked again only after a minute, unless `everything` (the
-        picker's Refresh): the onboarding panel re-checks Ollama every few seconds."""
+        picker's Refresh): the onboarding panel re-checks Ollama every few seconds. The state
+        is "checking" from this call on, not from when the task first runs."""
+        self._set_reachability(Reachability(CHECKING, self.host))
         return self._tasks.spawn(self._refresh_models(everything), "refresh-models")
 
     def select_model(self, model: str | ModelChoice | None) -> None:

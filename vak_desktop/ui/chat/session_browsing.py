@@ -83,7 +83,6 @@ class SessionBrowsing:
     sessionsChanged: Any  # Signal(), declared on ChatService
     notice: Any  # Signal(str), declared on ModelSelection
     _keep_alive: Callable[[str], str | int | None]
-    open_session: Callable[[str | None], bool]  # ChatService's
     _write_new_chat_prompt: Callable[[str], None]  # SessionPrompts'
 
     @property

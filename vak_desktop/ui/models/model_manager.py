@@ -381,9 +381,13 @@ class ModelManager(QDialog):
 
     # -- progress and problems --------------------------------------------------------------
 
+    def _cell(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        return item.text() if item is not None else ""
+
     def _probe_progress(self, model: str, progress: ProbeProgress) -> None:
-        names = [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
-        if model in names and self.table.item(names.index(model), 7).text() != "measuring…":
+        names = [self._cell(r, 0) for r in range(self.table.rowCount())]
+        if model in names and self._cell(names.index(model), 7) != "measuring…":
             self.show_rows(self.controller.rows)  # the table says it is being measured
         if model != self.selected():
             return

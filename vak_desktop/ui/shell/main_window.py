@@ -15,6 +15,8 @@ PySide6 itself.
 from __future__ import annotations
 
 import itertools
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -272,7 +274,8 @@ class MainWindow(QMainWindow):
 
         store = self.service.presets
         if store is None:  # a window made without a data directory (tests): presets beside it
-            store = PresetStore.open(self.ledger.path.parent)
+            beside = self.ledger.path  # an in-memory ledger: a folder of their own
+            store = PresetStore.open(beside.parent if beside else Path(tempfile.mkdtemp()))
             self.service.use_presets(store)
         self.prompt_dialog = SystemPromptDialog(self.service, store, self)
         self.prompt_dialog.open()
