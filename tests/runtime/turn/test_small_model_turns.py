@@ -531,6 +531,38 @@ async def test_the_found_file_is_read_and_its_lines_answer_what_the_match_does_n
     assert "Maybe 80" not in answer.text
 
 
+async def test_an_answer_from_the_read_lines_is_an_answer_without_the_line_that_led_there(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 1.5B (venue): told the find and the read file's bearing line, the model
+    answered "The hall is booked for 46 guests on 12 June." That answers "how many guests";
+    it was asked again and then Vak composed an answer "silent on what the search found"."""
+    folder = tmp_path / "files"
+    (folder / "mail").mkdir(parents=True)
+    (folder / "mail" / "caterer.txt").write_text(
+        "From: j.berg@harbourfood.example\nConfirmed: 120 portions for Saturday.\n"
+    )
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(text="Noted."),  # the earlier turn's answer
+        Reply(text="Sure."),  # the first step: no call, so Vak searches and reads at once
+        Reply(text="120 portions are confirmed for Saturday."),
+        ask=(
+            "Search my files for the caterer's contact address I gave you and tell me how "
+            "many portions that message confirms."
+        ),
+        said="The caterer's contact is j.berg@harbourfood.example, keep it.",
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK]
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert turn.answer.endswith("120 portions are confirmed for Saturday.")
+    assert _payloads(ledger, session, AssistantStep)[-1].model != "vak"
+
+
 async def test_a_which_file_answer_that_does_not_name_the_file_is_asked_again(
     double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
 ) -> None:

@@ -269,11 +269,15 @@ class AnswerRules:
         context = self._read_of(turn, found_file(result))
         lines = bearing_lines(context, directive, find) if context is not None else []
         said = " ".join(line for _, line in lines)  # what the read file adds: it is asked
-        if (
-            self._names_file(turn, result, text)
-            and grounded(text, f"{find} {asked_of}", directive)
-            and (not said or grounded(text, said, f"{directive} {find}"))
-        ):
+        # the lines that bear on the request answer it when there are any (recorded, 1.5B
+        # venue: "The hall is booked for 46 guests" was the answer; the address line that
+        # led to the file need not be said again); else the find itself
+        answered = (
+            grounded(text, said, f"{directive} {find}")
+            if said
+            else grounded(text, f"{find} {asked_of}", directive)
+        )
+        if self._names_file(turn, result, text) and answered:
             return None
         if strikes(turn, ANSWER_GROUNDING) == 0:
             return Next(nudge=Nudge(ANSWER_GROUNDING, grounding_nudge(result, lines)))
