@@ -45,6 +45,7 @@ class PendingDeletions(QObject):
     changed = Signal()  # the hidden set changed: the list shows again
     asked = Signal(str)  # the title just deleted: the undo notice shows it
     finished = Signal(str, str)  # (session, problem or ''): a deletion ended (any thread)
+    ended = Signal(str, str)  # the same, on the UI thread, once it no longer counts as running
 
     def __init__(
         self, ledger: Ledger, undo_ms: int = UNDO_SECONDS * 1000, parent: QObject | None = None
@@ -137,6 +138,7 @@ class PendingDeletions(QObject):
     def _ended(self, session: str, problem: str) -> None:
         self._running.pop(session, None)
         self.changed.emit()
+        self.ended.emit(session, problem)  # in this same call: `idle` and the notice agree
 
     def flush(self, wait: float = QUIT_WAIT_SECONDS) -> None:
         """At quit: do every deletion still waiting now, and wait for those running."""

@@ -94,7 +94,7 @@ class SessionList(QWidget):
         self._archived = False
         self.deletions = PendingDeletions(ledger, parent=self)
         self.deletions.changed.connect(self.reload)
-        self.deletions.finished.connect(self._deleted)
+        self.deletions.ended.connect(self._deleted)
         self.undo_notice = UndoNotice(self.deletions)
         self.confirm_box: QMessageBox | None = None
 
