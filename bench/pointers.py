@@ -24,12 +24,12 @@ from bench import baseline_pointers as before  # noqa: E402
 from bench.reading import per_directive_us  # noqa: E402
 from tests.cli.reading_table import ACTIONS, BACK  # noqa: E402
 from vak_desktop.context.planning.actions import requested_tool  # noqa: E402
+from vak_desktop.context.planning.candidates import recalls_earlier, refers_back  # noqa: E402
 from vak_desktop.context.planning.drift import (  # noqa: E402
     GOAL_READINGS,
     about_conversation,
     content_words,
 )
-from vak_desktop.context.planning.planner import recalls_earlier, refers_back  # noqa: E402
 from vak_desktop.runtime.lexicons import lexicons  # noqa: E402
 
 OFFERED = ("read", "glob", "grep", "recall")

@@ -19,8 +19,8 @@ from tests.doubles.fixtures import TOOL_MODEL, double_fixture  # noqa: F401
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from vak_desktop.context.payloads import TurnCard
 from vak_desktop.context.planning.actions import requested_tool
+from vak_desktop.context.planning.candidates import recalls_earlier, refers_back
 from vak_desktop.context.planning.drift import about_conversation
-from vak_desktop.context.planning.planner import recalls_earlier, refers_back
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, default_tools
 from vak_desktop.runtime.inspection.preview import preview_next
 from vak_desktop.runtime.lexicons import lexicons

@@ -11,9 +11,9 @@ import random
 
 from bench import baseline_pointers as before
 from vak_desktop.context.planning.actions import requested_tool
+from vak_desktop.context.planning.candidates import recalls_earlier, refers_back
 from vak_desktop.context.planning.drift import about_conversation
 from vak_desktop.context.planning.lexicon import Text
-from vak_desktop.context.planning.planner import recalls_earlier, refers_back
 from vak_desktop.runtime.lexicons import lexicons
 
 WORDS = (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.context.sessions import SessionBuilder, TurnScript
-from vak_desktop.context.planning.planner import candidates
+from vak_desktop.context.planning.candidates import candidates
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.lexicons import lexicons
 

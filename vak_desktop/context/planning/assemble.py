@@ -40,6 +40,7 @@ from vak_desktop.context.payloads import (
     Presentation,
     ToolResult,
 )
+from vak_desktop.context.planning.candidates import candidates
 from vak_desktop.context.planning.card_index import CardIndex, card_index
 from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import render_handoff, render_packet
@@ -49,7 +50,6 @@ from vak_desktop.context.planning.planner import (
     Fidelity,
     Plan,
     PlannedTurn,
-    candidates,
     plan_working_set,
 )
 from vak_desktop.context.planning.reading import MEMORY, Reading, reading_for

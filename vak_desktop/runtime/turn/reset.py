@@ -18,7 +18,8 @@ from collections.abc import Collection, Sequence
 
 from vak_desktop.context.evidence.call_repair import words_of
 from vak_desktop.context.payloads import Activity, CapacityProfile, Directive, Reset, TurnCard
-from vak_desktop.context.planning.planner import Fidelity, Plan, candidates
+from vak_desktop.context.planning.candidates import candidates
+from vak_desktop.context.planning.planner import Fidelity, Plan
 from vak_desktop.context.planning.turn_cards import card_of, render_card, turn_numbers
 from vak_desktop.context.planning.turns import Turn, TurnIndex, build_turn_index
 from vak_desktop.context.request import ToolSpec
