@@ -30,7 +30,7 @@ from vak_desktop.context.planning.passages import (
     select_passages,
     split_pieces,
 )
-from vak_desktop.context.planning.planner import Fidelity
+from vak_desktop.context.planning.planner import PACKET_BATCH_TURNS, Fidelity
 from vak_desktop.context.planning.turns import advance_turn_index, build_turn_index
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
@@ -244,3 +244,24 @@ def test_turns_behind_a_reset_are_searched_too() -> None:
     # a running session's index holds them, extended as it grows
     found = passage_index(session.index())
     assert found.start == 0 and found.store.pieces[0].turn == 0
+
+
+def test_the_thread_takes_its_share_and_leaves_the_question_its_passages() -> None:
+    """Recorded on LoCoMo conv-49 (issue #22): at a 2,387-token horizon the tail's eight latest
+    summarised requests, each a long chat utterance, took 370 of the 1,381 tokens the history
+    had, and the passages the question found were cut to none. The thread now takes at most
+    `THREAD_SHARE` of that budget, its newest lines first, and the passages keep theirs."""
+    session = chatty(Ledger.open(":memory:"))
+    said = " ".join(["The puppy chewed a shoe, then slept, then chewed the sofa."] * 3)
+    for n in range(60):
+        session.turn(TurnScript(f"Maya: puppy day {n}. {said}", answer="Tom: Ha, puppies."))
+    session.pending("What breed was the puppy?")
+    tail, _history = request_with_passages(session, 1_400)
+    assert "called Biscuit" in tail  # the passage that answers
+    thread = tail.split("Earlier requests, now summarised:\n", 1)[1].split("\n\n", 1)[0]
+    lines = thread.splitlines()
+    assert 1 <= len(lines) < PACKET_BATCH_TURNS  # some of the latest eight: the newest
+    days = [int(line.split("puppy day ", 1)[1].split(".", 1)[0]) for line in lines]
+    assert days == list(range(days[0], days[0] + len(days)))  # consecutive: the oldest dropped
+    wide, _ = request_with_passages(session, 2_400)  # a larger budget's share holds more
+    assert wide.count("\n- Maya: puppy day") > len(lines)

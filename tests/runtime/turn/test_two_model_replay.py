@@ -83,7 +83,7 @@ def compactions(session: SessionBuilder) -> list[Entry]:
 
 def untimed(tail: str) -> str:
     """The tail without its clock line (the one part that moves between two projections)."""
-    return tail.split("\n", 1)[1]
+    return "\n".join(tail.split("\n")[1:])
 
 
 def clock_of(tail: str) -> TailContext:

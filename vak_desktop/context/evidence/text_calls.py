@@ -41,7 +41,7 @@ from vak_desktop.context.request import ToolSpec
 
 TEXT_FORM_CALL = "text_form_call"  # Activity: a step's tool calls came written in its text
 
-_NAME_KEYS = ("name", "tool", "tool_name")
+_NAME_KEYS = ("name", "tool", "tool_name", "function")  # "function": "recall" (1.5B)
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
 _LIST_KEYS = ("tool_calls", "calls")
 _DECODER = json.JSONDecoder()
@@ -221,7 +221,7 @@ def machine_text(text: str) -> bool:
         try:
             value, end = _DECODER.raw_decode(text, start)
         except ValueError:
-            value, end = _unclosed_tail(text, start), len(text)
+            value, end = _unclosed_tail(text, start, mid_string=True), len(text)
             if value is None:
                 rest.append(text[start:])
                 break
@@ -254,10 +254,13 @@ def _next_json_start(text: str, position: int) -> int:
     return min(starts, default=-1)
 
 
-def _unclosed_tail(text: str, start: int) -> Any | None:
+def _unclosed_tail(text: str, start: int, *, mid_string: bool = False) -> Any | None:
     """The JSON value that `text[start:]` is once its missing closing brackets are added, if
     that is all it lacks: the step ended mid-call (measured: a 0.5B model stopped before the
-    last `}` of `{"name": "grep", "arguments": {...}` in 1 of 6 tries). None otherwise."""
+    last `}` of `{"name": "grep", "arguments": {...}` in 1 of 6 tries). None otherwise.
+    `mid_string`: a text that ended inside a string is closed there too — what it is, not a
+    call to run (the 1.5B's output limit cut `{"name": "recipe_request", "arguments":
+    {"recipe": " marinaded …` and it was shown as the answer: issue #22, LoCoMo conv-49)."""
     stack: list[str] = []
     quoted = escaped = False
     for c in text[start:]:
@@ -274,10 +277,11 @@ def _unclosed_tail(text: str, start: int) -> Any | None:
             stack.append("}" if c == "{" else "]")
         elif c in "}]" and (not stack or stack.pop() != c):
             return None
-    if quoted or not stack:
+    if (quoted and not mid_string) or not stack:
         return None
+    tail = text[start:] if quoted else text[start:].rstrip()
     try:
-        return json.loads(text[start:].rstrip() + "".join(reversed(stack)))
+        return json.loads(tail + ('"' if quoted else "") + "".join(reversed(stack)))
     except ValueError:
         return None
 

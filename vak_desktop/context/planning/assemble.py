@@ -72,6 +72,7 @@ STANCE = (
 # turn is read against that turn's own day (a bare "Now: 2026-…" drew answers toward today's)
 TODAY = "Today's date:"
 DATED = "Earlier turns are dated by the day they were said."
+THREAD_SHARE = 8  # the thread's summarised requests: at most 1/8 of the history budget
 RECENT_TURNS_FOR_RESERVE = 16  # EWMA(α=0.3) weight beyond these is below 1e-8
 
 
@@ -156,14 +157,18 @@ def _plain_tail(context: TailContext, thread: Sequence[str], paused: Sequence[st
 
 
 def thread_for(
-    plan: Plan, index: TurnIndex, ratio: float, paused: Sequence[str] = ()
+    plan: Plan,
+    index: TurnIndex,
+    ratio: float,
+    paused: Sequence[str] = (),
+    room: int | None = None,
 ) -> tuple[list[str], list[str]]:
     """The thread's two lists. Summarised: directives not in the working set verbatim, the
     latest ones inside the packet, each as its card asks it (verbatim when short, else its gist
     and how much follows), so a few long pastes cannot crowd out the history the thread
     is there to point at. Paused (directive drift, §7): the directives of the subject the user
     left — asked out when packeted, else named by turn (their words are already above: one
-    source per fact)."""
+    source per fact). `room`: the tokens the summarised list may take (the newest kept)."""
     packet = Fidelity.PACKET
     latest = list(
         itertools.islice(
@@ -174,6 +179,14 @@ def thread_for(
     summarised = [
         card_of(index.turns[t.index], ratio).asked for t in latest if t.turn_id not in paused
     ]
+    if room is not None:  # the newest that fit `room` tokens, oldest dropped first (the newest
+        chars, keep = 0, 1  # one always: the request before the ones shown whole)
+        for asked in reversed(summarised[:-1]):
+            chars += len(asked) + 3  # "- " and the newline
+            if estimate_tokens(chars + len(summarised[-1]) + 3, ratio) > room:
+                break
+            keep += 1
+        summarised = summarised[-keep:]
     held = []
     for t in plan.turns if paused else ():
         if t.turn_id not in paused:
@@ -297,11 +310,15 @@ def plan_request(
         index if indexed is not None else history,
         asked,
         lexicons,
-        available=max(0, usable_horizon(profile) - spent),
+        available=(available := max(0, usable_horizon(profile) - spent)),
         whole=sum(ranked.full_cost),
         memory=MEMORY in reading_for(directive, lexicons).domains,
         behind=len(history) - len(ranked.live),
     )
+    # the thread's summarised requests get a share of the same budget: on a small model eight
+    # long ones took 370 of 1,381 tokens and the passages the question found were cut to none
+    # (issue #22, LoCoMo conv-49); a frontier model's share holds them all
+    thread = available // THREAD_SHARE
     if reserved and found is not None:  # the slice is no larger than the passages found fill:
         # a question few passages match leaves the rest of its slice to the history
         reserved = min(reserved, select_passages(found, recalled, reserved, ratio).tokens)
@@ -321,7 +338,7 @@ def plan_request(
             reserved, tail_tokens = reserved - cut, tail_tokens - cut
             continue
         tail = render_tail(
-            tail_context, *thread_for(plan, index, ratio, ranked.paused), plain=plain
+            tail_context, *thread_for(plan, index, ratio, ranked.paused, thread), plain=plain
         )
         passages = Recalled()
         if reserved and found is not None:

@@ -320,10 +320,15 @@ class AnswerRules:
         """The asked-for search Vak runs itself when the model has not made it: grep for
         the one value of the earlier message the directive refers to
         (`answering.referred_value`), or else the one value the directive gives
-        (`own_value`), if grep is offered and such a value exists."""
-        if "grep" not in self.offered:
-            return None
+        (`own_value`), if grep is offered and such a value exists — and only for a request
+        that asks for an action on the user's things: "Which country was Evan visiting in
+        May 2023?" asked of a chat is no search for "2023" (1.5B, LoCoMo conv-49)."""
         directive = turn.directive.text
+        if (
+            "grep" not in self.offered
+            or requested_tool(directive, self.offered, lexicons()) is None
+        ):
+            return None
         value = referred_value(directive, self._said_before(turn)) or own_value(directive)
         if value is None:
             return None

@@ -1,0 +1,84 @@
+"""A question about the conversation on a small model: no file search is made for it, and
+whatever JSON the model writes instead of an answer is never shown as the answer.
+
+Recorded on Qwen2.5-Coder 1.5B over a long imported chat (LoCoMo conv-49, issue #22): asked
+"Which country was Evan visiting in May 2023?", Vak searched the (absent) workspace for "2023"
+and answered with the error; "How often does Sam get health checkups?" ended as
+`{"function": "recall", "arguments": {"turn": 76}}`, and another question as a call of an
+invented `recipe_request` tool — each shown as the answer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from tests.doubles.fixtures import double_fixture, http_fixture  # noqa: F401
+from tests.doubles.ollama_model import Reply
+from tests.doubles.ollama_server import OllamaDouble
+from tests.runtime.turn.test_small_model_turns import _ollama_turn, _payloads
+from vak_desktop.context.payloads import AssistantStep, ToolResult
+from vak_desktop.context.planning.turns import split_turns
+from vak_desktop.ledger import Ledger
+from vak_desktop.runtime.events import TurnFinished
+
+ASKED = "Answer from our conversation in a few words: Which country was Evan visiting in May 2023?"
+
+
+async def test_a_question_about_the_conversation_naming_a_year_searches_no_files(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        tmp_path,
+        Reply(tool_calls=[("session_search", {"query": "Evan visiting May 2023"})]),
+        Reply(text="Canada."),
+        ask=ASKED,
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    searched = [r.tool_name for r in _payloads(ledger, session, ToolResult)]
+    assert searched == ["session_search"]  # the model's own; Vak searched no files
+    assert split_turns(ledger.chain_to_root(session))[-1].answer == "Canada."
+
+
+async def test_a_recall_written_with_a_function_key_runs_as_the_call(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        tmp_path,
+        Reply(text="Noted."),
+        Reply(text='{"function": "recall", "arguments": {"turn": 1}}'),
+        Reply(text="Every three months."),
+        ask="Answer from our conversation in a few words: How often does Sam get checkups?",
+        said="Sam gets a health checkup every three months.",
+    )
+    assert isinstance(events[-1], TurnFinished)
+    assert [r.tool_name for r in _payloads(ledger, session, ToolResult)] == ["recall"]
+    assert split_turns(ledger.chain_to_root(session))[-1].answer == "Every three months."
+
+
+async def test_a_call_of_an_invented_tool_is_never_the_answer(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    # as recorded: the output limit cut it inside its string
+    invented = '{"name": "recipe_request", "arguments": {"recipe": " marinaded vegetables and gr'
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        tmp_path,
+        *[Reply(text=invented)] * 8,
+        ask="Answer from our conversation in a few words: What recipe did Evan ask Sam for?",
+    )
+    assert isinstance(events[-1], TurnFinished)
+    answer = split_turns(ledger.chain_to_root(session))[-1].answer
+    assert "recipe_request" not in answer or not answer.lstrip().startswith("{"), answer
+    assert '"arguments"' not in answer, answer
+    shown = [s.text for s in _payloads(ledger, session, AssistantStep) if s.text]
+    assert shown, "the turn says something"
