@@ -179,14 +179,14 @@ def thread_for(
     summarised = [
         card_of(index.turns[t.index], ratio).asked for t in latest if t.turn_id not in paused
     ]
-    if room is not None:  # the newest that fit `room` tokens, oldest dropped first (the newest
-        chars, keep = 0, 1  # one always: the request before the ones shown whole)
+    if room is not None and summarised:  # the newest that fit, the newest one always
+        kept, chars = [summarised[-1]], len(summarised[-1]) + 3  # "- " and the newline
         for asked in reversed(summarised[:-1]):
-            chars += len(asked) + 3  # "- " and the newline
-            if estimate_tokens(chars + len(summarised[-1]) + 3, ratio) > room:
+            chars += len(asked) + 3
+            if estimate_tokens(chars, ratio) > room:
                 break
-            keep += 1
-        summarised = summarised[-keep:]
+            kept.append(asked)
+        summarised = kept[::-1]
     held = []
     for t in plan.turns if paused else ():
         if t.turn_id not in paused:
@@ -306,11 +306,12 @@ def plan_request(
     # them when not every turn fits whole; they ride in the tail (the part that moves)
     spent = prefix_tokens + estimate_tokens(len(tail), ratio) + profile.output_reserve + reserve
     asked = current.directive.text if current else ""  # the words the passages are found by
+    available = max(0, usable_horizon(profile) - spent)
     found, recalled, reserved = recall_for(  # every earlier turn, those behind a reset too
         index if indexed is not None else history,
         asked,
         lexicons,
-        available=(available := max(0, usable_horizon(profile) - spent)),
+        available=available,
         whole=sum(ranked.full_cost),
         memory=MEMORY in reading_for(directive, lexicons).domains,
         behind=len(history) - len(ranked.live),
