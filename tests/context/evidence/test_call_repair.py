@@ -115,6 +115,11 @@ def test_machinery_is_told_from_an_answer() -> None:
     )
     assert machine_text('<tool_call>\n{"name": "grep"\n')
     assert machine_text('Here: {"name": "write_file", "arguments": {"path": "x"}}')
+    # recorded on the 1.5B (issue #22, LoCoMo conv-49): cut off inside a string, a tool named
+    # under "function", and keys without their quotes
+    assert machine_text('{"name": "recipe_request", "arguments": {"recipe": " marinaded veg')
+    assert machine_text('```json\n{"function": "recall", "arguments": {"turn": 76}}\n```')
+    assert machine_text('{function: session_search, arguments: {"query": "roadtrips", "limit": 1}}')
     assert not machine_text("The code is in shipping/manifest.txt.")
     assert not machine_text('The file has {"name": "Bob", "age": 3} in it, on line 4 of data.json.')
     answer = 'I searched with {"name": "grep", "arguments": {"pattern": "ZX"}} and found it in a.md'

@@ -45,6 +45,11 @@ _NAME_KEYS = ("name", "tool", "tool_name", "function")  # "function": "recall" (
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
 _LIST_KEYS = ("tool_calls", "calls")
 _DECODER = json.JSONDecoder()
+# a call written with its keys unquoted: `{function: session_search, arguments: {…}}` (1.5B)
+_CALL_SHAPED = re.compile(
+    r"\{\s*\"?(?:name|function|tool)\"?\s*:\s*\"?[A-Za-z_]\w*\"?\s*,\s*"
+    r"\"?(?:arguments|parameters|args|input)\"?\s*:"
+)
 # What may wrap a call: a Markdown fence (```json … ```), inline code, Qwen's <tool_call> tags
 _OPENERS = re.compile(r"(?:```[A-Za-z0-9_-]*|<tool_call>|<function_call>)\s*\Z|`\Z")
 _CLOSERS = re.compile(r"\A\s*(?:```|</tool_call>|</function_call>)|\A`")
@@ -228,6 +233,8 @@ def machine_text(text: str) -> bool:
         named = named or _names_a_tool(value)
         position = end
     left = re.sub(r"```[A-Za-z0-9_-]*|`", "", "".join(rest)).strip()
+    if not named and _CALL_SHAPED.match(left):  # not JSON, but a call's shape: {function: x, …
+        return True
     return named and len(left) <= 40  # a few words around it ("Here:") are not an answer
 
 
