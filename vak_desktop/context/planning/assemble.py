@@ -260,7 +260,7 @@ def current_turn_reserve(
             else _in_turn_chars(turn)
         )
         observed = observed.update(estimate_tokens(chars, ratio))
-    now = sum(m.chars() for m in current_turn_messages(current, "")) if current else 0
+    now = _in_turn_chars(current) if current else 0
     return max(estimate_tokens(now, ratio), int(observed.value))
 
 
