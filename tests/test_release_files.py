@@ -39,6 +39,7 @@ def test_the_notices_name_every_shipped_distribution_with_its_licence_text() -> 
     if "xllamacpp" in shipped:
         assert "Copyright (c) 2023-2026 The ggml authors" in text  # llama.cpp inside it
     assert "Python Software Foundation" in text or "PSF" in text
+    assert "WordNet 3.0 Copyright 2006 by Princeton University" in text  # resources/kinds/
 
 
 @pytest.mark.parametrize(

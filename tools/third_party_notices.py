@@ -25,6 +25,10 @@ TEXTS = ROOT / "packaging" / "licenses"
 # the licence texts of distributions that name a licence and ship no file for it
 NAMED_TEXTS = {"LGPL-3.0": ["LGPL-3.0.txt", "GPL-3.0.txt"]}
 EXTRA_TEXTS = {"xllamacpp": ["llama.cpp-MIT.txt"]}
+# data the app ships beside its code, and its licence text
+DATA = [
+    ("WordNet 3.0 nouns (resources/kinds/, passage recall's kinds of things)", "WordNet-3.0.txt")
+]
 LICENCE_FILE = re.compile(r"(^|/)(LICEN[CS]E|COPYING|NOTICE|AUTHORS)[^/]*$", re.IGNORECASE)
 
 
@@ -123,6 +127,7 @@ def notices(extras: set[str]) -> str:
         "",
         f"Python {sys.version_info[0]}.{sys.version_info[1]}: PSF-2.0",
     ]
+    out += [f"{name}: see the licence text below" for name, _ in DATA]
     out += [f"{d.metadata['Name']} {d.version}: {licence_of(d)}" for d in dists]
     out += [
         "",
@@ -145,6 +150,8 @@ def notices(extras: set[str]) -> str:
                 out += ["", f"[{file}]", "", text.strip()]
             else:
                 out += ["", f"[{file}]: the same text as {first} above"]
+    for name, file in DATA:
+        out += ["", "-" * 78, name, "", (TEXTS / file).read_text(encoding="utf-8").strip()]
     return "\n".join(line.rstrip() for line in "\n".join(out).splitlines()) + "\n"
 
 

@@ -129,6 +129,26 @@ def test_an_inflected_question_finds_the_uninflected_answer() -> None:
     assert "went for a long walk" in select_passages(found, ranked, 60, 0.25).text
 
 
+def test_a_question_for_a_kind_of_thing_finds_the_turn_naming_one() -> None:
+    """Before: "which cities has Tom visited?" shares no word with "a week in Lisbon", and the
+    passages held only the turns that say "city" (LoCoMo conv-30: "Paris, Rome" never shown).
+    The kind asked for is a term of every piece naming a member of it (`kinds.py`); a turn using
+    the word itself still ranks first."""
+    session = SessionBuilder(Ledger.open(":memory:"))
+    session.turn(TurnScript("Maya: How was the trip?", answer="Tom: We spent a week in Lisbon."))
+    for said, answered in CHAT:
+        session.turn(TurnScript(said, answer=answered))
+    session.turn(TurnScript("Maya: Did you like the city life?", answer="Tom: Not really."))
+    session.turn(TurnScript("Maya: And what did you eat there?", answer="Tom: Ginger snaps!"))
+    found, ranked = ranked_for(session, "Which cities has Tom visited?")
+    assert "city life" in found.store.pieces[ranked[0][0]].text
+    shown = select_passages(found, ranked, 200, 0.25).text
+    assert "week in Lisbon" in shown
+    assert "Ginger snaps" not in shown
+    found, ranked = ranked_for(session, "What food did Tom have?")
+    assert "Ginger snaps" in select_passages(found, ranked, 60, 0.25).text
+
+
 def test_words_that_shape_the_answer_do_not_search() -> None:
     """Before: "answer in a few words" searched for "answer", "few" and "words", and a chat
     full of "your words mean a lot" filled the slice with thanks."""

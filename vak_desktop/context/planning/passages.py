@@ -35,6 +35,7 @@ from vak_desktop.context.evidence.digests import digest_result
 from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import AssistantStep, EvidenceBody, ToolResult
 from vak_desktop.context.planning.dates import said_on
+from vak_desktop.context.planning.kinds import PREFIX, piece_kinds, question_kinds
 from vak_desktop.context.planning.lexicon import Lexicons, Text, has_cjk
 from vak_desktop.context.planning.relative_dates import resolve
 from vak_desktop.context.planning.relevance import K1, B, Corpus, Terms, words
@@ -43,6 +44,7 @@ from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 MEMO_KEY = "passages"
 PIECE_WORDS = 40  # a piece is a sentence (or a few short ones) up to this many words
 PIECES_PER_TEXT = 256  # a pasted 5 MB log is indexed by its first pieces, not all of them
+KIND_WEIGHT = 0.5  # a kind the question asks for weighs this much of a word it uses
 NEIGHBOUR_WEIGHT = 0.5  # a passage scores its piece plus this share of each neighbour's
 RELATIVE_FLOOR = 0.25  # passages scoring below this share of the best are not shown
 # a term held by more than max(COMMON_FLOOR, 1/COMMON_SHARE of the pieces) is not queried: it
@@ -132,9 +134,18 @@ def tokens(text: str) -> list[str]:
     """`relevance.words` of `text`, each brought to its `stem`, read in one pass when it holds
     no Chinese or Japanese (lower-cased once, not word by word: indexing a session's pieces is
     most of its cost)."""
+    return [stem(w) for w in _lowered_words(text)]
+
+
+def piece_terms(text: str) -> list[str]:
+    """A piece's index terms: its `tokens`, then the kinds its nouns name (`kinds.py`)."""
+    found = _lowered_words(text)
+    return [stem(w) for w in found] + sorted(piece_kinds(found, text))
+
+
+def _lowered_words(text: str) -> list[str]:
     lowered = text.lower()
-    found = words(text) if has_cjk(lowered) else _WORD.findall(lowered)
-    return [stem(w) for w in found]
+    return words(text) if has_cjk(lowered) else _WORD.findall(lowered)
 
 
 @functools.lru_cache(maxsize=1 << 17)  # most of a chat's words recur
@@ -160,7 +171,7 @@ _KEEP_S = ("ss", "us", "is")
 
 
 def _terms(text: str) -> Terms:
-    counts = Counter(tokens(text))
+    counts = Counter(piece_terms(text))
     return (tuple(counts), tuple(counts.values())) if counts else (("∅",), (1,))
 
 
@@ -269,13 +280,15 @@ def query_stop_words(directive: str, lexicons: Lexicons) -> frozenset[str]:
 
 def query_terms(directive: str, stop: frozenset[str] = frozenset()) -> list[str]:
     """The directive's words for a passage query, less `stop` and one-letter words; its names,
-    numbers and quoted words ("Biscuit", "2023", 'the "blue" folder') count twice."""
+    numbers and quoted words ("Biscuit", "2023", 'the "blue" folder') count twice; then the
+    kinds its nouns ask for ("which cities" asks for any city: `kinds.py`)."""
     query = tokens(directive)
     for match in _NAME.finditer(directive):
         query += tokens(match.group())
     for match in _QUOTED.finditer(directive):
         query += tokens(match.group(1))
-    return [w for w in query if w not in stop and len(w) > 1]
+    asked = [w for w in _lowered_words(directive) if w not in stop]
+    return [w for w in query if w not in stop and len(w) > 1] + question_kinds(asked)
 
 
 def ranked_passages(
@@ -287,9 +300,9 @@ def ranked_passages(
     corpus, size = found.store.corpus, found.pieces
     if not size:
         return []
-    weights: dict[str, int] = {}
+    weights: dict[str, float] = {}
     for term in query_terms(directive, stop):
-        weights[term] = weights.get(term, 0) + 1
+        weights[term] = weights.get(term, 0.0) + (KIND_WEIGHT if term[0] == PREFIX else 1.0)
     held = {t: corpus.holders[t] for t in weights if corpus.holders.get(t)}
     if size < corpus.size:  # an older view of a store that moved on: its own counts only
         held = {t: n for t in held if (n := sum(1 for p, _ in corpus.postings[t] if p < size))}
@@ -319,12 +332,12 @@ def _broad_score(
     found: PassageIndex,
     position: int,
     broad: dict[str, int],
-    weights: dict[str, int],
+    weights: dict[str, float],
     average: float,
 ) -> float:
     """The BM25 of the common query words `broad` (term → holders) in the piece at `position`,
     read from the piece's own words: their postings are too long to walk on every request."""
-    counts = Counter(tokens(found.store.pieces[position].text))
+    counts = Counter(piece_terms(found.store.pieces[position].text))
     norm = K1 * (1 - B + B * found.store.corpus.lengths[position] / average)
     score = 0.0
     for term, holders in broad.items():
@@ -347,7 +360,7 @@ def _idf(size: int, holders: int) -> float:
 
 
 def _bm25(
-    corpus: Corpus, size: int, held: dict[str, int], weights: dict[str, int]
+    corpus: Corpus, size: int, held: dict[str, int], weights: dict[str, float]
 ) -> dict[int, float]:
     """Okapi BM25 with Lucene's idf over the first `size` pieces, for the terms in `held`."""
     lengths = corpus.lengths
