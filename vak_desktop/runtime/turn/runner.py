@@ -47,7 +47,7 @@ from vak_desktop.runtime.turn.projection import TurnIndexes
 from vak_desktop.runtime.turn.recovery import DEFAULT_INSTRUCTION_CHECKS, InstructionCheck
 from vak_desktop.runtime.turn.reset import check_reset
 from vak_desktop.runtime.turn.summariser import SummaryWatch
-from vak_desktop.runtime.turn.warm import Warmed, Warmer, draft_request, stable_part
+from vak_desktop.runtime.turn.warm import Warmed, Warmer, draft_request, warm_part
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant running in Vak Desktop on the user's own machine. "
@@ -86,7 +86,7 @@ class TurnRunner:
         self.compact_ahead = compact_ahead
         self.lookahead = Lookahead()
         self.indexes = TurnIndexes()  # each session's TurnIndex, advanced request by request
-        self.warmer = Warmer()  # the next request's stable part sent while the user types
+        self.warmer = Warmer()  # the draft's request sent while the user types
         self._running = 0  # turns running on this runner now
         self.cards = card_library()  # the card definitions the fence fallback reads
 
@@ -240,7 +240,7 @@ class TurnRunner:
         self, session: str, draft: str, binding: ModelBinding, *, think: bool | None = None
     ) -> asyncio.Task[Warmed | None] | None:
         """Prefill the model's prompt cache with what the session's next turn would send for
-        `draft`, before its tail (`turn/warm.py`); nothing is written to the ledger. None when
+        `draft` (`turn/warm.py`); nothing is written to the ledger. None when
         it would cost money (a hosted model) or time another request needs: a turn, a probe, a
         look-ahead summary or another warm request holds the model."""
         if not is_local(self.provider) or self._running or self.warmer.busy:
@@ -261,8 +261,7 @@ class TurnRunner:
             keep_alive=self.keep_alive,
             think=think,
         )
-        stable = stable_part(request)
-        return self.warmer.start(self.provider, stable) if stable is not None else None
+        return self.warmer.start(self.provider, warm_part(request))
 
     async def compact(
         self, session: str, binding: ModelBinding, watch: SummaryWatch | None = None

@@ -1,12 +1,14 @@
-"""Prefill while the user types: the next request's stable part reaches the model's cache first.
+"""Prefill while the user types: the draft's whole request reaches the model's cache first.
 
 On a laptop CPU a small model prefills ~100–200 tokens a second, so the history a turn carries
 costs seconds before its first token — unless the server's prompt cache already holds it. Once
 a turn has run, the next one mostly hits that cache; the first turn on an imported or reopened
 session does not. So while the user types (the window asks after a pause in typing), the runner
 plans the request the next turn would send for the draft — the same surface, plan, handoff and
-num_ctx, with nothing written to the ledger — and sends every message before its tail for one
-output token. The tail (the time and the directive) is all the turn still has to prefill.
+num_ctx, with nothing written to the ledger — and sends all of it, its tail too (the time, the
+passages the draft recalled, the draft), for one output token. The turn then prefills only
+from where its request parts from the draft's: nothing when the draft was sent as it stood,
+its tail when the user typed on (decision 0077).
 
 A warm request is an optimisation: only for a model the user hosts (it costs time, not money),
 only when nothing else runs on that model, one at a time. A turn that starts while one is in
@@ -86,13 +88,10 @@ def draft_request(
     )
 
 
-def stable_part(request: ChatRequest) -> ChatRequest | None:
-    """What a warm request sends of `request`: every message before the tail, for one output
-    token, under the same num_ctx (Ollama reloads a model whose num_ctx changes). None when
-    there is nothing before the tail."""
-    if len(request.messages) < 2:
-        return None
-    return dataclasses.replace(request, messages=request.messages[:-1], max_tokens=1)
+def warm_part(request: ChatRequest) -> ChatRequest:
+    """What a warm request sends of `request`: all of it, for one output token, under the same
+    num_ctx (Ollama reloads a model whose num_ctx changes)."""
+    return dataclasses.replace(request, max_tokens=1)
 
 
 async def prefill(provider: ChatProvider, request: ChatRequest) -> Warmed | None:
@@ -131,7 +130,7 @@ class Warmer:
         return self._task is not None and not self._task.done()
 
     def start(self, provider: ChatProvider, request: ChatRequest) -> asyncio.Task[Warmed | None]:
-        """Send `request` (a `stable_part`) in the background."""
+        """Send `request` (a `warm_part`) in the background."""
         assert not self.busy
         self._task = asyncio.create_task(prefill(provider, request), name="warm-request")
         return self._task
