@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from vak_desktop.context.planning.kinds import taxonomy
 from vak_desktop.runtime.evaluation.checks import no_integrations
 from vak_desktop.runtime.evaluation.integrations import (
     TOPICS,
@@ -44,6 +45,14 @@ def test_every_lexicon_file_is_audited() -> None:
     audited = {label for label, _ in shipped_texts()}
     for name, _ in lexicon_files():
         assert f"resources/lexicons/{name}" in audited
+
+
+def test_the_dictionary_of_nouns_is_the_one_shipped_folder_left_out() -> None:
+    """WordNet's nouns (passage recall's kinds) hold "weather" as every English noun: they
+    rank recalled passages and decide no tool's loading, so they are not audited."""
+    audited = {label.split("/")[1] for label, _ in shipped_texts() if label.count("/") > 1}
+    assert "kinds" not in audited and {"lexicons", "chat_templates"} <= audited
+    assert "weather" in taxonomy().senses
 
 
 def test_a_topic_word_in_a_lexicon_is_caught() -> None:

