@@ -10,12 +10,14 @@ senses are, and the WordNet licence travels with it.
 from __future__ import annotations
 
 import gzip
+import re
 
 import pytest
 
 from vak_desktop.context.planning.kinds import (
     MIN_DEPTH,
     SOURCE,
+    answer_type,
     asked_kinds,
     kinds_of,
     lemma,
@@ -27,18 +29,18 @@ from vak_desktop.shipped import shipped
 
 
 def words(text: str) -> list[str]:
-    return text.lower().replace(",", " ").replace("!", " ").split()
+    return re.findall(r"\w+", text.lower())
 
 
 @pytest.mark.parametrize(
     ("asked", "said"),
     [
-        ("cities", "Took a short trip last week to Rome to clear my mind."),
-        ("food", "Ginger snaps are my weakness."),
-        ("martial arts", "I'm off to do some taekwondo!"),
-        ("country", "I went to a castle during my trip to the UK last Friday."),
-        ("musical instruments", "I have been practising the violin every evening."),
-        ("animals", "We adopted a kitten from the shelter."),
+        ("which cities has Jon visited?", "Took a short trip last week to Rome to clear my mind."),
+        ("what is Evan's favorite food?", "Ginger snaps are my weakness."),
+        ("what martial arts has John done?", "I'm off to do some taekwondo!"),
+        ("in what country was Tim last week?", "I went to a castle during my trip to the UK."),
+        ("what musical instruments does she play?", "I have been practising the violin."),
+        ("which kind of animals did they adopt?", "We adopted a kitten from the shelter."),
     ],
 )
 def test_a_member_is_found_by_the_kind_asked_for(asked: str, said: str) -> None:
@@ -48,13 +50,22 @@ def test_a_member_is_found_by_the_kind_asked_for(asked: str, said: str) -> None:
 @pytest.mark.parametrize(
     ("asked", "said"),
     [
-        ("cities", "Ginger snaps are my weakness."),
-        ("food", "I went to a castle during my trip to the UK last Friday."),
-        ("martial arts", "Took a short trip last week to Rome."),
+        ("which cities has Jon visited?", "Ginger snaps are my weakness."),
+        ("what food does he like?", "I went to a castle during my trip to the UK last Friday."),
+        ("what martial arts has John done?", "Took a short trip last week to Rome."),
+        # a noun that is the question's topic, not its answer's kind, asks for no kind
+        ("what did he share after talking about snacks?", "Ginger snaps are my weakness."),
     ],
 )
 def test_a_member_of_another_kind_is_not(asked: str, said: str) -> None:
     assert not set(question_kinds(words(asked))) & piece_kinds(words(said), said)
+
+
+def test_the_answer_type_is_the_phrase_after_what_which_or_favourite() -> None:
+    assert answer_type(words("Which cities has Jon visited?")) == ["cities", ""]
+    assert answer_type(words("What kind of healthy meals did Sam eat?")) == ["healthy", "meals", ""]
+    assert answer_type(words("What is Evan's favorite food?")) == ["", "food", ""]
+    assert answer_type(words("What did he offer after talking about snacks?")) == [""]
 
 
 def test_plurals_are_read_as_their_nouns() -> None:

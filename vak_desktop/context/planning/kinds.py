@@ -13,7 +13,8 @@ Both sides of a passage match use it (`passages.py`):
   art") stand for the kinds above their `INDEXED_SENSES` most frequent senses, up to `HOPS`
   hypernyms up and never a kind shallower than `MIN_DEPTH` ("entity", "object", "matter" name
   no subject): each such kind is one more index term of the piece, `⊂<id>`;
-- a question's nouns ask for the kinds they name (their `ASKED_SENSES` senses): `⊂<id>` terms.
+- the nouns naming a question's answer type ("which *cities*", "favourite *food*":
+  `answer_type`) ask for the kinds they name (their `ASKED_SENSES` senses): `⊂<id>` terms.
 A kind many pieces hold ("activity", "region") is a common term like any other: BM25's idf weighs
 it down and the commonness rule leaves it out of the query. English only: other languages' words
 are not WordNet lemmas and pass unchanged. Pure and deterministic.
@@ -37,6 +38,9 @@ HOPS = 4  # kinds up to this many hypernyms above a sense ("gingersnap" … "foo
 MIN_DEPTH = 4  # kinds nearer the root than this name no subject ("entity" 0, "location" 3)
 MIN_LETTERS = 3  # "us", "it", "am" are WordNet nouns (the United States, IT, americium): a
 # shorter word is read only where it was written in capitals ("the UK", "in the US")
+# the words after which a question names its answer's kind, and the words skipped there
+_ASKING = frozenset({"what", "which", "favorite", "favourite"})
+_SKIPPED = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "of"})
 _SHORT_CAPITALS = re.compile(r"\b[A-Z]{2}\b")
 # a regular plural's endings and what its singular ends with, tried in order (WordNet's own
 # detachment rules for nouns); irregular plurals ("children") come from the file
@@ -152,12 +156,35 @@ def piece_kinds(words: list[str], text: str = "") -> set[str]:
     return kinds
 
 
+def answer_type(words: list[str]) -> list[str]:
+    """The words of a question that name the kind of thing its answer is: the phrase after
+    "what" or "which" ("which cities has…", "what martial arts…", "in what country…"), or
+    after "favourite" ("Evan's favorite food"), up to the next function word, "kind of" and
+    the like skipped. Only these ask for kinds: "…after talking about healthy snacks" is the
+    question's topic, not its answer's kind (LoCoMo conv-49: expanding every noun of the
+    question cost two answers their passages)."""
+    found: list[str] = []
+    stop = taxonomy().stop
+    for at, word in enumerate(words):
+        if word not in _ASKING:
+            continue
+        for after in words[at + 1 :]:
+            if after in _SKIPPED:
+                continue
+            if after in stop or not after.isalpha():
+                break
+            found.append(after)
+        found.append("")  # phrases stay apart: no pair across two of them
+    return found
+
+
 def question_kinds(words: list[str]) -> list[str]:
-    """The kinds a question's lower-cased `words` ask for, each once, in order."""
+    """The kinds a question's lower-cased `words` ask for (its `answer_type`), each once, in
+    order."""
     asked: dict[str, None] = {}
     previous = ""
-    for word in words:
-        if not word.isalpha():
+    for word in answer_type(words):
+        if not word:
             previous = ""
             continue
         if previous:

@@ -187,7 +187,9 @@ class _Store:
         self.turns.append(turn)
         for piece in pieces_of(turn):
             self.pieces.append(piece)
-            self.corpus.append(_terms(piece.text))
+            terms = _terms(piece.text)
+            words = sum(n for t, n in zip(*terms, strict=True) if t[0] != PREFIX)
+            self.corpus.append(terms, max(words, 1))
 
 
 @dataclass(frozen=True)
@@ -281,14 +283,14 @@ def query_stop_words(directive: str, lexicons: Lexicons) -> frozenset[str]:
 def query_terms(directive: str, stop: frozenset[str] = frozenset()) -> list[str]:
     """The directive's words for a passage query, less `stop` and one-letter words; its names,
     numbers and quoted words ("Biscuit", "2023", 'the "blue" folder') count twice; then the
-    kinds its nouns ask for ("which cities" asks for any city: `kinds.py`)."""
+    kinds its answer type asks for ("which cities" asks for any city: `kinds.py`)."""
     query = tokens(directive)
     for match in _NAME.finditer(directive):
         query += tokens(match.group())
     for match in _QUOTED.finditer(directive):
         query += tokens(match.group(1))
-    asked = [w for w in _lowered_words(directive) if w not in stop]
-    return [w for w in query if w not in stop and len(w) > 1] + question_kinds(asked)
+    kinds = question_kinds(_lowered_words(directive))
+    return [w for w in query if w not in stop and len(w) > 1] + kinds
 
 
 def ranked_passages(

@@ -89,10 +89,12 @@ class Corpus:
     def size(self) -> int:
         return len(self.lengths)
 
-    def append(self, document: Terms) -> None:
+    def append(self, document: Terms, length: int | None = None) -> None:
+        """Add `document`; `length` is its length for BM25 when not its terms' count (a
+        passage's kind terms are not words of it)."""
         terms, counts = document
         position = len(self.lengths)
-        self.lengths.append(sum(counts))
+        self.lengths.append(sum(counts) if length is None else length)
         self.total += self.lengths[-1]
         holders, postings = self.holders, self.postings
         for term, count in zip(terms, counts, strict=True):
