@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 
 import httpx
 import pytest
@@ -23,6 +24,7 @@ from vak_desktop.runtime import TurnRunner, default_tools
 from vak_desktop.runtime.capacity.binding import bind_model
 from vak_desktop.runtime.inspection.preview import preview_next
 from vak_desktop.runtime.sessions.interchange import import_openai
+from vak_desktop.runtime.turn.projection import tail_context_now
 from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT
 
 # a horizon the compact prefix and the new turn fill: the turn resets with a handoff first
@@ -114,3 +116,11 @@ async def test_a_turn_waits_for_the_warm_request_in_flight_and_one_runs_at_a_tim
             warm, turn = chats(server)[:2]
     assert warm["options"]["num_predict"] == 1  # type: ignore[index]
     assert turn["messages"][:-1] == warm["messages"][:-1]  # type: ignore[index]
+
+
+def test_the_tails_clock_reads_to_the_minute() -> None:
+    """Before: the tail's UTC time read to the second, so the turn's tail never was the warm
+    request's and the real 0.5B prefilled 229 of 1,471 tokens again after a warm-up of the
+    very draft it was sent."""
+    context = tail_context_now()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\dZ", context.utc)
