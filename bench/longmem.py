@@ -115,7 +115,10 @@ class Result:
 
 
 class Recording:
-    """The provider, keeping the requests a turn sent (what did the request carry?)."""
+    """The provider, keeping the requests a turn sent (what did the request carry?). Each is
+    sent greedy, as the naive arms' are: a turn sets no temperature, and at the server's default
+    (llama.cpp's 0.8) the same request answered differently run to run, so two builds' F1 on 32
+    questions differed by more than their requests did."""
 
     def __init__(self, inner: ChatProvider) -> None:
         self.inner = inner
@@ -124,7 +127,7 @@ class Recording:
 
     def stream(self, request: ChatRequest) -> Any:
         self.requests.append(request)
-        return self.inner.stream(request)
+        return self.inner.stream(dataclasses.replace(request, temperature=0.0))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -105,6 +105,8 @@ async def test_the_four_arms_ask_every_question_on_the_same_server(
         "vak"
     ] * 4
     assert len(bodies) == 16  # one request a naive question; a Vak turn answered in one step
+    # every arm is answered greedy, so arms differ by what they sent, not by the sampler
+    assert [b.get("temperature") for b in bodies] == [0.0] * 16
     for r in results:
         assert r["prediction"] == "Pepper" and not r["undecided"]
         assert r["f1"] == f1("Pepper", r["answer"], r["category"])
