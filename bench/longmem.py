@@ -4,7 +4,7 @@
         --model ~/.cache/vak-desktop/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
         [-n 16] [--seed 1] [--arms evidence,truncated,full,vak,vak-memory] \
         [--horizon 4096 | --probe] [--memory-horizon 4096] [--plan-only] \
-        [--timeout 420] [--out /tmp/longmem.jsonl]
+        [--timeout 420] [--out /tmp/longmem.jsonl] [--keep /tmp/longmem-ledgers]
     python bench/longmem.py FILE --base-url http://127.0.0.1:8080   # a server already running
 
 The data is LoCoMo's public `data/locomo10.json` (github.com/snap-research/LoCoMo); it is never
@@ -236,10 +236,16 @@ async def vak_turn(
     q: dict[str, Any],
     arm: str = "vak",
     profile: CapacityProfile | None = None,
+    keep: Path | None = None,
 ) -> Result:
     result = Result(arm, q["question"], str(q["answer"]), int(q["category"]))
     source, session = imported
-    with tempfile.TemporaryDirectory() as scratch:
+    with contextlib.ExitStack() as stack:
+        if keep is None:
+            scratch = stack.enter_context(tempfile.TemporaryDirectory())
+        else:  # a data directory `vak --data-dir` reads: `vak request`, `vak show`
+            os.makedirs(keep, exist_ok=True)
+            scratch = str(keep)
         path = Path(scratch) / LEDGER_FILENAME
         copy_ledger(source, path)
         ledger = Ledger.open(path)
@@ -391,10 +397,11 @@ async def run_arms(
                 await prefill(provider, binding.model, conversation, arm, questions[0], args)
             for i, q in enumerate(questions, 1):
                 start = time.monotonic()
+                keep = args.keep / f"{conversation.sample_id}-{arm}-{i}" if args.keep else None
                 work = (
-                    vak_turn(provider, binding, imported, conversation, q)
+                    vak_turn(provider, binding, imported, conversation, q, keep=keep)
                     if arm == "vak"
-                    else vak_turn(provider, binding, imported, conversation, q, arm, memory)
+                    else vak_turn(provider, binding, imported, conversation, q, arm, memory, keep)
                     if arm == "vak-memory"
                     else naive(provider, binding.model, conversation, arm, q)
                 )
@@ -460,6 +467,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--conversation may then be a comma list or 'dev' (all but conv-26)",
     )
     parser.add_argument("--out", type=Path, default=None, help="raw results, JSON lines")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="keep each Vak question's data directory here (CONV-ARM-I), for `vak --data-dir`",
+    )
     return parser.parse_args(argv)
 
 

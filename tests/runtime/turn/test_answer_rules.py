@@ -55,6 +55,9 @@ def test_recorded_replies_that_are_no_answer_are_named() -> None:
     assert _judged('{"name": "grep", "arguments": {"pattern": "38-14-92"}}')
     listed = "\n".join(f"- {s.name}: {s.description}" for s in SPECS)
     assert _judged(listed) == "the tool list printed back"
+    # a find_tools result answered back in the template's markup (the 1.5B, LoCoMo conv-26)
+    echoed_result = "<tool_response>\nno tool matches 'painting'. The tools you can load: …"
+    assert _judged(echoed_result) == "the chat template's markup written back"
 
 
 def test_real_answers_stay_answers() -> None:

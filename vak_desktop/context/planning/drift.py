@@ -191,10 +191,15 @@ def steering_nudge(directive: str) -> str:
     )
 
 
-def empty_step_nudge() -> str:
+def empty_step_nudge(request: str = "") -> str:
+    """`[empty-step]`, quoting the request when there is one: told only to "answer in text"
+    after a few tool results, the 1.5B replied "I need a tool call or a text response to
+    continue" (LoCoMo conv-26, issue #22)."""
+    asked = " ".join(request.split())[:200]
+    answer = f"answer the user's request in text: “{asked}”" if asked else "answer in text"
     return (
         f"[{EMPTY_STEP}] The last response had neither text nor a tool call. Carry out what "
-        "you planned: call the tool now, or answer in text."
+        f"you planned: call the tool now, or {answer}"
     )
 
 

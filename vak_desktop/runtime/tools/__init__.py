@@ -11,6 +11,7 @@ from vak_desktop.runtime.tools.registry import (
     ToolOutput,
     ToolRegistry,
     ToolTraits,
+    record_results,
     run_tool_calls,
     traits_of,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "catalogue_text",
     "file_tools",
     "load_skills",
+    "record_results",
     "run_tool_calls",
     "tool_surface",
     "traits_of",

@@ -94,6 +94,7 @@ class FindToolsTool:
 
     spec = FIND_TOOLS_SPEC
     always_loaded = True
+    pure = True  # the same query finds the same tools
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         query = arguments.get("query")

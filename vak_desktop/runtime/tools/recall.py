@@ -18,6 +18,7 @@ from vak_desktop.context.payloads import (
     Presentation,
     ToolResult,
 )
+from vak_desktop.context.planning.relative_dates import resolve
 from vak_desktop.context.planning.turn_cards import full_record
 from vak_desktop.context.planning.turns import build_turn_index
 from vak_desktop.context.request import ToolSpec
@@ -60,6 +61,7 @@ class RecallTool:
     spec = RECALL_SPEC
     always_loaded = True  # every digest and window names it: it must always be there
     serves = ("memory",)
+    pure = True  # the past does not change within a turn
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         if "turn" in arguments:
@@ -98,7 +100,10 @@ class RecallTool:
 
 
 def _turn_record(context: ToolContext, number: Any) -> str:
-    """Turn `number`'s full record as text: digests for its results, ids to go deeper."""
+    """Turn `number`'s full record as text: digests for its results, ids to go deeper, and
+    what its words' relative times resolve to on the day it was said, as passages show them:
+    recalled whole, "I just signed up for a pottery class yesterday" was answered
+    "yesterday" by the 1.5B (LoCoMo conv-26, issue #22)."""
     if not isinstance(number, int) or isinstance(number, bool):
         raise ToolFailure(f"`turn` must be a turn number, got {number!r}")
     index = build_turn_index(context.ledger.chain_to_root(context.session))
@@ -116,7 +121,9 @@ def _turn_record(context: ToolContext, number: Any) -> str:
             f"[calls {c.name} {json.dumps(c.arguments, ensure_ascii=False)} as {c.id}]"
             for c in message.tool_calls
         )
-        lines.append(f"{message.role}: {message.content} {calls}".rstrip())
+        resolved = resolve(message.content, turn.said_at)
+        times = f" ({resolved})" if resolved else ""
+        lines.append(f"{message.role}: {message.content}{times} {calls}".rstrip())
     return "\n\n".join(lines)
 
 

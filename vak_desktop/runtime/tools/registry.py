@@ -10,6 +10,9 @@ defaults of `ToolTraits`:
                                them (none declared: loaded always, as an undeclared tool)
     observes_now: bool         it reads the world as it is now (a file, a listing, a search),
                                so a success counts as a fresh observation
+    pure: bool                 its result depends on its arguments and the conversation's
+                               past alone (recall, session_search, find_tools): the same
+                               call again in one turn would return the same result
     prompt_section: str        a fixed note for the stable prefix (the skill list, say)
     session_note(ledger, session) -> str
                                a note about one session for its system text (the workspace
@@ -24,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -80,6 +83,7 @@ class ToolTraits:
     always_loaded: bool = False
     serves: frozenset[str] = frozenset()
     observes_now: bool = False
+    pure: bool = False
     prompt_section: str = ""
 
     @property
@@ -97,6 +101,7 @@ def traits_of(tool: Tool) -> ToolTraits:
         always_loaded=bool(getattr(tool, "always_loaded", False)),
         serves=frozenset(str(domain) for domain in serves),
         observes_now=bool(getattr(tool, "observes_now", False)),
+        pure=bool(getattr(tool, "pure", False)),
         prompt_section=str(getattr(tool, "prompt_section", "") or ""),
     )
 
@@ -206,8 +211,7 @@ async def run_tool_calls(
     registry: ToolRegistry, ledger: Ledger, session: str, calls: Sequence[ToolCall]
 ) -> AsyncIterator[ToolResultReady | Notice]:
     """Run a step's calls concurrently (a `Notice` for each progress report while they run),
-    then record each in call order: an EvidenceBody with the whole result and a ToolResult
-    with what the request carries (maybe a window of it)."""
+    then record each (`record_results`)."""
     reports: asyncio.Queue[str] = asyncio.Queue()
     running = asyncio.ensure_future(
         registry.run_all(calls, ToolContext(ledger, session, progress=reports.put_nowait))
@@ -227,6 +231,15 @@ async def run_tool_calls(
         running.cancel()  # the turn stopped while its calls ran: they stop with it
         if report is not None:
             report.cancel()
+    for ready in record_results(ledger, session, calls, outputs):
+        yield ready
+
+
+def record_results(
+    ledger: Ledger, session: str, calls: Sequence[ToolCall], outputs: Sequence[ToolOutput]
+) -> Iterator[ToolResultReady]:
+    """Record each call's output in call order: an EvidenceBody with the whole output, and a
+    ToolResult with what the request carries (maybe a window of it)."""
     for call, output in zip(calls, outputs, strict=True):
         body = ledger.append(
             session,

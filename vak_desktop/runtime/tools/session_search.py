@@ -40,6 +40,7 @@ class SessionSearchTool:
     spec = SESSION_SEARCH_SPEC
     always_loaded = True
     serves = (MEMORY,)
+    pure = True
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         query = arguments.get("query")

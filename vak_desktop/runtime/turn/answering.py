@@ -41,6 +41,7 @@ ANSWER_CHECK = "answer-check"
 ANSWER_NOW = "answer-now"
 ANSWER_GROUNDING = "answer-grounding"
 PLAIN_ANSWER = "plain-answer"
+REPEAT_CALL = "repeat-call"
 # a small model's turn: the planted-fact case needs 2 (search, answer), 4 with a repair and a
 # nudge; seen on the real 0.5B/1.5B before this budget: 4–15 (issue #22). Not tuned yet.
 SMALL_STEPS = 6
@@ -53,13 +54,16 @@ _NOTHING = re.compile(r"\s*(?:no |nothing |none |0 |\(\S.* is empty\))", re.I)
 # every tag this loop and the §6/§7 rules write into a Nudge: a step that repeats one echoes
 # the machinery (measured on the 0.5B: "[answer-now] This turn has used its steps…" as answer)
 _TAGS = (
-    "answer-check|answer-now|answer-grounding|plain-answer|action-check|empty-step|"
+    "answer-check|answer-now|answer-grounding|plain-answer|repeat-call|action-check|empty-step|"
     "freshness-check|steering-drift|topic-mismatch"
 )
 _TAGGED = re.compile(rf"\[(?:{_TAGS})\]")
 # a reply of nothing but tag names, brackets or not (the 0.5B answered "answer-check")
 _ONLY_TAGS = re.compile(rf"\W*(?:(?:{_TAGS})\W*)+", re.I)
 _WORD = re.compile(r"\w+")
+# a reply that opens with the chat template's own markup: the 1.5B answered a `find_tools`
+# result back as "<tool_response>\nno tool matches 'painting' …" (LoCoMo conv-26, issue #22)
+_TEMPLATE_TAG = re.compile(r"\s*</?(?:tool_response|tool_call|\|im_start\||\|im_end\|)", re.I)
 ECHO_WORDS = 8  # a run of this many words of a nudge in a step's text is the nudge echoed
 _GREP_LINE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+): ?(?P<text>.*)$")
 
@@ -206,6 +210,28 @@ def answer_now_nudge() -> str:
     )
 
 
+def repeat_call_nudge(calls: Sequence[ToolCall], directive: str) -> str:
+    """`[repeat-call]`: a step asked again for calls this turn already made, of tools whose
+    result cannot have changed (`pure`). The request is quoted: after a few results and
+    nudges the 1.5B had lost it ("I don't have any information about what you were asking",
+    LoCoMo conv-26, issue #22)."""
+    named = ", ".join(dict.fromkeys(f"`{c.name}`" for c in calls))
+    short = " ".join(directive.split())[:200]
+    return (
+        f"[{REPEAT_CALL}] You asked for the same {named} call again. This turn already made "
+        "it, and its result above has not changed, so it was not run again. Answer the "
+        f"user's request now, in plain words, from the results above: “{short}”"
+    )
+
+
+def repeat_result(earlier: ToolResult) -> str:
+    """What a repeated call gets instead of running again: where its result already is."""
+    return (
+        f"not run again: this turn already made this call, and its result (above, "
+        f"[evidence:{earlier.evidence.removeprefix('b3:')[:12]}]) has not changed"
+    )
+
+
 def plain_answer_nudge() -> str:
     return (
         f"[{PLAIN_ANSWER}] Your last message was a tool call or tool list written as text; it "
@@ -239,13 +265,15 @@ def not_an_answer(
 ) -> str:
     """Why a step's text (a step with no tool call) cannot be shown as the turn's answer, or
     "" when it can: a call or schema written as JSON (`machine_text`), the tool list printed
-    (`lists_tools`), the loop's own nudges echoed (a `[tag]` of theirs, or a run of
+    (`lists_tools`), the chat template's markup, the loop's own nudges echoed (a `[tag]` of theirs, or a run of
     `ECHO_WORDS` words of one of `nudges`), or a tool's name with at most two other words.
     Each seen on Qwen2.5-Coder 0.5B/1.5B (issue #22): 5 of 11 final answers were one of them."""
     if not text.strip():
         return ""
     if machine_text(text):
         return "a tool call written as text"
+    if _TEMPLATE_TAG.match(text):
+        return "the chat template's markup written back"
     if lists_tools(text, descriptions):
         return "the tool list printed back"
     if _quotes_description(text, descriptions):

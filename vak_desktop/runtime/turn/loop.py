@@ -42,7 +42,7 @@ from vak_desktop.runtime.events import (
     TurnEvent,
 )
 from vak_desktop.runtime.presentations import acked_card, shown
-from vak_desktop.runtime.tools import run_tool_calls
+from vak_desktop.runtime.tools import ToolOutput, record_results, run_tool_calls
 from vak_desktop.runtime.tools.surface import ToolSurface
 from vak_desktop.runtime.turn.answer_rules import Next
 from vak_desktop.runtime.turn.answering import (
@@ -51,6 +51,7 @@ from vak_desktop.runtime.turn.answering import (
     RUNTIME_SEARCH,
     answer_now_nudge,
     failed_call_statement,
+    repeat_result,
     step_budget,
     withheld_activity,
 )
@@ -250,7 +251,13 @@ class TurnLoop:
         if last and (out.calls or machine_text(out.text)):
             yield self._spent(out.calls[0].name if out.calls else "")
             return
-        if out.calls:
+        repeats = self.rules.repeated(out.calls, self._pure) if out.calls else {}
+        if out.calls and len(repeats) == len(out.calls):  # asked again: not run, answer now
+            outputs = [ToolOutput(repeat_result(repeats[c.id])) for c in out.calls]
+            for result in record_results(ledger, session, out.calls, outputs):
+                yield result
+            after = self.rules.after_repeats(out.calls)
+        elif out.calls:
             async for event in run_tool_calls(self.runner.tools, ledger, session, out.calls):
                 yield event
                 if isinstance(event, Notice):  # a tool's progress while it runs
@@ -278,6 +285,9 @@ class TurnLoop:
         if after.failed_instruction:  # an asked-for action not performed
             self.instruction_failed(after.failed_instruction)
         yield after
+
+    def _pure(self, tool: str) -> bool:
+        return self.runner.tools.traits(tool).pure
 
     async def _run_for_model(self, call: ToolCall) -> AsyncIterator[TurnEvent]:
         """Run `call` as a step Vak authors (model "vak"), saying so in an Activity."""

@@ -6,13 +6,17 @@
   tool calling), through the same gate a card call passes;
 - after tool calls: three consecutive batches of nothing but repeated cards close the turn on
   that card; a second `[freshness-check]` or `[topic-mismatch]` strike fails closed;
+- a step asking for nothing but calls this turn already made, of tools whose result cannot
+  have changed (`ToolTraits.pure`: recall, session_search, find_tools), is not run again:
+  each call gets a result saying where its first result is, and the next step can only
+  answer, told the request again (`[repeat-call]`);
 - after tool calls that performed the asked-for action and found something: one
   `[answer-check]` nudge telling the next step to answer with it (`answering.py`);
 - after a step with no tool call: a text that is no answer (`answering.not_an_answer`: a JSON
   call, the tool list, the turn's own nudges echoed, a tool's name alone) gets one
   `[plain-answer]` redo without tools, then closes with the answer Vak composes from the
   turn's find (`answering.composed_answer`), or with a statement naming what came back;
-  an empty step gets one `[empty-step]` redo unless a card was
+  an empty step gets one `[empty-step]` redo (quoting the request after tool results) unless a card was
   already written (a card-only turn is a complete answer); a live-data answer with nothing
   observed gets one `[freshness-check]` redo; a verbatim repeat of an earlier answer gets a
   `[steering-drift]` nudge, and the third in a row ends the turn degraded.
@@ -24,7 +28,8 @@ system-authored step (model "vak") that says so instead of a wrong card or nothi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 
 from vak_desktop.context.capacity.profile import FALLBACK_TOKENS_PER_CHAR
 from vak_desktop.context.evidence.windows import carry
@@ -35,6 +40,7 @@ from vak_desktop.context.payloads import (
     Nudge,
     Presentation,
     ToolCall,
+    ToolResult,
 )
 from vak_desktop.context.planning.drift import (
     EMPTY_STEP,
@@ -70,11 +76,14 @@ from vak_desktop.runtime.turn.answer_rules import (
     AnswerRules,
     Next,
     strikes,
+    turn_calls,
     turn_results,
 )
 from vak_desktop.runtime.turn.answering import (
     PLAIN_ANSWER,
+    REPEAT_CALL,
     plain_answer_nudge,
+    repeat_call_nudge,
 )
 
 SYSTEM_AUTHOR = "vak"  # the `model` of a step the runtime wrote itself
@@ -139,6 +148,29 @@ class TurnRules(AnswerRules):
         )
         return Next(close=True)
 
+    def repeated(
+        self, calls: Sequence[ToolCall], pure: Callable[[str], bool]
+    ) -> dict[str, ToolResult]:
+        """The earlier result of each of `calls` that repeats, argument for argument, a call
+        of a `pure` tool this turn already made and that did not fail, by the repeat's id."""
+        _, turn = self._turn()
+        results = turn_results(turn)
+        earlier: dict[tuple[str, str], ToolResult] = {}
+        for call in turn_calls(turn):
+            result = results.get(call.id)
+            if result is not None and not result.is_error and pure(call.name):
+                earlier.setdefault(_call_key(call), result)
+        return {c.id: earlier[_call_key(c)] for c in calls if _call_key(c) in earlier}
+
+    def after_repeats(self, calls: Sequence[ToolCall]) -> Next:
+        """A step that asked for nothing but calls already made (`repeated`), which were
+        not run again: the next step can only answer, told the request again. Seen on the
+        real 1.5B (LoCoMo conv-26, issue #22): the same `recall {"turn": 39}` four times, or
+        `find_tools` five, in 9 of 16 questions, until the step budget ran out."""
+        _, turn = self._turn()
+        nudge = Nudge(REPEAT_CALL, repeat_call_nudge(calls, turn.directive.text))
+        return Next(nudge=nudge, bare=True)
+
     def after_answer(self, text: str, fences: FenceOutcome) -> Next:
         """After a step with no tool call (its fences already converged)."""
         chain, turn = self._turn()
@@ -150,7 +182,8 @@ class TurnRules(AnswerRules):
                 return CONTINUE  # the card is the answer
             if not self.empty_redone:
                 self.empty_redone = True
-                return Next(nudge=Nudge(EMPTY_STEP, empty_step_nudge()))
+                request = turn.directive.text if turn_results(turn) else ""
+                return Next(nudge=Nudge(EMPTY_STEP, empty_step_nudge(request)))
             if self.turn_find(turn) is not None:  # the find answers for the silent model
                 return self.unanswered(turn, text, "empty")
             return Next(close=True, outcome="degraded", error="the model returned no answer")
@@ -252,3 +285,8 @@ def runtime_call_step(call: ToolCall) -> AssistantStep:
 
 def _tag_of(nudge: str) -> str:
     return FRESHNESS_CHECK if nudge.startswith(f"[{FRESHNESS_CHECK}]") else TOPIC_MISMATCH
+
+
+def _call_key(call: ToolCall) -> tuple[str, str]:
+    """A call's tool and arguments, the same however its arguments' keys were ordered."""
+    return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
