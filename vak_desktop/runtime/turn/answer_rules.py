@@ -118,9 +118,6 @@ def strikes(turn: Turn, tag: str) -> int:
     return count
 
 
-CONTINUE = Next()
-
-
 class AnswerRules:
     """The answer half of one turn's rules; `TurnRules` is the rest (a new one per turn)."""
 
