@@ -21,7 +21,7 @@ from tests.runtime.turn.test_small_model_turns import _ollama_turn, _payloads
 from vak_desktop.context.payloads import AssistantStep, Nudge, ToolResult
 from vak_desktop.context.planning.turns import split_turns
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime.events import TurnFinished
+from vak_desktop.runtime.events import TurnEvent, TurnFinished
 from vak_desktop.runtime.turn.answering import REPEAT_CALL
 
 ASKED = "Answer from our conversation in a few words: Which country was Evan visiting in May 2023?"
@@ -88,22 +88,36 @@ async def test_a_call_of_an_invented_tool_is_never_the_answer(
 POTTERY = "When did I sign up for a pottery class?"
 
 
+async def _pottery_turn(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, folder: Path, *replies: Reply
+) -> tuple[str, list[TurnEvent]]:
+    """A turn that said "…pottery class yesterday", answered; then `POTTERY` asked, with
+    `replies` as the steps of its turn."""
+    return await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(text="Nice!"),
+        *replies,
+        ask=f"Answer from our conversation in a few words: {POTTERY}",
+        said="I just signed up for a pottery class yesterday.",
+    )
+
+
 async def test_the_same_recall_asked_again_is_not_run_and_the_next_step_can_only_answer(
     double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
 ) -> None:
     # as recorded on the 1.5B (conv-26): the same recall again and again, written as text
     again = '{"name": "recall", "arguments": {"turn": 1}}'
-    session, events = await _ollama_turn(
+    session, events = await _pottery_turn(
         double,
         http,
         ledger,
         tmp_path,
-        Reply(text="Nice!"),
         Reply(tool_calls=[("recall", {"turn": 1})]),
         Reply(text=again),
         Reply(text="The day before you told me."),
-        ask=f"Answer from our conversation in a few words: {POTTERY}",
-        said="I just signed up for a pottery class yesterday.",
     )
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     first, repeat = _payloads(ledger, session, ToolResult)
@@ -120,17 +134,14 @@ async def test_the_same_recall_asked_again_is_not_run_and_the_next_step_can_only
 async def test_a_repeat_beside_a_new_call_runs_both(
     double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
 ) -> None:
-    session, _ = await _ollama_turn(
+    session, _ = await _pottery_turn(
         double,
         http,
         ledger,
         tmp_path,
-        Reply(text="Nice!"),
         Reply(tool_calls=[("recall", {"turn": 1})]),
         Reply(tool_calls=[("recall", {"turn": 1}), ("session_search", {"query": "pottery"})]),
         Reply(text="Yesterday."),
-        ask=f"Answer from our conversation in a few words: {POTTERY}",
-        said="I just signed up for a pottery class yesterday.",
     )
     results = _payloads(ledger, session, ToolResult)
     assert [r.tool_name for r in results] == ["recall", "recall", "session_search"]
@@ -141,17 +152,14 @@ async def test_a_repeat_beside_a_new_call_runs_both(
 async def test_an_empty_step_after_results_is_told_the_request_again(
     double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
 ) -> None:
-    session, _ = await _ollama_turn(
+    session, _ = await _pottery_turn(
         double,
         http,
         ledger,
         tmp_path,
-        Reply(text="Nice!"),
         Reply(tool_calls=[("recall", {"turn": 1})]),
         Reply(text=""),
         Reply(text="Yesterday."),
-        ask=f"Answer from our conversation in a few words: {POTTERY}",
-        said="I just signed up for a pottery class yesterday.",
     )
     (nudge,) = _payloads(ledger, session, Nudge)
     assert nudge.tag == "empty-step" and POTTERY in nudge.text

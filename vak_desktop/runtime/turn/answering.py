@@ -33,6 +33,7 @@ from collections.abc import Set as AbstractSet
 
 from vak_desktop.context.capacity.profile import is_small
 from vak_desktop.context.evidence.text_calls import find_text_calls, machine_text
+from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import Activity, CapacityProfile, ToolCall, ToolResult
 from vak_desktop.context.planning.actions import ACTION_CHECK
 from vak_desktop.context.request import ToolSpec
@@ -228,7 +229,7 @@ def repeat_result(earlier: ToolResult) -> str:
     """What a repeated call gets instead of running again: where its result already is."""
     return (
         f"not run again: this turn already made this call, and its result (above, "
-        f"[evidence:{earlier.evidence.removeprefix('b3:')[:12]}]) has not changed"
+        f"[evidence:{short_ref(earlier.evidence)}]) has not changed"
     )
 
 
@@ -264,9 +265,10 @@ def not_an_answer(
     offered: Sequence[str] = (),
 ) -> str:
     """Why a step's text (a step with no tool call) cannot be shown as the turn's answer, or
-    "" when it can: a call or schema written as JSON (`machine_text`), the tool list printed
-    (`lists_tools`), the chat template's markup, the loop's own nudges echoed (a `[tag]` of theirs, or a run of
-    `ECHO_WORDS` words of one of `nudges`), or a tool's name with at most two other words.
+    "" when it can: a call or schema written as JSON (`machine_text`), the chat template's
+    markup, the tool list printed (`lists_tools`), the loop's own nudges echoed (a `[tag]` of
+    theirs, or a run of `ECHO_WORDS` words of one of `nudges`), or a tool's name with at most
+    two other words.
     Each seen on Qwen2.5-Coder 0.5B/1.5B (issue #22): 5 of 11 final answers were one of them."""
     if not text.strip():
         return ""

@@ -16,8 +16,8 @@
   call, the tool list, the turn's own nudges echoed, a tool's name alone) gets one
   `[plain-answer]` redo without tools, then closes with the answer Vak composes from the
   turn's find (`answering.composed_answer`), or with a statement naming what came back;
-  an empty step gets one `[empty-step]` redo (quoting the request after tool results) unless a card was
-  already written (a card-only turn is a complete answer); a live-data answer with nothing
+  an empty step gets one `[empty-step]` redo (quoting the request after tool results)
+  unless a card was already written (a card-only turn is a complete answer); a live-data answer with nothing
   observed gets one `[freshness-check]` redo; a verbatim repeat of an earlier answer gets a
   `[steering-drift]` nudge, and the third in a row ends the turn degraded.
 
