@@ -42,7 +42,8 @@ def test_today_is_said_as_such_and_the_turns_keep_their_own_day() -> None:
     history, current = request_for(builder, 4_000, "when did we meet at the lake?")
     assert current.startswith("(Today's date: 2026-12-01 11:00 (Tuesday)")
     assert "Earlier turns are dated by the day they were said." in current
-    assert "[Mon 8 May 2023] We met last Saturday at the lake." in history  # a whole turn's day
+    # a whole turn's day, and its relative time resolved where it is said:
+    assert "[Mon 8 May 2023] We met last Saturday (= Sat 6 May 2023) at the lake." in history
     card = card_of(Turn(head.id, 0, said, (), said_at=said.said_at), 0.25)
     assert render_card(card, 1).startswith("Turn 1 (interrupted, Mon 8 May 2023) — asked:")
 

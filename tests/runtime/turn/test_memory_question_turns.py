@@ -121,7 +121,7 @@ async def test_the_same_recall_asked_again_is_not_run_and_the_next_step_can_only
     )
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     first, repeat = _payloads(ledger, session, ToolResult)
-    assert "(yesterday = " in first.content  # the record says which day "yesterday" was
+    assert "yesterday (= " in first.content  # the record says which day "yesterday" was
     assert repeat.tool_name == "recall" and repeat.content.startswith("not run again")
     assert first.evidence.removeprefix("b3:")[:12] in repeat.content
     (nudge,) = _payloads(ledger, session, Nudge)

@@ -37,7 +37,7 @@ from vak_desktop.context.payloads import AssistantStep, EvidenceBody, ToolResult
 from vak_desktop.context.planning.dates import said_on
 from vak_desktop.context.planning.kinds import PREFIX, piece_kinds, question_kinds
 from vak_desktop.context.planning.lexicon import Lexicons, Text, has_cjk
-from vak_desktop.context.planning.relative_dates import resolve
+from vak_desktop.context.planning.relative_dates import annotate
 from vak_desktop.context.planning.relevance import K1, B, Corpus, Terms, words
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
@@ -392,17 +392,11 @@ class Recalled:
 
 def passage_line(piece: Piece) -> str:
     """One piece as the request shows it: "[turn 15, user, Mon 8 May 2023, ev:ab12cd…] …", its
-    relative times resolved after its words."""
+    relative times resolved where they are said."""
     day = said_on(piece.said_at)
     when = f", {day}" if day else ""
     head = f"[turn {piece.turn + 1}, {piece.side}{when}, ev:{short_ref(piece.ref)}]"
-    return f"{head} {piece.text}{resolved_times(piece)}"
-
-
-def resolved_times(piece: Piece) -> str:
-    """ " (yesterday = Sat 28 January 2023)" when the piece's words hold relative times."""
-    resolved = resolve(piece.text, piece.said_at)
-    return f" ({resolved})" if resolved else ""
+    return f"{head} {annotate(piece.text, piece.said_at)}"
 
 
 def select_passages(
@@ -448,7 +442,7 @@ def select_passages(
     for at, position in enumerate(order):  # a piece after its own entry's: one line
         previous = order[at - 1] if at else -2
         if previous == position - 1 and pieces[previous].ref == pieces[position].ref:
-            lines[-1] += " " + pieces[position].text + resolved_times(pieces[position])
+            lines[-1] += " " + annotate(pieces[position].text, pieces[position].said_at)
         else:
             lines.append(chosen[position])
     text = "\n".join(lines)

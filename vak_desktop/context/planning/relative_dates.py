@@ -3,9 +3,13 @@
 "I went to Paris yesterday", said on Sun 29 January 2023, means Sat 28 January 2023; a small
 model handed the passage and its day rarely does that arithmetic, and asked "when did Jon go
 to Paris?" it answers with the day of the message or, worse, with today's. So a passage whose
-words hold a relative time is shown with what it resolves to, after the verbatim words:
+words hold a relative time shows what it resolves to right after the words, marked "=":
 
-    … I've been to Paris yesterday! (yesterday = Sat 28 January 2023)
+    … I've been to Paris yesterday (= Sat 28 January 2023)!
+
+Right after, not at the end of the passage: given "(yesterday = …)" after the passage, the
+1.5B still copied the words nearest the event ("honeymoon in Canada next month", LoCoMo
+conv-49); the resolution must sit where the words it replaces are read.
 
 Resolved: yesterday, today / tonight / this morning …, tomorrow, "last week / weekend / month /
 year", "next week / month / year", "last Friday", "N days / weeks / months / years ago" (N as
@@ -41,24 +45,28 @@ _RELATIVE = re.compile(
 MAX_RESOLVED = 3  # a passage names at most this many of its relative times
 
 
-def resolve(text: str, said_at: str) -> str:
-    """What the relative times in `text` (said at the ISO-8601 `said_at`) resolve to, as
-    "yesterday = Sat 28 January 2023; last week = the week before …", or "" when the text
-    holds none or its day is unknown."""
+def annotate(text: str, said_at: str) -> str:
+    """`text` (said at the ISO-8601 `said_at`) with " (= Sat 28 January 2023)" after the first
+    use of each of its first `MAX_RESOLVED` relative times; unchanged when it holds none or its
+    day is unknown."""
     try:
         day = date.fromisoformat(said_at[:10])
     except ValueError:
-        return ""
-    found: dict[str, str] = {}
+        return text
+    pieces, seen, last = [], set(), 0
     for match in _RELATIVE.finditer(text):
         said = match.group(0).lower()
-        if said not in found:
-            resolved = _resolved(match, day)
-            if resolved:
-                found[said] = resolved
-        if len(found) == MAX_RESOLVED:
+        if said in seen:
+            continue
+        resolved = _resolved(match, day)
+        if not resolved:
+            continue
+        seen.add(said)
+        pieces += [text[last : match.end()], f" (= {resolved})"]
+        last = match.end()
+        if len(seen) == MAX_RESOLVED:
             break
-    return "; ".join(f"{said} = {value}" for said, value in found.items())
+    return "".join(pieces) + text[last:]
 
 
 def _resolved(match: re.Match[str], day: date) -> str:

@@ -34,6 +34,7 @@ from vak_desktop.context.payloads import (
 )
 from vak_desktop.context.planning.dates import said_on
 from vak_desktop.context.planning.gist import gist
+from vak_desktop.context.planning.relative_dates import annotate
 from vak_desktop.context.planning.relevance import index_terms
 from vak_desktop.context.planning.turns import Turn
 from vak_desktop.context.presentations.library import narration_text, projected_text
@@ -244,15 +245,19 @@ def _digest(body: EvidenceBody, evidence: str, tool: str) -> str:
 
 def full_record(turn: Turn, digests: Mapping[str, str] | None = None) -> list[Message]:
     """A closed turn as a later request shows it whole, an imported directive led by the day
-    its source says it was said: thinking dropped, results as digests,
+    its source says it was said and the turn's relative times resolved on that day where they
+    are said (`relative_dates.py`: "off to Canada next month (= February 2024)"; from the words
+    alone the 1.5B answered "next month", or today's date): thinking dropped, results as digests,
     card results as their ack, every tool call paired with a result. The digests are the ones
     its TurnCard stored (or `digests`, by evidence id); a result without one is digested here."""
     if digests is None:
         card = turn.card
         stored = card.did if card is not None and card.turn_id == turn.turn_id else ()
         digests = {t.evidence: t.digest for t in stored if t.digest}
-    said = said_on(turn.directive.said_at)  # an imported turn's source day (live: its card's)
-    text = f"[{said}] {turn.directive.text}" if said else turn.directive.text
+    source = turn.directive.said_at  # an imported turn's source time (live: its card's day)
+    said = said_on(source)
+    text = annotate(turn.directive.text, source)
+    text = f"[{said}] {text}" if said else text
     messages = [Message(role="user", content=text, images=turn.directive.images)]
     results = _results_by_call(turn)
     shown: set[str] = set()  # payload digests of the cards written so far in the turn
@@ -262,7 +267,7 @@ def full_record(turn: Turn, digests: Mapping[str, str] | None = None) -> list[Me
             shown.add(step.payload_digest)
         if not isinstance(step, AssistantStep) or not (step.text or step.tool_calls):
             continue
-        text = projected_text(step.text, shown)  # minus fences repeating a written card
+        text = annotate(projected_text(step.text, shown), source)  # minus repeated fences
         messages.append(Message(role="assistant", content=text, tool_calls=step.tool_calls))
         for call in step.tool_calls:
             found = results.get(call.id)

@@ -18,7 +18,7 @@ from vak_desktop.context.payloads import (
     Presentation,
     ToolResult,
 )
-from vak_desktop.context.planning.relative_dates import resolve
+from vak_desktop.context.planning.relative_dates import annotate
 from vak_desktop.context.planning.turn_cards import full_record
 from vak_desktop.context.planning.turns import build_turn_index
 from vak_desktop.context.request import ToolSpec
@@ -101,7 +101,7 @@ class RecallTool:
 
 def _turn_record(context: ToolContext, number: Any) -> str:
     """Turn `number`'s full record as text: digests for its results, ids to go deeper, and
-    what its words' relative times resolve to on the day it was said, as passages show them:
+    its words' relative times resolved on the day it was said (`full_record`):
     recalled whole, "I just signed up for a pottery class yesterday" was answered
     "yesterday" by the 1.5B (LoCoMo conv-26, issue #22)."""
     if not isinstance(number, int) or isinstance(number, bool):
@@ -121,9 +121,10 @@ def _turn_record(context: ToolContext, number: Any) -> str:
             f"[calls {c.name} {json.dumps(c.arguments, ensure_ascii=False)} as {c.id}]"
             for c in message.tool_calls
         )
-        resolved = resolve(message.content, turn.said_at)
-        times = f" ({resolved})" if resolved else ""
-        lines.append(f"{message.role}: {message.content}{times} {calls}".rstrip())
+        said = message.content
+        if not turn.directive.said_at:  # a live turn: `full_record` resolves imported ones
+            said = annotate(said, turn.said_at)
+        lines.append(f"{message.role}: {said} {calls}".rstrip())
     return "\n\n".join(lines)
 
 
