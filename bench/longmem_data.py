@@ -210,12 +210,17 @@ def f1(prediction: str, answer: Any, category: int) -> float:
 
 
 def evidence_shown(conversation: Conversation, ids: Sequence[str], sent: str) -> float:
-    """The share of the evidence utterances whose words the request carried."""
+    """The share of the evidence utterances whose words the request carried (what Vak adds
+    after a relative time, "next month (= February 2024)", read past: decision 0106)."""
     by_id = conversation.by_id()
     lines = [by_id[i] for i in _ids(ids) if i in by_id]
     if not lines:
         return 0.0
-    return sum(u.text[:80] in sent for u in lines) / len(lines)
+    words = _RESOLVED.sub("", sent)
+    return sum(u.text[:80] in words for u in lines) / len(lines)
+
+
+_RESOLVED = re.compile(r" \(= [^()]*\)")
 
 
 def _ids(ids: Sequence[str]) -> Iterator[str]:

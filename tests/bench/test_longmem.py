@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from longmem import ASK, TRUNCATED_TOKENS, import_chat, main
-from longmem_data import f1, generated, load, normalise, stratified
+from longmem_data import evidence_shown, f1, generated, load, normalise, stratified
 
 from tests.doubles.openai_server import OpenAIDouble
 from vak_desktop.ledger import Ledger
@@ -33,6 +33,15 @@ def test_the_score_is_locomos_token_f1() -> None:
     assert f1("likely yes", "Likely yes; because she loves cats", 3) == 1.0  # first alternative
     assert f1("Tuesday", "Monday", 4) == 0.0
     assert 0 < f1("she moved to Porto", "Porto", 4) < 1  # extra words cost precision
+
+
+def test_evidence_counts_through_what_vak_resolves_after_a_relative_time(data: Path) -> None:
+    (conversation,) = load(data)
+    said = conversation.utterances[0]
+    first, rest = said.text.split(" ", 1)
+    resolved = f"{first} (= Sat 28 January 2023) {rest}"  # as `relative_dates.annotate` adds
+    assert evidence_shown(conversation, [said.dia_id], resolved) == 1.0
+    assert evidence_shown(conversation, [said.dia_id], f"{first} and more {rest}") == 0.0
 
 
 def test_questions_are_stratified_over_categories_one_to_four(data: Path) -> None:
