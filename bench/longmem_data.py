@@ -34,6 +34,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from vak_desktop.context.planning.relative_dates import ADDED
+
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SESSION_DATE = "%I:%M %p on %d %B, %Y"  # LoCoMo's "1:56 pm on 8 May, 2023"
 
@@ -216,11 +218,8 @@ def evidence_shown(conversation: Conversation, ids: Sequence[str], sent: str) ->
     lines = [by_id[i] for i in _ids(ids) if i in by_id]
     if not lines:
         return 0.0
-    words = _RESOLVED.sub("", sent)
+    words = ADDED.sub("", sent)
     return sum(u.text[:80] in words for u in lines) / len(lines)
-
-
-_RESOLVED = re.compile(r" \(= [^()]*\)")
 
 
 def _ids(ids: Sequence[str]) -> Iterator[str]:

@@ -7,7 +7,7 @@ import pytest
 from tests.context.sessions import SessionBuilder, TurnScript
 from vak_desktop.context.payloads import Directive
 from vak_desktop.context.planning.passages import passage_index, ranked_passages, select_passages
-from vak_desktop.context.planning.relative_dates import annotate
+from vak_desktop.context.planning.relative_dates import ADDED, annotate
 from vak_desktop.ledger import Ledger
 
 SUNDAY = "2023-01-29T14:00:00Z"  # Sun 29 January 2023
@@ -32,6 +32,7 @@ SUNDAY = "2023-01-29T14:00:00Z"  # Sun 29 January 2023
 )
 def test_each_relative_time_resolves_where_it_is_said(said: str, resolved: str) -> None:
     assert annotate(said, SUNDAY) == resolved
+    assert ADDED.sub("", resolved) == said  # what was added, and only that, can be read past
 
 
 def test_nothing_is_guessed() -> None:

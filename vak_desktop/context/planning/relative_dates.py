@@ -42,7 +42,8 @@ _RELATIVE = re.compile(
     rf"|{_COUNT} (day|week|month|year)s? ago)\b",
     re.IGNORECASE,
 )
-MAX_RESOLVED = 3  # a passage names at most this many of its relative times
+MAX_RESOLVED = 3  # a text names at most this many of its relative times
+ADDED = re.compile(r" \(= [^()]*\)")  # what `annotate` adds: " (= Sat 28 January 2023)"
 
 
 def annotate(text: str, said_at: str) -> str:

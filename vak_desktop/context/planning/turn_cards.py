@@ -243,20 +243,25 @@ def _digest(body: EvidenceBody, evidence: str, tool: str) -> str:
     return digest_result(body.content, evidence, tool_name=tool, is_error=body.is_error)
 
 
-def full_record(turn: Turn, digests: Mapping[str, str] | None = None) -> list[Message]:
+def full_record(
+    turn: Turn, digests: Mapping[str, str] | None = None, *, resolve_on: str | None = None
+) -> list[Message]:
     """A closed turn as a later request shows it whole, an imported directive led by the day
     its source says it was said and the turn's relative times resolved on that day where they
     are said (`relative_dates.py`: "off to Canada next month (= February 2024)"; from the words
     alone the 1.5B answered "next month", or today's date): thinking dropped, results as digests,
     card results as their ack, every tool call paired with a result. The digests are the ones
-    its TurnCard stored (or `digests`, by evidence id); a result without one is digested here."""
+    its TurnCard stored (or `digests`, by evidence id); a result without one is digested here.
+    `resolve_on`: the time relative times are resolved on, in place of the source's (a request
+    leaves a live turn unresolved: its card priced it so)."""
     if digests is None:
         card = turn.card
         stored = card.did if card is not None and card.turn_id == turn.turn_id else ()
         digests = {t.evidence: t.digest for t in stored if t.digest}
     source = turn.directive.said_at  # an imported turn's source time (live: its card's day)
+    day = source if resolve_on is None else resolve_on
     said = said_on(source)
-    text = annotate(turn.directive.text, source)
+    text = annotate(turn.directive.text, day)
     text = f"[{said}] {text}" if said else text
     messages = [Message(role="user", content=text, images=turn.directive.images)]
     results = _results_by_call(turn)
@@ -267,7 +272,7 @@ def full_record(turn: Turn, digests: Mapping[str, str] | None = None) -> list[Me
             shown.add(step.payload_digest)
         if not isinstance(step, AssistantStep) or not (step.text or step.tool_calls):
             continue
-        text = annotate(projected_text(step.text, shown), source)  # minus repeated fences
+        text = annotate(projected_text(step.text, shown), day)  # minus repeated fences
         messages.append(Message(role="assistant", content=text, tool_calls=step.tool_calls))
         for call in step.tool_calls:
             found = results.get(call.id)

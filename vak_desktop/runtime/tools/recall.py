@@ -18,7 +18,6 @@ from vak_desktop.context.payloads import (
     Presentation,
     ToolResult,
 )
-from vak_desktop.context.planning.relative_dates import annotate
 from vak_desktop.context.planning.turn_cards import full_record
 from vak_desktop.context.planning.turns import build_turn_index
 from vak_desktop.context.request import ToolSpec
@@ -111,7 +110,7 @@ def _turn_record(context: ToolContext, number: Any) -> str:
     if turn is None:
         raise ToolFailure(f"there is no turn {number}; this conversation has {len(index.turns)}")
     lines = [f"Turn {number} ({turn.outcome}), its full record:"]
-    for message in full_record(turn):
+    for message in full_record(turn, resolve_on=turn.said_at):
         if message.role == "tool":
             lines.append(
                 f"[result of {message.tool_name} {message.tool_call_id}]\n{message.content}"
@@ -121,10 +120,7 @@ def _turn_record(context: ToolContext, number: Any) -> str:
             f"[calls {c.name} {json.dumps(c.arguments, ensure_ascii=False)} as {c.id}]"
             for c in message.tool_calls
         )
-        said = message.content
-        if not turn.directive.said_at:  # a live turn: `full_record` resolves imported ones
-            said = annotate(said, turn.said_at)
-        lines.append(f"{message.role}: {said} {calls}".rstrip())
+        lines.append(f"{message.role}: {message.content} {calls}".rstrip())
     return "\n\n".join(lines)
 
 
