@@ -3,7 +3,7 @@
     python bench/longmem.py /tmp/locomo/locomo10.json --conversation conv-30 \
         --model ~/.cache/vak-desktop/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
         [-n 16] [--seed 1] [--arms evidence,truncated,full,vak,vak-memory] \
-        [--horizon 4096 | --probe] [--memory-horizon 4096] [--plan-only] \
+        [--horizon 4096 | --probe [--idle-retries 3]] [--memory-horizon 4096] [--plan-only] \
         [--timeout 420] [--out /tmp/longmem.jsonl] [--keep /tmp/longmem-ledgers]
     python bench/longmem.py FILE --base-url http://127.0.0.1:8080   # a server already running
 
@@ -69,6 +69,8 @@ from longmem_data import (
 )
 
 from vak_desktop.cli import main as vak
+from vak_desktop.context.capacity.probe import left_undecided
+from vak_desktop.context.capacity.probe_result import resume_from
 from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, Timings, Usage
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger
@@ -321,15 +323,21 @@ async def profile_for(
             prefix = TurnRunner(ledger, provider, tools).probe_prefix(binding)
             await tools.aclose()
             ledger.close()
-        record = await run_probe(
-            provider, binding.model, details=binding.details, prefix=prefix, nonce="longmem",
-            deadline_s=args.probe_budget, memory=True,
-        )  # fmt: skip
+        record, retries = None, 0
+        while record is None or (retries < args.idle_retries and left_undecided(record.profile)):
+            retries += record is not None  # an idle retry: the scheduler's resume of this probe
+            record = await run_probe(
+                provider, binding.model, details=binding.details, prefix=prefix, nonce="longmem",
+                deadline_s=args.probe_budget, memory=True,
+                keep=record.profile if record else None,
+                resume=resume_from(record.activity) if record else None,
+            )  # fmt: skip
+            say(record.activity.message)
         profile = record.profile
         detail = record.activity.detail
         note = (
-            f"probed in {time.monotonic() - start:.0f} s, {detail.get('requests', '?')} requests, "
-            f"outcome {detail.get('outcome', '?')}"
+            f"probed in {time.monotonic() - start:.0f} s ({retries} idle retries), "
+            f"{detail.get('requests', '?')} requests, outcome {detail.get('outcome', '?')}"
         )
     h, m = profile.instruction_horizon, profile.memory_horizon
     recalled = f"; memory horizon {m.tokens:,} at {m.confidence:.2f}" if m else ""
@@ -455,6 +463,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--probe", action="store_true", help="the real probe's horizon")
     parser.add_argument("--probe-budget", type=float, default=300.0)
+    parser.add_argument(
+        "--idle-retries",
+        type=int,
+        default=0,
+        help="with --probe: continue a probe that left rungs undecided up to this many times, "
+        "as the app's idle retries do (each gives the answer-from-memory task its 90 s again)",
+    )
     parser.add_argument("--n-ctx", type=int, default=32_768)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=420.0, help="seconds a question may take")

@@ -99,9 +99,14 @@ def _show(profile: CapacityProfile, as_json: bool) -> None:
             )
         if provenance.get("outcome") == "undecided":
             print(
-                "  notice: undecided — the probe confirmed no size; the horizon is the one "
-                "the model had (or its declared window, at low confidence); it is retried "
-                "when the machine is idle"
+                "  notice: undecided — the probe confirmed no size of the tool task; the "
+                "horizon is "
+                + (
+                    "the size it answered from memory at"
+                    if provenance.get("horizon_from_memory")
+                    else "the one the model had (or its declared window)"
+                )
+                + ", at low confidence; it is retried when the machine is idle"
             )
         elif provenance.get("outcome") == "timed_out":
             print(

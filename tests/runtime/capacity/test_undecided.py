@@ -25,6 +25,7 @@ from vak_desktop.context.capacity.probe_result import resume_from
 from vak_desktop.context.capacity.profile import (
     METADATA_CONFIDENCE,
     for_turn,
+    is_small,
     metadata_profile,
     usable_horizon,
 )
@@ -235,6 +236,41 @@ async def test_a_stored_probe_that_confirmed_nothing_keeps_the_horizon_it_had(
     assert profile.num_ctx == 8_192
     assert "undecided" in record.activity.message
     assert METADATA_CONFIDENCE < 0.88
+
+
+async def test_a_model_that_answers_from_memory_but_follows_the_tool_task_nowhere_is_planned_at_the_memory_size(
+    http: httpx.AsyncClient, ledger: Ledger
+) -> None:
+    """The real Qwen2.5-Coder 1.5B, idle: the tool task failed at every rung (1,938 down to
+    1,413), the memory task followed to 2,746; its declared 32,768 would have planned every
+    turn as a large model's (the full prefix, every tool, a whole long history)."""
+    with _double(horizon=0, memory=6_000) as double:
+        provider = OllamaProvider(http, double.url)
+        binding = await bind_model(provider, MODEL)
+        prefix = TurnRunner(ledger, provider, default_tools()).probe_prefix(binding)
+        record = await run_probe(provider, MODEL, prefix=prefix, memory=True, nonce="nowhere")
+    profile = record.profile
+    memory = profile.memory_horizon
+    assert profile.provenance["outcome"] == "undecided" and profile.provenance["rescue"]
+    assert memory is not None and memory.tokens < TRAINED
+    assert profile.instruction_horizon.tokens == memory.tokens
+    assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE  # not a measurement
+    assert profile.provenance["horizon_from_memory"] is True
+    assert "answered from memory at" in record.activity.message
+    assert usable_horizon(for_turn(profile, tool_free=False)) == memory.tokens
+    assert is_small(profile)
+
+
+async def test_a_probe_that_confirmed_neither_task_plans_at_the_declared_window(
+    http: httpx.AsyncClient,
+) -> None:
+    with _double(horizon=0, memory=0) as double:
+        record = await run_probe(OllamaProvider(http, double.url), MODEL, memory=True, nonce="no")
+    profile = record.profile
+    assert profile.memory_horizon is None
+    assert profile.instruction_horizon.tokens == TRAINED
+    assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE
+    assert profile.provenance["horizon_from_memory"] is False
 
 
 async def test_the_window_the_server_reports_at_bind_beats_a_stored_declared_window(

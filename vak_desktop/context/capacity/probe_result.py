@@ -10,8 +10,11 @@ never lets slowness pass for failure:
                 horizon, and the rungs it left undecided are retried when the machine is idle
     undecided   no rung was confirmed to pass (a slow machine, or a model that followed at no
                 size tried): the probe stores no horizon of its own — the profile keeps the
-                one it had (`keep`), else the declared window at the metadata confidence, and
-                the runner window it had
+                one it had (`keep`), else, at the metadata confidence, the size the
+                answer-from-memory task confirmed (the only size the model was seen to follow
+                at: the real 1.5B failed the tool task at every rung while answering from
+                memory at 2,746 tokens, and its declared 32,768 would have planned it as a
+                large model), else its declared window; and the runner window it had
 
 A probe that also ran the answer-from-memory task (`ProbeHistory(memory=True)`) records that
 search's confirmed horizon as `memory_horizon` beside the tool horizon, each with its
@@ -173,10 +176,15 @@ def probe_profile(
             prefill = prefill.update(sample.prompt_tokens / (sample.prompt_eval_ns / 1e9))
     before = keep if keep is not None else base
     recalled = _confirmed(memory, now) if memory is not None else None
+    fallback = before.instruction_horizon
+    from_memory = confirmed is None and recalled is not None
+    from_memory = from_memory and fallback.confidence <= METADATA_CONFIDENCE
+    if from_memory and recalled is not None:  # the only size this model was seen to follow at
+        fallback = Horizon(recalled.tokens, METADATA_CONFIDENCE, now)
     profile = dataclasses.replace(
         base,
         verified_window=search.verified_window or before.verified_window,
-        instruction_horizon=confirmed or before.instruction_horizon,
+        instruction_horizon=confirmed or fallback,
         memory_horizon=recalled or before.memory_horizon,
         tokens_per_char=ratio if ratio.samples else before.tokens_per_char,
         prefill_tps=prefill if prefill.samples else before.prefill_tps,
@@ -194,6 +202,7 @@ def probe_profile(
             "rescue": bool(search.rungs) and confirmed is None and stop is None,
             "outcome": outcome,
             "undecided": confirmed is None,
+            "horizon_from_memory": from_memory,
             **({"stopped": stop.to_json()} if stop is not None else {}),
             **({"budget_ceiling": search.capped} if search.capped is not None else {}),
             "verdict": {
@@ -243,6 +252,11 @@ def probe_activity(
             f"probed {profile.model}: undecided — no size was confirmed in "
             f"{provenance.get('requests', 0)} requests; the horizon stays "
             f"{horizon.tokens:,} tokens (confidence {horizon.confidence:.2f})"
+            + (
+                ", the size it answered from memory at"
+                if provenance.get("horizon_from_memory")
+                else ""
+            )
         )
     else:
         message = (
