@@ -19,7 +19,7 @@ the request offers `grep` (or `glob`): within the horizon the reply is that call
 {"pattern": WORD} (the capacity probe's real-shaped request).
 `noise` is the chance of flipping that verdict within ±10% of the horizon (seeded by `seed`).
 With `search_requests=True` a closing question "… I asked you to remember? …" is answered with
-the code an earlier user message asked it to remember ("remember … QX-1234") when the prompt is
+the code an earlier user message asked it to remember ("remember … LK-1234") when the prompt is
 within `memory_horizon` (default: the instruction horizon), else "I do not remember that."
 
 Timing model: prompt_eval_duration covers only tokens after the prefix shared with the model's
@@ -52,7 +52,7 @@ OVERFLOW_TEXT = (
 _INSTRUCTION = re.compile(r"call the `?([\w.-]+)`? tool\b|call the tool `?([\w.-]+)`?", re.I)
 _SEARCH = re.compile(r"\bsearch my files for\b.*?([\w-]+)\W*$", re.I | re.S)
 _RECALL = re.compile(r"\bI asked you to remember\b", re.I)
-_FACT = re.compile(r"\bremember\b[^\n]*?\b(QX-\d+)", re.I)
+_FACT = re.compile(r"\bremember\b[^\n]*?\b([A-Z]{2}-\d+)", re.I)
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 _DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
 _DURATION = re.compile(r"(?:[0-9]*\.?[0-9]+(?:ns|us|µs|μs|ms|s|m|h))+")

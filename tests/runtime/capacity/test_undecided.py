@@ -20,8 +20,10 @@ import pytest
 from tests.doubles.ollama_server import OllamaDouble
 from tests.doubles.openai_server import OpenAIDouble
 from tests.runtime.probe_doubles import HeldAfter, is_probe_body
-from vak_desktop.context.capacity.probe import left_undecided
-from vak_desktop.context.capacity.probe_result import resume_from
+from vak_desktop.context.capacity.probe import HorizonSearch, Rung, left_undecided
+from vak_desktop.context.capacity.probe_history import ProbeHistory
+from vak_desktop.context.capacity.probe_result import probe_profile, resume_from
+from vak_desktop.context.capacity.probe_verdict import Sample
 from vak_desktop.context.capacity.profile import (
     METADATA_CONFIDENCE,
     for_turn,
@@ -360,6 +362,32 @@ async def test_the_memory_task_past_its_time_target_is_left_for_an_idle_run(
     assert later.profile.memory_horizon is not None
     assert 0.85 * 14_000 <= later.profile.memory_horizon.tokens <= 14_000
     assert not left_undecided(later.profile)
+
+
+def test_a_memory_climb_its_time_target_capped_is_left_for_an_idle_run() -> None:
+    """The real 1.5B's probe: the tool task took 47 s, the memory rung at 1,897 tokens passed,
+    the next (4,018) did not fit the 90 s target, so the climb was capped at 2,502 and passed
+    there — and the probe was stored as finished, the idle retries never continuing it."""
+    history = ProbeHistory("cap", memory=True)
+    assert history.memory is not None
+    tool = HorizonSearch(history, TRAINED, ratio=0.25)
+    recall = HorizonSearch(history.for_task(history.memory), TRAINED, ratio=0.25, confirm=False)
+
+    def passed(search: HorizonSearch, turns: int) -> Rung:
+        chars = search.history.request_chars(turns)
+        samples = (Sample(True, prompt_tokens=chars // 4),) * 2
+        return Rung("climb", turns, chars // 4, chars, 8_192, samples)
+
+    tool.record(passed(tool, 20))
+    recall.record(passed(recall, 20))
+    assert recall.cap(int(recall.tokens(20) * 1.4))  # the next climb rung did not fit in time
+    recall.record(passed(recall, recall.turns_for(recall.capped or 0)))
+    base = metadata_profile("ollama", MODEL, TRAINED)
+    profile = probe_profile(base, tool, now="2026-12-03T16:00:00Z", requests=4, wall_ns=1,
+                            memory=recall)  # fmt: skip
+    assert profile.memory_horizon is not None  # what it confirmed stands …
+    assert profile.provenance["memory"]["budget_ceiling"] == recall.capped
+    assert left_undecided(profile)  # … and the climb above it is continued when idle
 
 
 async def test_a_stored_horizon_an_older_probe_confirmed_nowhere_is_not_trusted(

@@ -288,10 +288,13 @@ def is_probed(profile: CapacityProfile) -> bool:
 
 def left_undecided(profile: CapacityProfile) -> bool:
     """Whether the probe that measured `profile` stopped with rungs it never decided (out of
-    time, a sample unanswered in its time, paused): it is retried when the machine is idle."""
+    time, a sample unanswered in its time, paused, a climb its time capped before any size
+    failed): it is retried when the machine is idle."""
     provenance = profile.provenance
     memory = provenance.get("memory")
-    recall_stopped = isinstance(memory, dict) and bool(memory.get("stopped"))
+    recall_stopped = isinstance(memory, dict) and bool(
+        memory.get("stopped") or memory.get("budget_ceiling")
+    )
     return is_probed(profile) and (
         bool(provenance.get("stopped"))
         or recall_stopped

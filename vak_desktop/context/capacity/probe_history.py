@@ -28,9 +28,9 @@ Without a prefix (a bare provider, the benchmarks' double) it falls back to the 
 
 The answer-from-memory task (issue #22: which horizon governs a turn that needs no tool): with
 `memory=True` the conversation opens, right after the system prompt, on a fact the user asks
-the model to remember ("the order number of the Lisbon shipment is QX-…"), and `for_task`
-gives the same conversation closing on the question instead ("What is the order number … ?
-Answer from our conversation"), followed when the reply's text names the number. Both tasks
+the model to remember ("the code of the bike lock in the garage is LK-…"), and `for_task`
+gives the same conversation closing on the question instead ("What is the code … ? Answer
+from our conversation"), followed when the reply's text names the code. Both tasks
 share every byte up to their closing message, so the runner's prefix cache serves one from
 the other's prefill.
 """
@@ -77,10 +77,13 @@ SYSTEM = (
 )
 SEARCH_TOOLS = ("grep", "glob", "read")  # the file tools a "search my files" request is met by
 PROBE_REQUEST = "Search my files for the order number {token}."
-MEMORY_FACT = "Please remember this for later: the order number of the Lisbon shipment is {token}."
-MEMORY_NOTED = "Noted: the Lisbon shipment's order number is {token}."
+# The fact is of another kind and shape than the tool task's order number, and its answer no
+# formula: an order number "QX-…" acknowledged "Noted: …" drew 5 of the real 1.5B's 8 tool-task
+# replies to open "Noted: the order number QX-1479 was found in …"; this one drew none
+MEMORY_FACT = "Please remember this for later: the code of the bike lock in the garage is {token}."
+MEMORY_NOTED = "The bike lock's code is {token}; I'll keep it in mind."
 MEMORY_REQUEST = (
-    "What is the order number of the Lisbon shipment I asked you to remember? "
+    "What is the code of the bike lock I asked you to remember? "
     "Answer from our conversation in a few words."
 )
 TOOL, MEMORY = "tool", "memory"  # the two kinds of probe task
@@ -133,7 +136,7 @@ def search_task(nonce: str, offered: Sequence[str]) -> ProbeTask | None:
 def memory_task(nonce: str) -> ProbeTask:
     """The answer-from-memory question: the fact's number, asked last (never the tool task's)."""
     digits = int(hashlib.sha256(f"memory {nonce}".encode()).hexdigest()[:8], 16) % 9000 + 1000
-    return ProbeTask(MEMORY_REQUEST, (), f"QX-{digits}", MEMORY)
+    return ProbeTask(MEMORY_REQUEST, (), f"LK-{digits}", MEMORY)
 
 
 @dataclass(frozen=True)

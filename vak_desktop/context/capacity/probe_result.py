@@ -231,6 +231,8 @@ def _memory_json(memory: HorizonSearch, stop: ProbeStop | None) -> dict[str, Any
         "failed": memory.tally(hi),
         "undecided": memory.horizon_rung is None,
         **({"stopped": stop.to_json()} if stop is not None else {}),
+        # its time target capped the climb before any size failed: more is left to find
+        **({"budget_ceiling": memory.capped} if memory.capped is not None and hi is None else {}),
     }
 
 
