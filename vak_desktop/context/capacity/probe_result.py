@@ -177,10 +177,9 @@ def probe_profile(
     before = keep if keep is not None else base
     recalled = _confirmed(memory, now) if memory is not None else None
     fallback = before.instruction_horizon
-    from_memory = confirmed is None and recalled is not None
-    from_memory = from_memory and fallback.confidence <= METADATA_CONFIDENCE
-    if from_memory and recalled is not None:  # the only size this model was seen to follow at
-        fallback = Horizon(recalled.tokens, METADATA_CONFIDENCE, now)
+    if confirmed is None and recalled is not None and fallback.confidence <= METADATA_CONFIDENCE:
+        fallback = Horizon(recalled.tokens, METADATA_CONFIDENCE, now)  # the one size it followed at
+    from_memory = fallback is not before.instruction_horizon
     profile = dataclasses.replace(
         base,
         verified_window=search.verified_window or before.verified_window,
