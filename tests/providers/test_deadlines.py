@@ -35,7 +35,9 @@ from vak_desktop.providers.retry import NO_RETRY
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.events import Notice, TextChunk, TurnFinished
 
-QUICK = Deadlines(first_byte=1.0, stall=0.5, waiting_notice=0.2)
+# first byte 2 s: the stalling doubles send a chunk every 0.8 s, and a 1 s deadline left 0.2 s of
+# margin (it failed once on an idle 2-core machine)
+QUICK = Deadlines(first_byte=2.0, stall=0.5, waiting_notice=0.2)
 Adapter = Callable[[httpx.AsyncClient, str], ChatProvider]
 ADAPTERS: dict[str, Adapter] = {
     "ollama": lambda http, url: OllamaProvider(http, url, retry=NO_RETRY, deadlines=QUICK),
@@ -68,7 +70,7 @@ async def test_a_silent_server_says_it_waits_then_fails_at_the_first_byte_deadli
 ) -> None:
     provider = ADAPTERS[kind](http, silent)
     seen: list[object] = []
-    with pytest.raises(Unreachable, match=r"accepted the connection but sent nothing for 1 s"):
+    with pytest.raises(Unreachable, match=r"accepted the connection but sent nothing for 2 s"):
         async for event in provider.stream(ask("m")):
             seen.append(event)
     assert len(seen) == 1 and isinstance(seen[0], Waiting)
@@ -99,7 +101,7 @@ def _stalling(kind: str, double: OllamaDouble) -> tuple[str, object]:
 async def test_a_stream_that_stops_mid_answer_fails_at_the_stall_deadline_not_the_first_byte(
     kind: str, double: OllamaDouble, http: httpx.AsyncClient
 ) -> None:
-    """Each chunk 0.8 s apart: within the 1 s first-byte deadline, past the 0.5 s stall one."""
+    """Each chunk 0.8 s apart: within the 2 s first-byte deadline, past the 0.5 s stall one."""
     url, server = _stalling(kind, double)
     try:
         provider = ADAPTERS[kind](http, url)
