@@ -78,7 +78,7 @@ from vak_desktop.providers.base import ChatProvider, Done, ModelDetails, TextDel
 from vak_desktop.providers.deadlines import Deadlines
 from vak_desktop.providers.errors import ProviderError
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
-from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools, run_probe
+from vak_desktop.runtime import ModelBinding, ProbeRecord, TurnRunner, default_tools, run_probe
 from vak_desktop.runtime.events import StepFinished
 from vak_desktop.runtime.sessions.transcripts import session_turns
 from vak_desktop.runtime.settings import Settings
@@ -323,16 +323,21 @@ async def profile_for(
             prefix = TurnRunner(ledger, provider, tools).probe_prefix(binding)
             await tools.aclose()
             ledger.close()
-        record, retries = None, 0
-        while record is None or (retries < args.idle_retries and left_undecided(record.profile)):
-            retries += record is not None  # an idle retry: the scheduler's resume of this probe
+
+        async def probe(after: ProbeRecord | None) -> ProbeRecord:
+            """The probe, or (`after`) an idle retry: the scheduler's resume of that probe."""
             record = await run_probe(
                 provider, binding.model, details=binding.details, prefix=prefix, nonce="longmem",
                 deadline_s=args.probe_budget, memory=True,
-                keep=record.profile if record else None,
-                resume=resume_from(record.activity) if record else None,
+                keep=after.profile if after else None,
+                resume=resume_from(after.activity) if after else None,
             )  # fmt: skip
             say(record.activity.message)
+            return record
+
+        record, retries = await probe(None), 0
+        while retries < args.idle_retries and left_undecided(record.profile):
+            record, retries = await probe(record), retries + 1
         profile = record.profile
         detail = record.activity.detail
         note = (

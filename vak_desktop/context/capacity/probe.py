@@ -249,6 +249,11 @@ class HorizonSearch:
         return self._runs(lo)[-1] if lo is not None else None
 
     @property
+    def limited(self) -> bool:
+        """Whether the time budget capped the climb before any size failed: more is left."""
+        return self.capped is not None and self.bracket()[1] is None
+
+    @property
     def boundary_rung(self) -> Rung | None:
         _, hi = self.bracket()
         return self._runs(hi)[-1] if hi is not None else None

@@ -159,9 +159,8 @@ def probe_profile(
     """The profile a search measured, on top of the metadata-only `base` (module docstring
     for its outcomes). `keep`: the profile the model had before (its horizon stays when this
     probe confirmed none); `memory`: the answer-from-memory search, when one ran."""
-    limited = search.capped is not None and search.bracket()[1] is None  # no failure found
     confirmed = _confirmed(search, now)
-    outcome = "timed_out" if stop is not None or limited else "completed"
+    outcome = "timed_out" if stop is not None or search.limited else "completed"
     if confirmed is None:
         outcome = "undecided"
     rungs = [*search.rungs, *(memory.rungs if memory else ())]
@@ -230,8 +229,7 @@ def _memory_json(memory: HorizonSearch, stop: ProbeStop | None) -> dict[str, Any
         "failed": memory.tally(hi),
         "undecided": memory.horizon_rung is None,
         **({"stopped": stop.to_json()} if stop is not None else {}),
-        # its time target capped the climb before any size failed: more is left to find
-        **({"budget_ceiling": memory.capped} if memory.capped is not None and hi is None else {}),
+        **({"budget_ceiling": memory.capped} if memory.limited else {}),
     }
 
 
