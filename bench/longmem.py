@@ -3,7 +3,7 @@
     python bench/longmem.py /tmp/locomo/locomo10.json --conversation conv-30 \
         --model ~/.cache/vak-desktop/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
         [-n 16] [--seed 1] [--arms evidence,truncated,full,vak,vak-memory] \
-        [--horizon 4096 | --probe [--idle-retries 3]] [--memory-horizon 4096] [--plan-only] \
+        [--horizon 4096 | --probe [--idle-retries 3] | --profile FILE] [--memory-horizon 4096] [--plan-only] \
         [--timeout 420] [--out /tmp/longmem.jsonl] [--keep /tmp/longmem-ledgers]
     python bench/longmem.py FILE --base-url http://127.0.0.1:8080   # a server already running
 
@@ -71,6 +71,7 @@ from longmem_data import (
 from vak_desktop.cli import main as vak
 from vak_desktop.context.capacity.probe import left_undecided
 from vak_desktop.context.capacity.probe_result import resume_from
+from vak_desktop.context.capacity.profile import profile_from_json
 from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, Timings, Usage
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger
@@ -311,7 +312,16 @@ async def profile_for(
 ) -> CapacityProfile:
     """The horizon the Vak arm plans with: stated (`--horizon`) or the real probe's, in the
     imported session (every question's copy carries it)."""
-    if not args.probe:
+    if args.profile is not None:  # a measurement kept from an earlier run (`vak profile --json`)
+        try:
+            document = json.loads(args.profile.read_text(encoding="utf-8"))
+            stated = stated_profile(binding, args.horizon, args.n_ctx)
+            profile = profile_from_json(document, stated)
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"--profile {args.profile}: {exc}") from None
+        profile = dataclasses.replace(profile, provider=binding.provider, model=binding.model)
+        note = f"from {args.profile}"
+    elif not args.probe:
         profile = stated_profile(binding, args.horizon, args.n_ctx)
         note = "stated"
     else:
@@ -467,6 +477,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "no tool is planned (default: the probe's with --probe, else 4,096)",
     )
     parser.add_argument("--probe", action="store_true", help="the real probe's horizon")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="plan with this CapacityProfile JSON (`vak profile --json`: a probe kept from an "
+        "earlier run), in place of --horizon and --probe",
+    )
     parser.add_argument("--probe-budget", type=float, default=300.0)
     parser.add_argument(
         "--idle-retries",
@@ -537,14 +554,15 @@ async def plan_only(args: argparse.Namespace) -> int:
     )
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     pooled: list[Result] = []
+    planned = f"profile {args.profile}" if args.profile else f"horizon {args.horizon:,}"
     for conversation in chosen:
         results = await run_arms(cast(ChatProvider, provider), binding, conversation, args)
         pooled += results
-        print(f"\n{conversation.sample_id} (plan only, horizon {args.horizon:,}):")
+        print(f"\n{conversation.sample_id} (plan only, {planned}):")
         for row in table(results, arms):
             print(row)
     if len(chosen) > 1:
-        print(f"\nall {len(chosen)} conversations (plan only, horizon {args.horizon:,}):")
+        print(f"\nall {len(chosen)} conversations (plan only, {planned}):")
         for row in table(pooled, arms):
             print(row)
     return 0

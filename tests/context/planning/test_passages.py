@@ -30,7 +30,7 @@ from vak_desktop.context.planning.passages import (
     select_passages,
     split_pieces,
 )
-from vak_desktop.context.planning.planner import PACKET_BATCH_TURNS, Fidelity
+from vak_desktop.context.planning.planner import PACKET_BATCH_TURNS, Fidelity, Plan
 from vak_desktop.context.planning.turns import advance_turn_index, build_turn_index
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
@@ -285,3 +285,42 @@ def test_the_thread_takes_its_share_and_leaves_the_question_its_passages() -> No
     assert days == list(range(days[0], days[0] + len(days)))  # consecutive: the oldest dropped
     wide, _ = request_with_passages(session, 2_400)  # a larger budget's share holds more
     assert wide.count("\n- Maya: puppy day") > len(lines)
+
+
+def test_a_small_models_question_about_the_past_gets_passages_before_the_newest_turns() -> None:
+    """Recorded on LoCoMo conv-41 (issue #22): at the real 1.5B's probed 2,211 tokens, with 843
+    tokens for the history, the passages yielded to two whole turns promoted for recency, the
+    thread's newest request and packet lines, until one line was left. A question that says
+    it is about the conversation's past ("remember", "earlier") now gets the passages first:
+    the history keeps only what every plan carries (the packet and the newest batch), no turn
+    is promoted whole for its value, no summarised request rides in the tail, and the request
+    is no larger than the horizon. The same words without the cue are planned as before."""
+    said = " ".join(["The puppy chewed a shoe, then slept, then chewed the sofa."] * 3)
+
+    def planned(question: str, horizon: int) -> tuple[Plan, str]:
+        session = chatty(Ledger.open(":memory:"))
+        for n in range(60):
+            session.turn(TurnScript(f"Maya: puppy day {n}. {said}", answer="Tom: Ha, puppies."))
+        session.pending(question)
+        index = session.index()
+        plan, tail = plan_request(
+            index, profile(horizon, output_reserve=200), index.turns[-1], system=SYSTEM,
+            tools=TOOLS, tail_context=TAIL, lexicons=lexicons(),
+        )  # fmt: skip
+        request_with_passages(session, horizon)  # the spec's invariants hold
+        return plan, tail
+
+    cued = "Do you remember what breed the puppy was?"
+    for horizon in (1_400, 2_400):
+        plan, tail = planned(cued, horizon)
+        assert "called Biscuit" in tail
+        assert "Earlier requests, now summarised" not in tail
+        whole = [t.index for t in plan.turns if t.fidelity is Fidelity.FULL]
+        newest = len(plan.turns) - PACKET_BATCH_TURNS  # none promoted for its value: only a
+        assert all(i >= newest for i in whole)  # short newest turn, cheaper whole than a card
+        assert plan.over_budget == 0
+    uncued, _tail = planned("What breed was the puppy?", 2_400)  # the newest turns fill it
+    assert [t for t in uncued.turns if t.fidelity is Fidelity.FULL]
+    assert uncued.history_tokens > plan.history_tokens
+    large, _tail = planned(cued, 9_000)  # a large model is planned as before, cue or not
+    assert [t for t in large.turns if t.fidelity is Fidelity.FULL]

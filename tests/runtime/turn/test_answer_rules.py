@@ -60,6 +60,23 @@ def test_recorded_replies_that_are_no_answer_are_named() -> None:
     assert _judged(echoed_result) == "the chat template's markup written back"
 
 
+def test_the_users_question_asked_back_is_no_answer() -> None:
+    """The real 1.5B, after a repeated `find_tools` call on LoCoMo conv-41, answered "Would John
+    be open to moving to another country?" with that question, and "Does John live close to a
+    beach or the mountains?" with its own; both were shown as the turn's answer."""
+    request = "Answer from our conversation in a few words: Would John be open to moving abroad?"
+    asked = "Would John be open to moving abroad?"
+    assert not_an_answer(asked, (), DESCRIBED, OFFERED, request) == "the user's question asked back"
+    # an answer in the question's own words is still an answer, and so is a question of its own
+    for text in (
+        "John would be open to moving abroad.",
+        "Yes, John would be open to moving abroad.",
+        "Abroad?",
+        "Would you like me to look further back?",
+    ):
+        assert not_an_answer(text, (), DESCRIBED, OFFERED, request) == "", text
+
+
 def test_real_answers_stay_answers() -> None:
     for text in (
         "The combination is in notes/feb.txt.",

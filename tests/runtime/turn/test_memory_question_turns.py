@@ -164,3 +164,26 @@ async def test_an_empty_step_after_results_is_told_the_request_again(
     (nudge,) = _payloads(ledger, session, Nudge)
     assert nudge.tag == "empty-step" and POTTERY in nudge.text
     assert split_turns(ledger.chain_to_root(session))[-1].answer == "Yesterday."
+
+
+async def test_the_question_asked_back_gets_one_redo_and_is_never_the_answer(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    # as recorded on the 1.5B (LoCoMo conv-41): a find_tools call, the same again, then the
+    # question written back as the answer
+    asked = "Answer from our conversation in a few words: Which country was Evan visiting?"
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        tmp_path,
+        Reply(text="Which country was Evan visiting?"),
+        Reply(text="Canada."),
+        ask=asked,
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    (nudge,) = _payloads(ledger, session, Nudge)
+    assert nudge.tag == "plain-answer" and "the user's question asked back" in nudge.text
+    last = [body for method, path, body in double.requests if path == "/api/chat"][-1]
+    assert not last.get("tools"), "the redo can only answer"
+    assert split_turns(ledger.chain_to_root(session))[-1].answer == "Canada."

@@ -44,7 +44,12 @@ from vak_desktop.context.planning.candidates import candidates
 from vak_desktop.context.planning.card_index import CardIndex, card_index
 from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import render_handoff, render_packet
-from vak_desktop.context.planning.passages import Recalled, recall_for, select_passages
+from vak_desktop.context.planning.passages import (
+    MEMORY_CAP,
+    Recalled,
+    recall_for,
+    select_passages,
+)
 from vak_desktop.context.planning.planner import (
     PACKET_BATCH_TURNS,
     Fidelity,
@@ -307,21 +312,51 @@ def plan_request(
     spent = prefix_tokens + estimate_tokens(len(tail), ratio) + profile.output_reserve + reserve
     asked = current.directive.text if current else ""  # the words the passages are found by
     available = max(0, usable_horizon(profile) - spent)
+    read = reading_for(directive, lexicons)
+    memory = MEMORY in read.domains
     found, recalled, reserved = recall_for(  # every earlier turn, those behind a reset too
         index if indexed is not None else history,
         asked,
         lexicons,
         available=available,
         whole=sum(ranked.full_cost),
-        memory=MEMORY in reading_for(directive, lexicons).domains,
+        memory=memory,
         behind=len(history) - len(ranked.live),
     )
+    # A small model asked about the conversation's past and nothing else (a cue said so:
+    # "remember", "our conversation"; not the floor an uncued reading gets, nor "search my
+    # files for the code I gave you earlier") is `focused`: its answer is in the passages,
+    # which come before everything the history may leave out (whole turns promoted for
+    # recency, packet lines, the summarised requests); the history keeps only what every plan
+    # carries. Issue #22: on the real 1.5B at its probed 2,211 tokens, the passages had
+    # yielded to those until one line was left.
+    focused = bool(reserved) and plain and read.domains == {MEMORY} and not read.orienting
+    if focused:
+        floor = plan_working_set(
+            index,
+            profile,
+            history=history,
+            prefix_tokens=prefix_tokens,
+            tail_tokens=estimate_tokens(len(tail), ratio) + available,
+            current_turn_reserve=reserve,
+            ranked=ranked,
+            focused=True,
+        ).history_tokens
+        # unless the newest batch, which every plan carries, leaves the passages less than
+        # half their usual slice: the usual plan's whole turns found by relevance carry more
+        focused = available - floor >= reserved // 2
+        if focused:
+            reserved = min(MEMORY_CAP, available - floor)
     # the thread's summarised requests get a share of the same budget: on a small model eight
     # long ones took 370 of 1,381 tokens and the passages the question found were cut to none
-    # (issue #22, LoCoMo conv-49); a frontier model's share holds them all
+    # (issue #22, LoCoMo conv-49); a frontier model's share holds them all. A small model's
+    # question about the past gets none: they are the newest requests, not what it asks about
     thread = available // THREAD_SHARE
-    if reserved and found is not None:  # the slice is no larger than the passages found fill:
-        # a question few passages match leaves the rest of its slice to the history
+    if reserved and found is not None and not focused:  # the slice is no larger than the
+        # passages found fill: a question few passages match leaves the rest to the history
+        # (a focused one leaves it empty: what it asks is not in the newest turns, and a small
+        # model answers worse beside them — LoCoMo's evidence lines alone scored 0.43 on the
+        # real 1.5B where its whole 20k-token history scored 0.22)
         reserved = min(reserved, select_passages(found, recalled, reserved, ratio).tokens)
     tail_tokens = estimate_tokens(len(tail), ratio) + reserved
     while True:
@@ -333,14 +368,14 @@ def plan_request(
             tail_tokens=tail_tokens,
             current_turn_reserve=reserve,
             ranked=ranked,
+            focused=focused,
         )
         if plan.over_budget > 0 and reserved > 0:  # the passages yield to the newest turns a
             cut = min(reserved, plan.over_budget)  # plan must carry: never the cause of a reset
             reserved, tail_tokens = reserved - cut, tail_tokens - cut
             continue
-        tail = render_tail(
-            tail_context, *thread_for(plan, index, ratio, ranked.paused, thread), plain=plain
-        )
+        summarised, paused = thread_for(plan, index, ratio, ranked.paused, thread)
+        tail = render_tail(tail_context, [] if focused else summarised, paused, plain=plain)
         passages = Recalled()
         if reserved and found is not None:
             # the slice is the passages' own: a thread that grew takes more tail, not their room

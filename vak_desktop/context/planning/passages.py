@@ -58,7 +58,8 @@ MISSES = 16  # pieces that did not fit before selection stops
 PASSAGE_SHARE, PASSAGE_FLOOR, PASSAGE_CAP = 3, 160, 1_536
 # A directive that asks about the conversation's past (its reading has the memory domain:
 # "remember", "earlier", "our conversation") gets two thirds, up to MEMORY_CAP: what it asks
-# for is in the passages, rarely in the newest turns the rest of the budget carries
+# for is in the passages, rarely in the newest turns the rest of the budget carries (on a small
+# model, all that the history's floor leaves, up to MEMORY_CAP: `assemble.py`, decision 0108)
 MEMORY_SHARE, MEMORY_CAP = 2 / 3, 3_072
 HEADER = "Passages of earlier turns that match the request, verbatim (turn, day, evidence id):"
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -231,9 +231,15 @@ def plan_working_set(
     tail_tokens: int,
     current_turn_reserve: int,
     ranked: Candidates,
+    focused: bool = False,
 ) -> Plan:
     """Plan which of `history` (the turns before the current one) the request carries, how;
-    `ranked` is `candidates(history, …)`, priced and valued once for every budget tried."""
+    `ranked` is `candidates(history, …)`, priced and valued once for every budget tried.
+    `focused` (a small model's question about the past, whose passages take the room:
+    `assemble.py`): no turn is promoted to Full for its value and the cards take the whole
+    budget, so at no budget the plan carries what every plan must: the packet and the newest
+    batch (it moves in whole batches: spec §5), each of its turns whole where that costs no
+    more than its card."""
     ratio = tokens_per_char(profile)
     budget = Budget(
         horizon=usable_horizon(profile),
@@ -269,7 +275,7 @@ def plan_working_set(
         # slice turns are promoted into: a frontier model on a long session keeps dozens of
         # turns whole instead of thousands of cards and a single whole turn.
         every_card = sum(card_cost[packet_end:]) + block
-        card_room = remaining if every_card <= remaining else remaining // 2
+        card_room = remaining if every_card <= remaining or focused else remaining // 2
         for position in range(last, packet_end - 1, -1):
             if chosen[position] is CARD:
                 continue  # the pinned turn, paid for
@@ -280,6 +286,8 @@ def plan_working_set(
             card_room -= cost
             remaining -= cost
             carded.append(position)
+        if focused:
+            return chosen
         cheapest_after, rank = ranked.cheapest_after, ranked.rank
         past_cards = max((rank[p] for p in carded), default=-1) if rank else len(live)
         for at, position in enumerate(by_value):
@@ -333,6 +341,10 @@ def plan_working_set(
         packet = stored.packet if stored else None
         packet_cost = bare = estimate_tokens(len(_bare_packet(packet, live[:packet_end])), ratio)
         settling = 0
+    if focused:  # a turn cheaper whole than as a card (a short chat turn) goes whole
+        chosen = [
+            FULL if f is CARD and full_cost[p] <= card_cost[p] else f for p, f in enumerate(chosen)
+        ]
     placed = [p for p, f in enumerate(chosen) if f is not PACKET]  # a few of thousands
     carried = [0] * len(live)  # what each turn costs at its fidelity
     for position in placed:

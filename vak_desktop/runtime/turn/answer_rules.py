@@ -137,7 +137,7 @@ class AnswerRules:
         if turn is None:
             turn = self._turn()[1]
         nudges = [e.payload.text for e in turn.entries if isinstance(e.payload, Nudge)]
-        return not_an_answer(text, nudges, self.described, self.offered)
+        return not_an_answer(text, nudges, self.described, self.offered, turn.directive.text)
 
     def withheld(self, text: str) -> str:
         """Why a step's text (a step without tool calls) is kept out of the answer: it is no

@@ -233,10 +233,11 @@ def repeat_result(earlier: ToolResult) -> str:
     )
 
 
-def plain_answer_nudge() -> str:
+def plain_answer_nudge(why: str = "a tool call or tool list written as text") -> str:
+    """The redo's nudge, saying what the last message was (`not_an_answer`'s reason)."""
     return (
-        f"[{PLAIN_ANSWER}] Your last message was a tool call or tool list written as text; it "
-        "did not run. Answer the user in plain words from what the tool results above show."
+        f"[{PLAIN_ANSWER}] Your last message was {why}; it is not an answer. Answer the user "
+        "in plain words from what the earlier turns and results above show."
     )
 
 
@@ -263,15 +264,18 @@ def not_an_answer(
     nudges: Sequence[str] = (),
     descriptions: Sequence[str] = (),
     offered: Sequence[str] = (),
+    request: str = "",
 ) -> str:
     """Why a step's text (a step with no tool call) cannot be shown as the turn's answer, or
     "" when it can: a call or schema written as JSON (`machine_text`), the chat template's
     markup, the tool list printed (`lists_tools`), the loop's own nudges echoed (a `[tag]` of
-    theirs, or a run of `ECHO_WORDS` words of one of `nudges`), or a tool's name with at most
-    two other words.
+    theirs, or a run of `ECHO_WORDS` words of one of `nudges`), a tool's name with at most
+    two other words, or the `request`'s own question asked back (`asks_back`).
     Each seen on Qwen2.5-Coder 0.5B/1.5B (issue #22): 5 of 11 final answers were one of them."""
     if not text.strip():
         return ""
+    if asks_back(text, request):
+        return "the user's question asked back"
     if machine_text(text):
         return "a tool call written as text"
     if _TEMPLATE_TAG.match(text):
@@ -291,6 +295,19 @@ def not_an_answer(
     if words and len(words) <= 3 and any(w in named for w in words):
         return "a tool's name alone"
     return ""
+
+
+def asks_back(text: str, request: str) -> bool:
+    """`text` is a question of three words or more, every one of them the `request`'s: the
+    question repeated, not answered (the real 1.5B, told to answer "Would John be open to
+    moving to another country?", wrote that sentence back as its answer; LoCoMo conv-41)."""
+    if not text.rstrip().endswith(("?", "？")) or len(text) > 4 * len(request):
+        return False
+    said = [w.lower() for w in _WORD.findall(text)]
+    if len(said) < 3:
+        return False
+    asked = {w.lower() for w in _WORD.findall(request)}
+    return all(w in asked for w in said)
 
 
 def _quotes_description(text: str, descriptions: Sequence[str]) -> bool:

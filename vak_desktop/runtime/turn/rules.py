@@ -194,7 +194,7 @@ class TurnRules(AnswerRules):
             if acted is not None:
                 return acted
             if strikes(turn, PLAIN_ANSWER) == 0:
-                return Next(nudge=Nudge(PLAIN_ANSWER, plain_answer_nudge()), bare=True)
+                return Next(nudge=Nudge(PLAIN_ANSWER, plain_answer_nudge(why)), bare=True)
             return self.unanswered(turn, text, why)
         ungrounded = self._ungrounded(turn, text)
         if ungrounded is not None:
