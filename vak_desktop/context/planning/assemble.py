@@ -349,8 +349,8 @@ def plan_request(
             reserved = min(MEMORY_CAP, available - floor)
     # the thread's summarised requests get a share of the same budget: on a small model eight
     # long ones took 370 of 1,381 tokens and the passages the question found were cut to none
-    # (issue #22, LoCoMo conv-49); a frontier model's share holds them all. A small model's
-    # question about the past gets none: they are the newest requests, not what it asks about
+    # (issue #22, LoCoMo conv-49); a frontier model's share holds them all. A focused request
+    # shows none: they are the newest requests, not what its question asks about
     thread = available // THREAD_SHARE
     if reserved and found is not None and not focused:  # the slice is no larger than the
         # passages found fill: a question few passages match leaves the rest to the history

@@ -233,7 +233,7 @@ def repeat_result(earlier: ToolResult) -> str:
     )
 
 
-def plain_answer_nudge(why: str = "a tool call or tool list written as text") -> str:
+def plain_answer_nudge(why: str) -> str:
     """The redo's nudge, saying what the last message was (`not_an_answer`'s reason)."""
     return (
         f"[{PLAIN_ANSWER}] Your last message was {why}; it is not an answer. Answer the user "
