@@ -18,7 +18,16 @@ import pytest
 from tests.doubles.fixtures import TOOL_MODEL, double_fixture  # noqa: F401
 from tests.doubles.ollama_server import OllamaDouble, Reply
 from vak_desktop.cli import main
-from vak_desktop.context.payloads import Activity, AssistantStep, Directive, EvidenceBody
+from vak_desktop.context.codec import to_json_value
+from vak_desktop.context.payloads import (
+    Activity,
+    AssistantStep,
+    CapacityProfile,
+    Directive,
+    EvidenceBody,
+    Ewma,
+    Horizon,
+)
 from vak_desktop.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -416,6 +425,32 @@ def test_plan_and_request_on_an_imported_40_turn_conversation(
     assert request["messages"][-1]["content"].endswith("and subject 3?")
     assert "recall" in [t["name"] for t in request["tools"]]
     assert request["num_ctx"] >= 8192
+
+
+def test_a_profile_as_the_ledger_stores_it_is_read_by_profile(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A CapacityProfile entry's own JSON (its learned ratios as `{"value", "samples"}`), as
+    copied out of a kept ledger, plans as it was measured; it was refused ("must be a number")."""
+    session = _imported_session(capsys, tmp_path, 4)
+    stored = CapacityProfile(
+        provider="ollama",
+        model=TOOL_MODEL,
+        declared_window=32_768,
+        instruction_horizon=Horizon(2_211, 0.3, "2026-12-05T00:00:00Z"),
+        output_reserve=512,
+        tokens_per_char=Ewma(0.319, 16),
+    )
+    profile = tmp_path / "stored.json"
+    profile.write_text(json.dumps(to_json_value(stored)))
+    code, out, err = vak(capsys, "plan", session, "--profile", str(profile), "--json")
+    assert code == 0, err
+    assert json.loads(out)["budget"]["horizon"] == 2_211
+    broken = json.loads(profile.read_text())
+    broken["tokens_per_char"] = {"value": "high", "samples": 3}
+    profile.write_text(json.dumps(broken))
+    code, _, err = vak(capsys, "plan", session, "--profile", str(profile))
+    assert code == 2 and "tokens_per_char.value" in err
 
 
 def test_plan_refuses_a_bad_profile_file(

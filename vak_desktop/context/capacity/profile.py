@@ -225,8 +225,12 @@ def profile_from_json(document: Any, base: CapacityProfile) -> CapacityProfile:
             str(horizon.get("last_confirmed", "")),
         )
     for key in ("tokens_per_char", "prefill_tps"):
-        if document.get(key) is not None:
-            changes[key] = Ewma(float(number(key, document[key])), 1)
+        value = document.get(key)
+        if isinstance(value, dict):  # as the ledger stores it: {"value", "samples"}
+            samples = int(number(f"{key}.samples", value.get("samples", 1)))
+            changes[key] = Ewma(float(number(f"{key}.value", value.get("value"))), samples)
+        elif value is not None:
+            changes[key] = Ewma(float(number(key, value)), 1)
     if "cache" in document:
         changes["cache"] = str(document["cache"])
     if isinstance(document.get("provenance"), dict):
