@@ -66,7 +66,10 @@ async def open_harness(qtbot: Any, ledger_path: Path, host: str) -> AsyncIterato
             await service.refresh_models()
             try:
                 yield Harness(service, window, ledger)
-            finally:
+            finally:  # as the app quits (`ui/shell/wiring.py`): the window's tasks end before
+                # the client closes (a probe that ended as a test did refreshed the model list
+                # on a closed client: "task probe-… failed", a fresh-clone make test)
+                await window.tools.aclose()
                 await service.aclose()
     finally:
         ledger.close()
