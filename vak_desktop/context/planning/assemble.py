@@ -330,18 +330,19 @@ def plan_request(
     # recency, packet lines, the summarised requests); the history keeps only what every plan
     # carries. Issue #22: on the real 1.5B at its probed 2,211 tokens, the passages had
     # yielded to those until one line was left.
+    plan_at = functools.partial(  # the working set at a tail size: all else is this request's
+        plan_working_set,
+        index,
+        profile,
+        history=history,
+        prefix_tokens=prefix_tokens,
+        current_turn_reserve=reserve,
+        ranked=ranked,
+    )
     focused = bool(reserved) and plain and read.domains == {MEMORY} and not read.orienting
     if focused:
-        floor = plan_working_set(
-            index,
-            profile,
-            history=history,
-            prefix_tokens=prefix_tokens,
-            tail_tokens=estimate_tokens(len(tail), ratio) + available,
-            current_turn_reserve=reserve,
-            ranked=ranked,
-            focused=True,
-        ).history_tokens
+        nothing_left = estimate_tokens(len(tail), ratio) + available
+        floor = plan_at(tail_tokens=nothing_left, focused=True).history_tokens
         # unless the newest batch, which every plan carries, leaves the passages less than
         # half their usual slice: the usual plan's whole turns found by relevance carry more
         focused = available - floor >= reserved // 2
@@ -360,16 +361,7 @@ def plan_request(
         reserved = min(reserved, select_passages(found, recalled, reserved, ratio).tokens)
     tail_tokens = estimate_tokens(len(tail), ratio) + reserved
     while True:
-        plan = plan_working_set(
-            index,
-            profile,
-            history=history,
-            prefix_tokens=prefix_tokens,
-            tail_tokens=tail_tokens,
-            current_turn_reserve=reserve,
-            ranked=ranked,
-            focused=focused,
-        )
+        plan = plan_at(tail_tokens=tail_tokens, focused=focused)
         if plan.over_budget > 0 and reserved > 0:  # the passages yield to the newest turns a
             cut = min(reserved, plan.over_budget)  # plan must carry: never the cause of a reset
             reserved, tail_tokens = reserved - cut, tail_tokens - cut
