@@ -415,3 +415,28 @@ async def test_a_stored_horizon_an_older_probe_confirmed_nowhere_is_not_trusted(
     assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE
     assert profile.provenance["undecided"] is True
     assert binding.num_ctx != 4_096  # nor the runner window sized on that horizon
+
+
+async def test_a_model_that_followed_the_tool_task_nowhere_gets_its_memory_task_whatever_the_time(
+    http: httpx.AsyncClient, ledger: Ledger
+) -> None:
+    """The real 1.5B, efficacy's workspace prefix: the tool task failed at every rung in 182 s,
+    past the memory task's 90 s target, so the memory task was never sent and the model was
+    planned at its declared 32,768 tokens (every turn ran out of time). The memory task is now
+    its one other source of a size, and runs in the probe's whole budget."""
+    with _double(horizon=200, memory=3_000) as double:  # 200: under the bare prefix
+        provider = OllamaProvider(http, double.url)
+        binding = await bind_model(provider, MODEL)
+        prefix = TurnRunner(ledger, provider, default_tools()).probe_prefix(binding)
+        record = await run_probe(
+            provider, MODEL, prefix=prefix, memory=True, nonce="nowhere", memory_target_s=0.0
+        )
+    profile = record.profile
+    assert profile.provenance["undecided"] is True  # the tool task confirmed nothing …
+    assert "stopped" not in profile.provenance["memory"]  # … and the memory task ran on
+    assert profile.memory_horizon is not None
+    assert 0.7 * 3_000 <= profile.memory_horizon.tokens <= 3_000
+    # so the tool horizon falls back on the one size it followed at, not the declared window
+    assert profile.instruction_horizon.tokens == profile.memory_horizon.tokens
+    assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE
+    assert usable_horizon(profile) < TRAINED
