@@ -28,6 +28,19 @@ SUNDAY = "2023-01-29T14:00:00Z"  # Sun 29 January 2023
         ("I quit five months ago", "I quit five months ago (= August 2022)"),
         ("Last month was hard", "Last month (= December 2022) was hard"),
         ("we met a year ago", "we met a year ago (= 2022)"),
+        # forward, and "this" (LoCoMo conv-42: "a gaming party two weekends later", said on
+        # a Friday, answered "two weekends later"):
+        (
+            "a party two weekends later",
+            "a party two weekends later (= the weekend of Sat 11 February 2023)",
+        ),
+        ("back in 3 days", "back in 3 days (= Wed 1 February 2023)"),
+        ("due a week from now", "due a week from now (= the week of Sun 5 February 2023)"),
+        ("two months later we wed", "two months later (= March 2023) we wed"),
+        ("in two years", "in two years (= 2025)"),
+        ("this weekend we hike", "this weekend (= the weekend of Sat 28 January 2023) we hike"),
+        ("this Friday", "this Friday (= Fri 3 February 2023)"),
+        ("this month is busy", "this month (= January 2023) is busy"),
     ],
 )
 def test_each_relative_time_resolves_where_it_is_said(said: str, resolved: str) -> None:

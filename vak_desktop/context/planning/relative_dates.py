@@ -11,9 +11,10 @@ Right after, not at the end of the passage: given "(yesterday = …)" after the 
 1.5B still copied the words nearest the event ("honeymoon in Canada next month", LoCoMo
 conv-49); the resolution must sit where the words it replaces are read.
 
-Resolved: yesterday, today / tonight / this morning …, tomorrow, "last week / weekend / month /
-year", "next week / month / year", "last Friday", "N days / weeks / months / years ago" (N as
-a digit, a word up to twelve, "a" or "a couple of"; "a few" is left alone). A week is named by the week it falls in ("the week before Sun
+Resolved: yesterday, today / tonight / this morning …, tomorrow, "last / next / this week,
+weekend, month, year", "last Friday", "this Friday", "N days / weeks / months / years ago",
+and forward, "N days … later / from now", "in N days …", "N weekends later" (N as a digit, a
+word up to twelve, "a" or "a couple of"; "a few" is left alone). A week is named by the week it falls in ("the week before Sun
 29 January 2023"), a month by its name, a year by its number: no more precise than the words.
 English only: the other languages' words are left as they are (nothing is guessed). Pure: the
 day comes in with the text; nothing reads a clock.
@@ -38,8 +39,10 @@ _COUNT = r"(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twel
 _RELATIVE = re.compile(
     r"\b(?:(yesterday|today|tonight|tomorrow)"
     r"|this (morning|afternoon|evening)"
-    r"|(last|next) (week|weekend|month|year|" + "|".join(_WEEKDAYS) + r")"
-    rf"|{_COUNT} (day|week|month|year)s? ago)\b",
+    r"|(last|next|this) (week|weekend|month|year|" + "|".join(_WEEKDAYS) + r")"
+    rf"|{_COUNT} (day|week|month|year)s? ago"
+    rf"|(?:in )?{_COUNT} (day|week|weekend|month|year)s? (later|from now)"
+    rf"|in {_COUNT} (day|week|month|year)s?)\b",
     re.IGNORECASE,
 )
 MAX_RESOLVED = 3  # a text names at most this many of its relative times
@@ -71,22 +74,54 @@ def annotate(text: str, said_at: str) -> str:
 
 
 def _resolved(match: re.Match[str], day: date) -> str:
-    near, part, direction, unit, count, counted = (g and g.lower() for g in match.groups())
+    near, part, direction, unit, count, counted, ahead, onward, _, inside, within = (
+        g and g.lower() for g in match.groups()
+    )
     if near or part:
         shift = {"yesterday": -1, "tomorrow": 1}.get(near or "", 0)
         return _day(day + timedelta(days=shift))
+    if direction == "this":
+        return _this(day, unit or "")
     if direction:
         return _step(day, unit or "", -1 if direction == "last" else 1)
-    n = int(count) if count and count.isdigit() else _NUMBERS.get(count or "", 0)
-    if not n or not counted:
+    if counted:
+        return _counted(day, _count(count), counted, -1)
+    if onward:
+        return _counted(day, _count(ahead), onward, 1)
+    return _counted(day, _count(inside), within or "", 1)
+
+
+def _count(said: str | None) -> int:
+    return int(said) if said and said.isdigit() else _NUMBERS.get(said or "", 0)
+
+
+def _counted(day: date, n: int, unit: str, sign: int) -> str:
+    """ "N days / weeks / weekends / months / years" before (`sign` -1) or after `day`."""
+    if not n:
         return ""
-    if counted == "day":
-        return _day(day - timedelta(days=n))
-    if counted == "week":
-        return f"the week of {_day(day - timedelta(weeks=n))}"
-    if counted == "month":
-        return _month(day, -n)
-    return str(day.year - n)
+    if unit == "day":
+        return _day(day + timedelta(days=sign * n))
+    if unit == "week":
+        return f"the week of {_day(day + timedelta(weeks=sign * n))}"
+    if unit == "weekend":  # the first weekend after the day is "one weekend later"
+        saturday = day + timedelta(days=(5 - day.weekday()) % 7 or 7) + timedelta(weeks=n - 1)
+        return f"the weekend of {_day(saturday)}"
+    if unit == "month":
+        return _month(day, sign * n)
+    return str(day.year + sign * n)
+
+
+def _this(day: date, unit: str) -> str:
+    """ "this week, weekend, month, year, or weekday": the one the day is in (a weekday: the
+    next such day, or the day itself)."""
+    if unit in _WEEKDAYS:
+        return _day(day + timedelta(days=(_WEEKDAYS.index(unit) - day.weekday()) % 7))
+    if unit == "weekend":  # said on a Sunday, the weekend it is in
+        shift = -1 if day.weekday() == 6 else 5 - day.weekday()
+        return f"the weekend of {_day(day + timedelta(days=shift))}"
+    if unit == "week":
+        return f"the week of {_day(day)}"
+    return _month(day, 0) if unit == "month" else str(day.year)
 
 
 def _step(day: date, unit: str, sign: int) -> str:
