@@ -382,6 +382,7 @@ async def probed_profile(
     print(
         f"probe: horizon {horizon.tokens:,} tokens at confidence {horizon.confidence:.2f}"
         f"{recalled}, {record.activity.detail.get('requests', '?')} requests, {spent:.0f} s"
+        f"\n  {record.activity.message}"  # why: undecided, from memory, stopped by the budget
     )
     return profile
 
@@ -471,7 +472,8 @@ async def main(argv: list[str] | None = None) -> int:
         "--probe-budget",
         type=float,
         default=300.0,
-        help="the probe's seconds (the app allows 30 min; with both tasks it takes ~80 s on the 1.5B)",
+        help="the probe's seconds (the app allows 30 min; with both tasks it takes 80-230 s on "
+        "the 1.5B)",
     )
     parser.add_argument("--turn-timeout", type=float, default=240.0, help="a whole turn's seconds")
     parser.add_argument("--direct", default="", help="sizes for the direct measurement")

@@ -101,10 +101,12 @@ def _show(profile: CapacityProfile, as_json: bool) -> None:
             print(
                 "  notice: undecided — the probe confirmed no size of the tool task; the "
                 "horizon is "
-                + (
-                    "the size it answered from memory at"
-                    if provenance.get("horizon_from_memory")
-                    else "the one the model had (or its declared window)"
+                + {
+                    "memory": "the size it answered from memory at",
+                    "tried": "the largest size the tool task was tried at",
+                }.get(
+                    str(provenance.get("horizon_from")),
+                    "the one the model had (or its declared window)",
                 )
                 + ", at low confidence; it is retried when the machine is idle"
             )

@@ -245,8 +245,9 @@ async def test_a_model_that_answers_from_memory_but_follows_the_tool_task_nowher
 ) -> None:
     """The real Qwen2.5-Coder 1.5B, idle: the tool task failed at every rung (1,938 down to
     1,413), the memory task followed to 2,746; its declared 32,768 would have planned every
-    turn as a large model's (the full prefix, every tool, a whole long history)."""
-    with _double(horizon=0, memory=6_000) as double:
+    turn as a large model's (the full prefix, every tool, a whole long history). Its memory
+    size is where it is planned, no larger than the largest size the tool task was tried at."""
+    with _double(horizon=0, memory=1_500) as double:  # under the tool task's first rung
         provider = OllamaProvider(http, double.url)
         binding = await bind_model(provider, MODEL)
         prefix = TurnRunner(ledger, provider, default_tools()).probe_prefix(binding)
@@ -257,22 +258,62 @@ async def test_a_model_that_answers_from_memory_but_follows_the_tool_task_nowher
     assert memory is not None and memory.tokens < TRAINED
     assert profile.instruction_horizon.tokens == memory.tokens
     assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE  # not a measurement
-    assert profile.provenance["horizon_from_memory"] is True
+    assert profile.provenance["horizon_from"] == "memory"
     assert "answered from memory at" in record.activity.message
     assert usable_horizon(for_turn(profile, tool_free=False)) == memory.tokens
     assert is_small(profile)
 
 
-async def test_a_probe_that_confirmed_neither_task_plans_at_the_declared_window(
+async def test_a_tool_turn_is_planned_no_larger_than_the_tool_task_was_tried_at(
+    http: httpx.AsyncClient, ledger: Ledger
+) -> None:
+    """The real 1.5B given the probe's whole budget: the tool task failed from 1,944 tokens
+    down, the memory task climbed to 8,086, and a file search planned there sent 5,685–9,542
+    tokens (first tokens 67–226 s, one past the turn's 240 s) where 2,211 had answered in
+    4–9 s. A tool turn now gets no more than the largest size the tool task was tried at; a
+    turn that needs no tool keeps the memory size."""
+    with _double(horizon=0, memory=12_000) as double:
+        provider = OllamaProvider(http, double.url)
+        binding = await bind_model(provider, MODEL)
+        prefix = TurnRunner(ledger, provider, default_tools()).probe_prefix(binding)
+        record = await run_probe(provider, MODEL, prefix=prefix, memory=True, nonce="tried")
+    profile = record.profile
+    rungs = record.activity.detail["rungs"]
+    tried = max(r["tokens"] for r in rungs if r["followed"] is False)
+    assert profile.memory_horizon is not None and profile.memory_horizon.tokens > tried
+    assert profile.instruction_horizon == Horizon(
+        tried, METADATA_CONFIDENCE, profile.instruction_horizon.last_confirmed
+    )
+    assert profile.provenance["horizon_from"] == "tried"
+    assert "largest size its tool task was tried at" in record.activity.message
+    assert usable_horizon(for_turn(profile, tool_free=False)) == tried
+    assert usable_horizon(for_turn(profile, tool_free=True)) == profile.memory_horizon.tokens
+
+
+async def test_a_probe_that_confirmed_neither_task_plans_no_larger_than_it_tried(
     http: httpx.AsyncClient,
 ) -> None:
     with _double(horizon=0, memory=0) as double:
         record = await run_probe(OllamaProvider(http, double.url), MODEL, memory=True, nonce="no")
     profile = record.profile
+    tried = max(r["tokens"] for r in record.activity.detail["rungs"] if r["followed"] is False)
     assert profile.memory_horizon is None
-    assert profile.instruction_horizon.tokens == TRAINED
+    assert profile.instruction_horizon.tokens == tried < TRAINED
     assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE
-    assert profile.provenance["horizon_from_memory"] is False
+    assert profile.provenance["horizon_from"] == "tried"
+
+
+async def test_a_probe_that_time_left_undecided_everywhere_plans_at_the_declared_window(
+    http: httpx.AsyncClient, ledger: Ledger
+) -> None:
+    """Slowness is never failure: rungs no sample of which answered in time cap nothing."""
+    with _double() as double:
+        provider = OllamaProvider(http, double.url)
+        record = await run_probe(provider, MODEL, nonce="slow", deadline_s=0.0)
+    profile = record.profile
+    assert profile.provenance["outcome"] == "undecided"
+    assert profile.instruction_horizon.tokens == TRAINED
+    assert profile.provenance["horizon_from"] == "declared"
 
 
 async def test_the_window_the_server_reports_at_bind_beats_a_stored_declared_window(
@@ -417,26 +458,22 @@ async def test_a_stored_horizon_an_older_probe_confirmed_nowhere_is_not_trusted(
     assert binding.num_ctx != 4_096  # nor the runner window sized on that horizon
 
 
-async def test_a_model_that_followed_the_tool_task_nowhere_gets_its_memory_task_whatever_the_time(
+async def test_a_tool_task_that_followed_nowhere_beside_a_memory_task_out_of_time_plans_no_larger_than_it_tried(
     http: httpx.AsyncClient, ledger: Ledger
 ) -> None:
-    """The real 1.5B, efficacy's workspace prefix: the tool task failed at every rung in 182 s,
-    past the memory task's 90 s target, so the memory task was never sent and the model was
-    planned at its declared 32,768 tokens (every turn ran out of time). The memory task is now
-    its one other source of a size, and runs in the probe's whole budget."""
+    """The real 1.5B on efficacy's workspace prefix: the tool task failed at every rung in
+    182 s, past the memory task's 90 s target, so the memory task was never sent — and the
+    model was planned at its declared 32,768 tokens (every file search ran out of 240 s). The
+    probe keeps its time target; the tool turn gets the largest size it was tried at."""
     with _double(horizon=200, memory=3_000) as double:  # 200: under the bare prefix
         provider = OllamaProvider(http, double.url)
         binding = await bind_model(provider, MODEL)
         prefix = TurnRunner(ledger, provider, default_tools()).probe_prefix(binding)
         record = await run_probe(
-            provider, MODEL, prefix=prefix, memory=True, nonce="nowhere", memory_target_s=0.0
+            provider, MODEL, prefix=prefix, memory=True, nonce="late", memory_target_s=0.0
         )
     profile = record.profile
-    assert profile.provenance["undecided"] is True  # the tool task confirmed nothing …
-    assert "stopped" not in profile.provenance["memory"]  # … and the memory task ran on
-    assert profile.memory_horizon is not None
-    assert 0.7 * 3_000 <= profile.memory_horizon.tokens <= 3_000
-    # so the tool horizon falls back on the one size it followed at, not the declared window
-    assert profile.instruction_horizon.tokens == profile.memory_horizon.tokens
-    assert profile.instruction_horizon.confidence == METADATA_CONFIDENCE
-    assert usable_horizon(profile) < TRAINED
+    tried = max(r["tokens"] for r in record.activity.detail["rungs"])
+    assert profile.memory_horizon is None and left_undecided(profile)  # continued when idle
+    assert profile.instruction_horizon.tokens == tried < TRAINED
+    assert profile.provenance["horizon_from"] == "tried"

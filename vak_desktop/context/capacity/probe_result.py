@@ -14,7 +14,11 @@ never lets slowness pass for failure:
                 answer-from-memory task confirmed (the only size the model was seen to follow
                 at: the real 1.5B failed the tool task at every rung while answering from
                 memory at 2,746 tokens, and its declared 32,768 would have planned it as a
-                large model), else its declared window; and the runner window it had
+                large model), else its declared window — either no larger than the largest
+                size the tool task was seen to fail at (`_largest_failed`: above it nothing
+                is known but the cost; a rung left undecided by time never caps it); and the
+                runner window it had. `provenance.horizon_from` says which: "probe",
+                "kept", "memory", "tried" or "declared"
 
 A probe that also ran the answer-from-memory task (`ProbeHistory(memory=True)`) records that
 search's confirmed horizon as `memory_horizon` beside the tool horizon, each with its
@@ -144,6 +148,18 @@ def _confirmed(search: HorizonSearch, now: str) -> Horizon | None:
     return Horizon(passed.tokens, confidence, now)
 
 
+def _largest_failed(search: HorizonSearch) -> int | None:
+    """The largest size the tool task was seen to fail at (decided by its samples, never by
+    time), or None. A probe that confirmed no size plans a turn no larger than this: above it
+    nothing is known but the cost (the real 1.5B failed the tool task from 1,944 tokens down,
+    was planned at its memory size, 8,086, and its file searches sent 5,685–9,542 tokens with
+    first tokens of 67–226 s where 2,211 had answered in 4–9 s)."""
+    failed = [
+        search.tokens(t) for t in {r.turns for r in search.rungs} if search.verdict(t) is False
+    ]
+    return max(failed) if failed else None
+
+
 def probe_profile(
     base: CapacityProfile,
     search: HorizonSearch,
@@ -175,10 +191,13 @@ def probe_profile(
             prefill = prefill.update(sample.prompt_tokens / (sample.prompt_eval_ns / 1e9))
     before = keep if keep is not None else base
     recalled = _confirmed(memory, now) if memory is not None else None
-    fallback = before.instruction_horizon
-    if confirmed is None and recalled is not None and fallback.confidence <= METADATA_CONFIDENCE:
-        fallback = Horizon(recalled.tokens, METADATA_CONFIDENCE, now)  # the one size it followed at
-    from_memory = fallback is not before.instruction_horizon
+    fallback, source = before.instruction_horizon, "kept" if keep is not None else "declared"
+    if confirmed is None and fallback.confidence <= METADATA_CONFIDENCE:
+        if recalled is not None:  # the one size it followed at
+            fallback, source = Horizon(recalled.tokens, METADATA_CONFIDENCE, now), "memory"
+        tried = _largest_failed(search)
+        if tried is not None and tried < fallback.tokens:
+            fallback, source = Horizon(tried, METADATA_CONFIDENCE, now), "tried"
     profile = dataclasses.replace(
         base,
         verified_window=search.verified_window or before.verified_window,
@@ -200,7 +219,7 @@ def probe_profile(
             "rescue": bool(search.rungs) and confirmed is None and stop is None,
             "outcome": outcome,
             "undecided": confirmed is None,
-            "horizon_from_memory": from_memory,
+            "horizon_from": "probe" if confirmed is not None else source,
             **({"stopped": stop.to_json()} if stop is not None else {}),
             **({"budget_ceiling": search.capped} if search.capped is not None else {}),
             "verdict": {
@@ -233,6 +252,12 @@ def _memory_json(memory: HorizonSearch, stop: ProbeStop | None) -> dict[str, Any
     }
 
 
+_FROM = {  # how an undecided probe's horizon was chosen, as its messages say it
+    "memory": ", the size it answered from memory at",
+    "tried": ", the largest size its tool task was tried at",
+}
+
+
 def probe_activity(
     profile: CapacityProfile,
     search: HorizonSearch,
@@ -251,11 +276,7 @@ def probe_activity(
             f"probed {profile.model}: undecided — no size was confirmed in "
             f"{provenance.get('requests', 0)} requests; the horizon stays "
             f"{horizon.tokens:,} tokens (confidence {horizon.confidence:.2f})"
-            + (
-                ", the size it answered from memory at"
-                if provenance.get("horizon_from_memory")
-                else ""
-            )
+            + _FROM.get(str(provenance.get("horizon_from")), "")
         )
     else:
         message = (

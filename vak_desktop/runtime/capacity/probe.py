@@ -25,8 +25,7 @@ can (`HorizonSearch.cap`). It reports the best bracket decided before the deadli
 a probe that confirmed no rung stores no horizon of its own).
 
 With `memory=True` the same conversation is also probed with the answer-from-memory task
-after the tool task, until the probe is MEMORY_TARGET_S old (or its budget ends; its whole
-budget when the tool task confirmed no size, its one other source of a horizon): its samples
+after the tool task, until the probe is MEMORY_TARGET_S old (or its budget ends): its samples
 up to the tool task's largest size are served from the runner's prefix cache, and what it
 leaves undecided a later idle run continues.
 """
@@ -139,8 +138,7 @@ async def run_probe(
     confirms no rung). `resume`: an earlier run's decided rungs to continue from. `pause`:
     set it to stop after (cutting) the sample in flight, keeping every decided rung.
     `memory_target_s`: the answer-from-memory task runs only until the probe is this old (its
-    rungs left undecided are continued by a later run, on an idle machine) — unless the tool
-    task confirmed no size, when it runs until `deadline_s`.
+    rungs left undecided are continued by a later run, on an idle machine).
     Provider errors other than an over-length refusal, a server failure or a timeout at one
     size propagate; a cancelled probe raises CancelledError and records nothing."""
     budget = ProbeBudget(deadline_s)  # the budget covers the whole probe, its `show` too
@@ -186,13 +184,8 @@ async def run_probe(
     stop = await ladder.run(search)
     tool_ns = time.perf_counter_ns() - budget.started
     recall_stop = None
-    if stop is None and recall is not None:
-        # within what is left of MEMORY_TARGET_S too, unless the tool task confirmed no size:
-        # then the memory task's is the only size the model may be planned at short of its
-        # declared window (a 1.5B failed the tool task at every rung in 182 s, its memory task
-        # was never sent, and it was planned at 32,768), so it has the probe's whole budget
-        target = memory_target_s if search.horizon_rung is not None else None
-        limits = [d for d in (deadline_s, target) if d is not None]
+    if stop is None and recall is not None:  # within what is left of MEMORY_TARGET_S too
+        limits = [d for d in (deadline_s, memory_target_s) if d is not None]
         ladder.budget = dataclasses.replace(budget, deadline_s=min(limits) if limits else None)
         recall_stop = await ladder.run(recall, offset=len(search.rungs))
     wall_ns = time.perf_counter_ns() - budget.started + (resume.wall_ns if resume else 0)
