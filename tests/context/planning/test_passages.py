@@ -20,6 +20,7 @@ from vak_desktop.context.invariants import request_findings
 from vak_desktop.context.payloads import Directive
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.passages import (
+    MEMORY_CAP,
     PIECE_WORDS,
     passage_index,
     passage_slice,
@@ -303,9 +304,9 @@ def test_a_small_models_question_about_the_past_gets_passages_before_the_newest_
     is no larger than the horizon. The same words without the cue are planned as before."""
     said = " ".join(["The puppy chewed a shoe, then slept, then chewed the sofa."] * 3)
 
-    def planned(question: str, horizon: int) -> tuple[Plan, str]:
+    def planned(question: str, horizon: int, turns: int = 60) -> tuple[Plan, str]:
         session = chatty(Ledger.open(":memory:"))
-        for n in range(60):
+        for n in range(turns):
             session.turn(TurnScript(f"Maya: puppy day {n}. {said}", answer="Tom: Ha, puppies."))
         session.pending(question)
         index = session.index()
@@ -330,3 +331,12 @@ def test_a_small_models_question_about_the_past_gets_passages_before_the_newest_
     assert uncued.history_tokens > plan.history_tokens
     large, _tail = planned(cued, 9_000)  # a large model is planned as before, cue or not
     assert [t for t in large.turns if t.fidelity is Fidelity.FULL]
+    # a small model with room to spare carries the same history: what the passages leave stays
+    # unused (the real 1.5B at its 8,086-token memory horizon filled it with the newest turns:
+    # 7,314 tokens and 341 s for one question)
+    roomy, tail = planned(cued, 8_000, turns=240)
+    carried = [t.index for t in roomy.turns if t.fidelity is not Fidelity.PACKET]
+    assert len(carried) <= PACKET_BATCH_TURNS + 1  # the newest batch (and the turn referred
+    # to, a card), no more
+    assert 0 < roomy.passage_tokens <= MEMORY_CAP and "called Biscuit" in tail
+    assert roomy.history_tokens + roomy.passage_tokens < roomy.budget.horizon // 2

@@ -360,6 +360,10 @@ def plan_request(
         # real 1.5B where its whole 20k-token history scored 0.22)
         reserved = min(reserved, select_passages(found, recalled, reserved, ratio).tokens)
     tail_tokens = estimate_tokens(len(tail), ratio) + reserved
+    if focused:  # the history is the floor and no more: the room the passages leave stays
+        # unused. Given it, the newest turns filled it as cards and whole turns (the real 1.5B
+        # at its 8,086-token memory horizon: 7,314 tokens, 341 s to answer one question)
+        tail_tokens = nothing_left - floor
     while True:
         plan = plan_at(tail_tokens=tail_tokens, focused=focused)
         if plan.over_budget > 0 and reserved > 0:  # the passages yield to the newest turns a
