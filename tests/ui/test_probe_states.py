@@ -58,8 +58,11 @@ async def test_an_undecided_probe_is_shown_as_undecided(qtbot: Any, ledger_path:
         async with open_harness(qtbot, ledger_path, double.url) as harness:
             window = harness.window
             await _bound(harness)
-            # the status bar: undecided, never "(measured)" (it showed a ~50-token horizon)
-            assert f"horizon {TRAINED:,} (undecided)" in window.model_status.text()
+            # the status bar: undecided, never "(measured)" (it showed a ~50-token horizon),
+            # at the largest size the tool task was tried at (decision 0109)
+            tried = record.profile.instruction_horizon.tokens
+            assert tried < TRAINED and record.profile.provenance["horizon_from"] == "tried"
+            assert f"horizon {tried:,} (undecided)" in window.model_status.text()
             assert "undecided" in window.model_status.toolTip()
             window.toggle_inspector(True)
             window.inspector.show_panel("Probe")
@@ -68,7 +71,8 @@ async def test_an_undecided_probe_is_shown_as_undecided(qtbot: Any, ledger_path:
             assert "undecided" in panel.heading.text()
             assert "measured by the capacity probe" not in panel.heading.text()
             assert "undecided, not measured by this probe" in panel.facts["horizon"].text()
-            assert f"the planner uses {TRAINED:,}" in panel.facts["horizon"].text()
+            assert f"the planner uses {tried:,}" in panel.facts["horizon"].text()
+            assert "the largest size the tool task was tried at" in panel.facts["horizon"].text()
             verdicts = {panel.rungs.item(r, 5).text() for r in range(panel.rungs.rowCount())}
             assert verdicts == {"not followed"}
             await until(lambda: panel.feedback_title.height() > 20, what="the title laid out")

@@ -115,6 +115,12 @@ def _table(columns: tuple[str, ...], name: str) -> QTableWidget:
     return table
 
 
+_FROM = {  # where an undecided probe's horizon came from (`probe_result.probe_profile`)
+    "memory": "the size it answered from memory at",
+    "tried": "the largest size the tool task was tried at",
+}
+
+
 class ProbePanel(QWidget):
     """Shows the inspection's `Provenance` of the bound model."""
 
@@ -210,6 +216,8 @@ class ProbePanel(QWidget):
             )
         horizon = profile.instruction_horizon
         kept = " — undecided, not measured by this probe" if state == UNDECIDED else ""
+        if kept and profile.provenance.get("horizon_from") in _FROM:
+            kept += f" ({_FROM[profile.provenance['horizon_from']]})"
         self.facts["horizon"].setText(
             f"{horizon.tokens:,} tokens (confidence {horizon.confidence:.1f}){kept}; the "
             f"planner uses {usable_horizon(profile):,}"
