@@ -54,7 +54,9 @@ FEEDBACK_WORDS = {
 STATE_WORDS = {
     UNDECIDED: (
         "the probe was undecided. It confirmed no size, so it stored no horizon of its own: "
-        "requests are planned against the horizon the model had, or the window it declares"
+        "requests are planned against the horizon the model had, the size it answered from "
+        "memory at, or the window it declares, never above the largest size its tool task "
+        "was tried at"
     ),
     PAUSED: "the probe is paused. Resume continues from its next rung",
     STOPPED: (
