@@ -24,7 +24,7 @@ from vak_desktop.context.capacity.probe import (
     probed_at,
 )
 from vak_desktop.context.capacity.probe_history import MEMORY
-from vak_desktop.context.capacity.probe_result import resume_from
+from vak_desktop.context.capacity.probe_result import HORIZON_FROM, resume_from
 from vak_desktop.context.capacity.profile import profile_to_json
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.ledger.canonical import utc_now
@@ -101,10 +101,7 @@ def _show(profile: CapacityProfile, as_json: bool) -> None:
             print(
                 "  notice: undecided — the probe confirmed no size of the tool task; the "
                 "horizon is "
-                + {
-                    "memory": "the size it answered from memory at",
-                    "tried": "the largest size the tool task was tried at",
-                }.get(
+                + HORIZON_FROM.get(
                     str(provenance.get("horizon_from")),
                     "the one the model had (or its declared window)",
                 )

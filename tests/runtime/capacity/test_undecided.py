@@ -285,7 +285,7 @@ async def test_a_tool_turn_is_planned_no_larger_than_the_tool_task_was_tried_at(
         tried, METADATA_CONFIDENCE, profile.instruction_horizon.last_confirmed
     )
     assert profile.provenance["horizon_from"] == "tried"
-    assert "largest size its tool task was tried at" in record.activity.message
+    assert "largest size the tool task was tried at" in record.activity.message
     assert usable_horizon(for_turn(profile, tool_free=False)) == tried
     assert usable_horizon(for_turn(profile, tool_free=True)) == profile.memory_horizon.tokens
 

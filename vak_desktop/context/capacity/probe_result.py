@@ -252,9 +252,11 @@ def _memory_json(memory: HorizonSearch, stop: ProbeStop | None) -> dict[str, Any
     }
 
 
-_FROM = {  # how an undecided probe's horizon was chosen, as its messages say it
-    "memory": ", the size it answered from memory at",
-    "tried": ", the largest size its tool task was tried at",
+# how an undecided probe's horizon was chosen (`provenance.horizon_from`), in the words the
+# Activity, `vak probe` and the Probe tab say it; "kept" and "declared" have no words of their own
+HORIZON_FROM = {
+    "memory": "the size it answered from memory at",
+    "tried": "the largest size the tool task was tried at",
 }
 
 
@@ -272,11 +274,12 @@ def probe_activity(
     provenance = profile.provenance
     outcome = str(provenance.get("outcome") or "completed")
     if outcome == "undecided":
+        source = str(provenance.get("horizon_from"))
         message = (
             f"probed {profile.model}: undecided — no size was confirmed in "
             f"{provenance.get('requests', 0)} requests; the horizon stays "
             f"{horizon.tokens:,} tokens (confidence {horizon.confidence:.2f})"
-            + _FROM.get(str(provenance.get("horizon_from")), "")
+            + (f", {HORIZON_FROM[source]}" if source in HORIZON_FROM else "")
         )
     else:
         message = (

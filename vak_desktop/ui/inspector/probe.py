@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from vak_desktop.context.capacity.probe_result import HORIZON_FROM
 from vak_desktop.context.capacity.profile import tokens_per_char, usable_horizon
 from vak_desktop.ui.inspector.horizon_words import (
     PAUSED,
@@ -115,12 +116,6 @@ def _table(columns: tuple[str, ...], name: str) -> QTableWidget:
     table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
     table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
     return table
-
-
-_FROM = {  # where an undecided probe's horizon came from (`probe_result.probe_profile`)
-    "memory": "the size it answered from memory at",
-    "tried": "the largest size the tool task was tried at",
-}
 
 
 class ProbePanel(QWidget):
@@ -218,8 +213,9 @@ class ProbePanel(QWidget):
             )
         horizon = profile.instruction_horizon
         kept = " — undecided, not measured by this probe" if state == UNDECIDED else ""
-        if kept and profile.provenance.get("horizon_from") in _FROM:
-            kept += f" ({_FROM[profile.provenance['horizon_from']]})"
+        source = str(profile.provenance.get("horizon_from"))
+        if kept and source in HORIZON_FROM:
+            kept += f" ({HORIZON_FROM[source]})"
         self.facts["horizon"].setText(
             f"{horizon.tokens:,} tokens (confidence {horizon.confidence:.1f}){kept}; the "
             f"planner uses {usable_horizon(profile):,}"
