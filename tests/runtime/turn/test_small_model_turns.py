@@ -38,7 +38,7 @@ from vak_desktop.providers.ollama import OllamaProvider
 from vak_desktop.providers.openai_compatible import OpenAICompatibleProvider
 from vak_desktop.runtime import ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.capacity.binding import bind_model
-from vak_desktop.runtime.events import TurnEvent, TurnFinished
+from vak_desktop.runtime.events import TextChunk, TurnEvent, TurnFinished
 from vak_desktop.runtime.settings import Settings
 from vak_desktop.runtime.turn.answering import (
     ANSWER_CHECK,
@@ -52,6 +52,7 @@ from vak_desktop.runtime.turn.answering import (
     WITHHELD,
 )
 from vak_desktop.runtime.turn.loop import CALL_TOKENS
+from vak_desktop.runtime.turn.markup import MARKUP_CUT
 
 CODE = "ZX-4471-Q"
 ASK = "Search my files for the shipment code I gave you earlier and tell me which file has it."
@@ -658,3 +659,24 @@ async def test_a_model_silent_after_the_find_gets_the_composed_answer(
     answer = _payloads(ledger, session, AssistantStep)[-1]
     assert answer.model == "vak" and answer.text.startswith(COMPOSED.format(tool="grep"))
     assert "shipping/manifest.txt, line 1" in answer.text
+
+
+async def test_qwens_tools_tag_opening_an_answer_is_cut_from_the_stream_and_the_answer(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    """The real 1.5B opened answers with its template's bare `<tools>` tag (issue #22): the
+    words after it are the answer, shown without the tag and not asked again; the text as
+    written is kept in an Activity."""
+    folder = _files(tmp_path)
+    call = tool_call_chunks([("c1", "grep", json.dumps({"pattern": CODE}))])
+    written = "<tools>\n\nIt is shipping/manifest.txt."
+    session, events, bodies = await _openai_turn(
+        ledger, folder, SSE(call), SSE(text_chunks(written, chunk_chars=3))
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    shown = "".join(e.text for e in events if isinstance(e, TextChunk))
+    assert shown == "It is shipping/manifest.txt."
+    assert _payloads(ledger, session, AssistantStep)[-1].text == "It is shipping/manifest.txt."
+    (cut,) = _activities(ledger, session, MARKUP_CUT)
+    assert cut.detail["text"] == written
+    assert len(bodies) == 2  # the answer was taken, not redone

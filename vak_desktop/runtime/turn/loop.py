@@ -56,6 +56,7 @@ from vak_desktop.runtime.turn.answering import (
     withheld_activity,
 )
 from vak_desktop.runtime.turn.cache_watch import CacheWatch, previous_turn_receipt
+from vak_desktop.runtime.turn.markup import markup_activity, stray_markup
 from vak_desktop.runtime.turn.prefix_record import RecordedPrefix
 from vak_desktop.runtime.turn.projection import Projection, project_turn, step_request
 from vak_desktop.runtime.turn.recovery import (
@@ -195,6 +196,9 @@ class TurnLoop:
         projection, surface = self.state.projection, self.state.surface
         assert out is not None and out.done is not None and projection is not None
         done, specs = out.done, self.runner.tools.specs()
+        if (unmarked := stray_markup(out.text)) != out.text:  # "<tools>\n\nThe hall is …"
+            ledger.append(session, markup_activity(out.text, step))
+            out.text = unmarked
         adopted = adopt_text_calls(
             out.text, out.calls, specs, key=f"{self.turn_id}:{step}", step=step, invented=True
         )

@@ -57,6 +57,7 @@ from vak_desktop.runtime.events import (
     TurnEvent,
 )
 from vak_desktop.runtime.tools.surface import ToolSurface
+from vak_desktop.runtime.turn.markup import opening_markup
 from vak_desktop.runtime.turn.projection import Projection
 
 CHECKPOINT_S = 0.25  # the most streamed text a kill can lose, in time ...
@@ -147,11 +148,18 @@ class _Shown:
     rest arrives. Only what was stored used to be redacted; a server echoing a key had it
     printed in `--json` text events (issue 24 F8)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, opening: bool = False) -> None:
         self.held = ""
+        self.opening = opening  # a stray template tag at its start is cut (`markup`)
 
     def next(self, text: str) -> str:
         whole = self.held + text
+        if self.opening:
+            whole, waiting = opening_markup(whole)
+            if waiting:
+                self.held = whole
+                return ""
+            self.opening = False
         cut = redactable_prefix(whole)
         self.held = whole[cut:]
         return redact(whole[:cut])
@@ -182,7 +190,7 @@ async def stream_step(
 ) -> AsyncIterator[TurnEvent]:
     """Stream one model call into `out`, yielding what the observers show as it arrives."""
     journal = _Journal(ledger, session)
-    text, thinking = _Shown(), _Shown()
+    text, thinking = _Shown(opening=True), _Shown()
     async with contextlib.aclosing(provider.stream(out.request)) as stream:
         async for event in stream:
             if isinstance(event, TextDelta):
