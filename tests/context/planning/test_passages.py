@@ -11,6 +11,8 @@ the one built from the whole chain.
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -318,8 +320,11 @@ def test_a_small_models_question_about_the_past_gets_passages_before_the_newest_
         return plan, tail
 
     cued = "Do you remember what breed the puppy was?"
-    for horizon in (1_400, 2_400):
-        plan, tail = planned(cued, horizon)
+    # a cue of the past beside one of files is focused too: what it refers to is in the
+    # passages (efficacy's locker case: "Which file of mine has the … I mentioned a while ago?")
+    with_files = "Which file of mine has the puppy's breed I mentioned a while ago?"
+    for question, horizon in itertools.product((cued, with_files), (1_400, 2_400)):
+        plan, tail = planned(question, horizon)
         assert "called Biscuit" in tail
         assert "Earlier requests, now summarised" not in tail
         whole = [t.index for t in plan.turns if t.fidelity is Fidelity.FULL]

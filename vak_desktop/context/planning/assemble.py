@@ -323,13 +323,12 @@ def plan_request(
         memory=memory,
         behind=len(history) - len(ranked.live),
     )
-    # A small model asked about the conversation's past and nothing else (a cue said so:
-    # "remember", "our conversation"; not the floor an uncued reading gets, nor "search my
-    # files for the code I gave you earlier") is `focused`: its answer is in the passages,
-    # which come before everything the history may leave out (whole turns promoted for
-    # recency, packet lines, the summarised requests); the history keeps only what every plan
-    # carries. Issue #22: on the real 1.5B at its probed 2,211 tokens, the passages had
-    # yielded to those until one line was left.
+    # A small model asked about the conversation's past (a cue said so: "remember", "our
+    # conversation", "the file I mentioned a while ago"; not the floor an uncued reading gets)
+    # is `focused`: what it refers to is in the passages, which come before everything the
+    # history may leave out (whole turns promoted for recency, packet lines, the summarised
+    # requests); the history keeps only what every plan carries. Issue #22: on the real 1.5B
+    # at its probed 2,211 tokens, the passages had yielded to those until one line was left.
     plan_at = functools.partial(  # the working set at a tail size: all else is this request's
         plan_working_set,
         index,
@@ -339,7 +338,7 @@ def plan_request(
         current_turn_reserve=reserve,
         ranked=ranked,
     )
-    focused = bool(reserved) and plain and read.domains == {MEMORY} and not read.orienting
+    focused = bool(reserved) and plain and memory and not read.orienting
     if focused:
         nothing_left = estimate_tokens(len(tail), ratio) + available
         floor = plan_at(tail_tokens=nothing_left, focused=True).history_tokens
