@@ -632,7 +632,11 @@ async def test_a_small_models_failed_searches_get_vaks_and_calls_after_the_find_
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
     (searched,) = _activities(ledger, session, RUNTIME_SEARCH)
     assert searched.detail["call"]["arguments"] == {"pattern": "ZX\\-4471\\-Q"}
-    assert [n.tag for n in _payloads(ledger, session, Nudge)] == [ANSWER_CHECK, ANSWER_NOW]
+    check, now = _payloads(ledger, session, Nudge)
+    assert (check.tag, now.tag) == (ANSWER_CHECK, ANSWER_NOW)
+    # the step that can only answer is told the find again, with where it is: told only
+    # "from what the tool results above show", the 0.5B named no file (2026-12-05)
+    assert "shipping/manifest.txt, line 1: “Shipment ZX-4471-Q: 40 crates.”" in now.text
     bodies = double.chat_bodies()
     assert len(bodies) == 3 and bodies[1].get("tools") and not bodies[2].get("tools")
     assert (

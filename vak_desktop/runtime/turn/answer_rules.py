@@ -132,6 +132,10 @@ class AnswerRules:
         chain = self.ledger.chain_to_root(self.session)
         return chain, split_turns(chain)[-1]
 
+    def answer_now(self, turn: Turn | None = None) -> str:
+        """The `[answer-now]` nudge, with the turn's find when it has one."""
+        return answer_now_nudge(self.turn_find(turn or self._turn()[1]))
+
     def not_an_answer(self, text: str, turn: Turn | None = None) -> str:
         """Why `text`, a step's whole text, cannot be the answer ("" when it can)."""
         if turn is None:
@@ -214,7 +218,7 @@ class AnswerRules:
         pattern four times over."""
         if strikes(turn, ANSWER_CHECK):
             if self.small and not strikes(turn, ANSWER_NOW):
-                return Next(nudge=Nudge(ANSWER_NOW, answer_now_nudge()), bare=True)
+                return Next(nudge=Nudge(ANSWER_NOW, self.answer_now(turn)), bare=True)
             return CONTINUE
         if any(c.id.startswith(READ_ID) for c in calls):  # Vak read what the search found
             hit = self.turn_find(turn)

@@ -126,9 +126,8 @@ def answer_check_nudge(
             "Answer the user now from those lines, and name the file. Call another tool only "
             "if they do not answer the request."
         )
-    said = f"{match['file']}, line {match['line']}: “{match['text']}”" if match else f"“{find}”"
     return (
-        f"[{ANSWER_CHECK}] The `{tool}` result above holds what was asked for: {said}. "
+        f"[{ANSWER_CHECK}] The `{tool}` result above holds what was asked for: {_said(find)}. "
         "Answer the user now from it: say what it found and where (the file's name and the "
         "line). Call another tool only if that result does not answer the request."
     )
@@ -203,12 +202,28 @@ def grounding_nudge(result: ToolResult, lines: Sequence[tuple[int, str]] = ()) -
     )
 
 
-def answer_now_nudge() -> str:
+def answer_now_nudge(find: tuple[ToolCall, ToolResult] | None = None) -> str:
+    """`[answer-now]`, the one step left that can only answer. With the turn's `find` it says
+    the find again, as `[answer-check]` did: told only "from what the tool results above
+    show", the 0.5B answered "there are 1 matching lines in 1 file with the shipment code …",
+    naming no file (efficacy, shipment, 2026-12-05)."""
+    if find is not None:
+        return (
+            f"[{ANSWER_NOW}] This turn has used its steps. The `{find[0].name}` result above "
+            f"holds what was asked for: {_said(first_find(find[1]))}. Answer the user now from "
+            "it, in plain words: say what it found and where. No more tool calls."
+        )
     return (
         f"[{ANSWER_NOW}] This turn has used its steps. Answer the user now, in plain words, "
         "from what the tool results above show, and say plainly what was not found. No more "
         "tool calls."
     )
+
+
+def _said(find: str) -> str:
+    """A find said as where it is and what it says, not in grep's `path:line:` form."""
+    match = _GREP_LINE.match(find)
+    return f"{match['file']}, line {match['line']}: “{match['text']}”" if match else f"“{find}”"
 
 
 def repeat_call_nudge(calls: Sequence[ToolCall], directive: str) -> str:

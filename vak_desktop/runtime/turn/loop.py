@@ -49,7 +49,6 @@ from vak_desktop.runtime.turn.answering import (
     ANSWER_NOW,
     RUNTIME_READ,
     RUNTIME_SEARCH,
-    answer_now_nudge,
     failed_call_statement,
     repeat_result,
     step_budget,
@@ -151,7 +150,7 @@ class TurnLoop:
         for step in range(budget):
             last = step == budget - 1 and step > 0
             if last:  # the budget's end: one step that can only answer
-                nudge = Nudge(ANSWER_NOW, answer_now_nudge())
+                nudge = Nudge(ANSWER_NOW, self.rules.answer_now())
                 self.ledger.append(self.session, nudge)
                 yield Notice(nudge.text)
                 bare = True
