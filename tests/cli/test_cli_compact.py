@@ -70,7 +70,7 @@ def test_compact_in_the_repl_prints_each_summariser_call_on_stderr(tmp_path: Pat
         re.MULTILINE,
     )
     assert [(k, n) for k, n, _, _ in progress] == [("1", "3"), ("2", "3"), ("3", "3")]
-    assert [chunk for _, _, chunk, _ in progress] == ["1–17", "18–32", "33–40"]  # dated cards
+    assert [chunk for _, _, chunk, _ in progress] == ["1–16", "17–31", "32–40"]  # dated cards
     elapsed = [int(s) for *_, s in progress]
     assert elapsed == sorted(elapsed) and elapsed[-1] >= 1  # each call took a while
     assert "! turns 1–40 summarised into the context packet" in done.stderr

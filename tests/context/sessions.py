@@ -108,6 +108,7 @@ class SessionBuilder:
 
     ledger: Ledger
     card_ratio: float = 0.25  # the tokens/char the runtime had when it closed each turn
+    model: str = "m"  # the model bound when each turn was given (`profile`'s by default)
     session: str = ""
     turn_ids: list[str] = field(default_factory=list)
     _calls: int = 0
@@ -126,7 +127,9 @@ class SessionBuilder:
             for call in calls:
                 self._calls += 1
                 tool_calls.append(ToolCall(f"call_{self._calls}", call.name, call.arguments))
-            written.append(self.append(AssistantStep(tool_calls=tuple(tool_calls), model="m")))
+            written.append(
+                self.append(AssistantStep(tool_calls=tuple(tool_calls), model=self.model))
+            )
             for tool_call, call in zip(tool_calls, calls, strict=True):
                 body = self.append(
                     EvidenceBody(
@@ -152,12 +155,12 @@ class SessionBuilder:
 
     def turn(self, script: TurnScript) -> str:
         """Append a whole turn; returns its id (the directive entry's)."""
-        directive = Directive(text=script.directive, model="m", provider="p")
+        directive = Directive(text=script.directive, model=self.model, provider="p")
         head = self.append(directive)
         self.turn_ids.append(head.id)
         entries = self._steps(script.steps)
         if script.answer:
-            entries.append(self.append(AssistantStep(text=script.answer, model="m")))
+            entries.append(self.append(AssistantStep(text=script.answer, model=self.model)))
         if script.outcome is None:
             return head.id
         if script.card:
@@ -168,7 +171,7 @@ class SessionBuilder:
 
     def pending(self, directive: str, steps: Sequence[Sequence[Call]] = ()) -> str:
         """The running turn: its directive and any steps already taken, not closed."""
-        head = self.append(Directive(text=directive, model="m", provider="p"))
+        head = self.append(Directive(text=directive, model=self.model, provider="p"))
         self.turn_ids.append(head.id)
         self._steps(steps)
         return head.id

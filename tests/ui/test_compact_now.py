@@ -97,7 +97,7 @@ async def test_compact_now_shows_each_call_in_the_status_bar_and_the_window_stay
         texts = [text for text, _, _ in shown]
         for k in (1, 2, 3):
             assert any(f"compacting turns 1–40: call {k} of 3" in t for t in texts), texts
-        assert any("(turns 18–32)" in tip for *_, tip in shown)
+        assert any("(turns 17–31)" in tip for *_, tip in shown)
         assert [value for _, value, _ in shown] == sorted(value for _, value, _ in shown)
         assert any(t.endswith(" s") and not t.endswith(" 0 s") for t in texts)  # elapsed grows
         assert len(gaps) > 50 and max(gaps) < 0.5, max(gaps)  # the UI thread never stalled

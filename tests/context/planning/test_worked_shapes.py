@@ -43,9 +43,10 @@ RATIO = 0.25
 FOLLOW_UP = "And how does that compare with last week?"
 
 
-def spec_session(ledger: Ledger) -> SessionBuilder:
-    """31 closed search turns and the follow-up that is being asked now."""
-    session = SessionBuilder(ledger, card_ratio=RATIO)
+def spec_session(ledger: Ledger, model: str = "m") -> SessionBuilder:
+    """31 closed search turns and the follow-up that is being asked now, given to `model`
+    (`profile`'s by default)."""
+    session = SessionBuilder(ledger, card_ratio=RATIO, model=model)
     for n in range(1, 32):
         topic = TOPICS[n % len(TOPICS)]
         session.turn(
@@ -159,3 +160,21 @@ def test_a_long_session_keeps_dozens_of_turns_whole_when_not_every_card_fits(
     assert counts[Fidelity.CARD] >= 50, counts
     assert counts[Fidelity.PACKET] > 0 and plan.packet_range is not None
     assert plan.history_tokens <= plan.budget.available
+
+
+def test_the_turn_reserve_is_what_this_models_own_turns_reached(ledger: Ledger) -> None:
+    """The spec's current-turn reserve is the in-turn size observed *for this model*. The
+    same 31 turns imported from another app (or given to another model) tell nothing of this
+    model's turns: they reserve nothing, and the history gets that room. Measured in
+    efficacy: imported build logs made the real 0.5B's reserve 3,150 tokens at its
+    2,742-token horizon, and its history got none."""
+    capacity = profile(8_192, output_reserve=2_048, ratio=RATIO)
+    own = planned(spec_session(ledger).index(), capacity, DEFAULT_SYSTEM_PROMPT)[0]
+    other = spec_session(ledger, model="another-app").index()
+    imported, _ = planned(other, capacity, DEFAULT_SYSTEM_PROMPT)
+    # the reserve is this turn so far: its directive alone
+    assert own.budget.current_turn_reserve > 3_000 > 100 > imported.budget.current_turn_reserve
+    assert imported.budget.available - own.budget.available == (
+        own.budget.current_turn_reserve - imported.budget.current_turn_reserve
+    )
+    assert imported.history_tokens > own.history_tokens

@@ -59,10 +59,11 @@ def binding(model: str) -> ModelBinding:
     return ModelBinding(provider="scripted", model=model, details=None)
 
 
-def fixture(ledger: Ledger) -> SessionBuilder:
+def fixture(ledger: Ledger, model: str = "small") -> SessionBuilder:
     """Twenty closed turns, each a search with a ~14k-char JSON result and a short answer, and
-    both models' measured profiles."""
-    session = SessionBuilder(ledger)
+    both models' measured profiles. The turns were the small model's: what they reached in
+    the turn is the reserve its next turn keeps."""
+    session = SessionBuilder(ledger, model=model)
     session.append(SMALL)
     session.append(LARGE)
     for n in range(1, 21):
@@ -307,7 +308,7 @@ async def test_a_session_moves_from_a_small_local_model_to_a_large_hosted_one(
     small model needed is not shown to the large one, which gets every turn whole; and the
     projection of that turn, rendered for another provider (a fallback leg), carries the same
     turns at the same fidelity."""
-    session = fixture(ledger)
+    session = fixture(ledger, model="qwen2.5:0.5b")  # its earlier turns ran on the small model
     key = "sk-ladder-0123456789"
     with (
         OllamaDouble(default_text=SUMMARY) as ollama_server,

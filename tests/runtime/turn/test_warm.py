@@ -28,7 +28,7 @@ from vak_desktop.runtime.turn.projection import tail_context_now
 from vak_desktop.runtime.turn.runner import DEFAULT_SYSTEM_PROMPT
 
 # a horizon the compact prefix and the new turn fill: the turn resets with a handoff first
-TINY = dataclasses.replace(SMALL, instruction_horizon=profile(900).instruction_horizon)
+TINY = dataclasses.replace(SMALL, instruction_horizon=profile(800).instruction_horizon)
 
 
 def chats(server: OllamaDouble) -> list[dict[str, object]]:

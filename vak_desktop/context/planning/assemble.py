@@ -253,12 +253,21 @@ def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
 
 
 def current_turn_reserve(
-    history: Sequence[Turn], current: Turn | None, ratio: float, indexed: CardIndex | None = None
+    history: Sequence[Turn],
+    current: Turn | None,
+    ratio: float,
+    indexed: CardIndex | None = None,
+    model: str = "",
 ) -> int:
-    """max(this turn so far, EWMA of the in-turn size earlier turns reached). `indexed` keeps
-    each closed turn's in-turn size, so a request does not rebuild sixteen turns' messages."""
+    """max(this turn so far, EWMA of the in-turn size earlier turns of this `model` reached:
+    the spec's "observed for this model", the turns given while it was bound). An imported
+    chat's turns, or another model's, say nothing of its turns: efficacy's imported build
+    logs made the 0.5B's reserve 3,150 tokens at its 2,742-token horizon, and left the
+    history no room at all. `indexed` keeps each closed turn's in-turn size, so a request
+    does not rebuild sixteen turns' messages."""
     observed = Ewma(0.0)
-    for turn in history[-RECENT_TURNS_FOR_RESERVE:]:
+    ran = [t for t in history if t.directive.model == model]
+    for turn in ran[-RECENT_TURNS_FOR_RESERVE:]:
         chars = (
             indexed.rendered("in_turn_chars", turn, functools.partial(_in_turn_chars, turn))
             if indexed is not None
@@ -300,7 +309,7 @@ def plan_request(
         history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
     prefix_chars = len(system) + sum(t.chars() for t in tools)
     prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
-    reserve = current_turn_reserve(history, current, ratio, indexed)
+    reserve = current_turn_reserve(history, current, ratio, indexed, profile.model)
     directive: str | Reading = current.directive.text if current else ""
     if reading is not None and current is not None and reading.text == current.directive.text:
         directive = reading

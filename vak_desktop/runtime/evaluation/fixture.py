@@ -60,13 +60,14 @@ def search_result(topic: int, chars: int = RESULT_CHARS, hits: int = 10) -> str:
     )
 
 
-def write_fixture(ledger: Ledger, *, pending: str = ASK) -> str:
+def write_fixture(ledger: Ledger, *, pending: str = ASK, model: str = "fixture") -> str:
     """Write the fixture session into `ledger`; returns its id. Its last turn is `pending`
-    (written, not answered) unless that is empty."""
+    (written, not answered) unless that is empty. `model`: the one its turns were given to
+    (a plan reserves for the turn what that model's own turns reached)."""
     session = ledger.create_session(title="vak eval fixture").id
     for n in range(1, FIXTURE_TURNS + 1):
         directive = Directive(
-            text=f"Turn {n}: what does the search say about topic {n}?", model="fixture"
+            text=f"Turn {n}: what does the search say about topic {n}?", model=model
         )
         head = ledger.append(session, directive)
         call = ToolCall(f"call_{n}", "search", {"query": f"topic {n}"})
@@ -84,12 +85,12 @@ def write_fixture(ledger: Ledger, *, pending: str = ASK) -> str:
             )
         )
         answer = f"Topic {n} is covered by ten sources; the first says it is well understood."
-        entries.append(ledger.append(session, AssistantStep(text=answer, model="fixture")))
+        entries.append(ledger.append(session, AssistantStep(text=answer, model=model)))
         turn = Turn(head.id, n - 1, directive, tuple(entries))
         ledger.append(session, build_turn_card(turn, "completed", FALLBACK_TOKENS_PER_CHAR))
         ledger.append(session, Activity(type=TURN_CLOSED, detail={"outcome": "completed"}))
     if pending:
-        ledger.append(session, Directive(text=pending, model="fixture"))
+        ledger.append(session, Directive(text=pending, model=model))
     return session
 
 

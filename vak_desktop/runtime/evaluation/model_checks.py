@@ -145,7 +145,7 @@ async def two_model_replay(
     counting = CountingProvider(provider)
     small, large = _profiles(binding)
     with scratch_ledger() as ledger:
-        session = write_fixture(ledger)
+        session = write_fixture(ledger, model=small.model)  # its turns ran on the small one
         ledger.append(session, small)
         first, sent = await _project(
             ledger, session, counting, binding, registry, system, keep_alive
@@ -285,7 +285,7 @@ async def probe_harness(
         else "not probed: the metadata profile (run `vak probe`)"
     )
     with scratch_ledger() as ledger:
-        session = write_fixture(ledger, pending="")
+        session = write_fixture(ledger, pending="", model=profile.model)  # as if its own
         preview = preview_next(
             ledger, session, profile, directive=ASK, system=system, tools=registry
         )
