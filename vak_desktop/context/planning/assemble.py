@@ -266,8 +266,8 @@ def current_turn_reserve(
     history no room at all. `indexed` keeps each closed turn's in-turn size, so a request
     does not rebuild sixteen turns' messages."""
     observed = Ewma(0.0)
-    ran = [t for t in history if t.directive.model == model]
-    for turn in ran[-RECENT_TURNS_FOR_RESERVE:]:
+    newest = (t for t in reversed(history) if t.directive.model == model)
+    for turn in reversed(list(itertools.islice(newest, RECENT_TURNS_FOR_RESERVE))):
         chars = (
             indexed.rendered("in_turn_chars", turn, functools.partial(_in_turn_chars, turn))
             if indexed is not None
