@@ -293,13 +293,18 @@ def plan_request(
     lexicons: Lexicons,
     reading_terms: Sequence[str] = (),
     reading: Reading | None = None,
+    small: bool | None = None,
 ) -> tuple[Plan, str]:
     """Plan the next request and build its tail. The thread depends on the plan and the plan on
     the tail's size, so the two are settled together: the tail is budgeted at the largest size
     tried so far, and the plan is taken once its own thread fits that budget. The budget only
     grows, so this ends (usually in one or two rounds); a fixed number of rounds could return a
     tail whose thread belongs to another plan (a directive both whole and in the thread).
-    `reading`: the current directive's one reading, when the caller made it."""
+    `reading`: the current directive's one reading, when the caller made it. `small`: whether
+    the model is a small one, judged by its tool horizon (default: `is_small(profile)`). A
+    tool-free turn is planned at the memory horizon (`for_turn`), and that may pass
+    `SMALL_HORIZON` while the model stays small: the real 0.5B's memory horizon reached 9,493,
+    and it lost its focused plans (8,350-token requests, 150 s a question, LoCoMo conv-49)."""
     ratio = tokens_per_char(profile)
     indexed = None
     if index.head is not None and index.turns and current is index.turns[-1]:
@@ -314,7 +319,7 @@ def plan_request(
     if reading is not None and current is not None and reading.text == current.directive.text:
         directive = reading
     ranked = candidates(history, ratio, directive, lexicons, reading_terms, indexed=indexed)
-    plain = is_small(profile)
+    plain = is_small(profile) if small is None else small
     tail = render_tail(tail_context, [], plain=plain)
     # the passages matching the directive (ranked once), in a slice of the budget reserved for
     # them when not every turn fits whole; they ride in the tail (the part that moves)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from vak_desktop.context.capacity.profile import for_turn, tokens_per_char
+from vak_desktop.context.capacity.profile import for_turn, is_small, tokens_per_char
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.actions import requested_tools
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
@@ -118,6 +118,7 @@ def plan_turn(
         lexicons=lexicons(),
         reading_terms=reading.terms if reading else (),
         reading=reading,
+        small=is_small(profile),  # by the tool horizon, whichever horizon plans the turn
     )
     return Projection(profile, plan, tail)
 
