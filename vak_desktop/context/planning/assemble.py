@@ -256,8 +256,8 @@ def current_turn_reserve(
     history: Sequence[Turn],
     current: Turn | None,
     ratio: float,
+    model: str,
     indexed: CardIndex | None = None,
-    model: str = "",
 ) -> int:
     """max(this turn so far, EWMA of the in-turn size earlier turns of this `model` reached:
     the spec's "observed for this model", the turns given while it was bound). An imported
@@ -314,7 +314,7 @@ def plan_request(
         history = [t for t in index.turns if current is None or t.turn_id != current.turn_id]
     prefix_chars = len(system) + sum(t.chars() for t in tools)
     prefix_tokens = planned_prefix_tokens(profile, prefix_chars, prefix_digest(system, tools))
-    reserve = current_turn_reserve(history, current, ratio, indexed, profile.model)
+    reserve = current_turn_reserve(history, current, ratio, profile.model, indexed)
     directive: str | Reading = current.directive.text if current else ""
     if reading is not None and current is not None and reading.text == current.directive.text:
         directive = reading

@@ -60,7 +60,7 @@ def search_result(topic: int, chars: int = RESULT_CHARS, hits: int = 10) -> str:
     )
 
 
-def write_fixture(ledger: Ledger, *, pending: str = ASK, model: str = "fixture") -> str:
+def write_fixture(ledger: Ledger, *, model: str, pending: str = ASK) -> str:
     """Write the fixture session into `ledger`; returns its id. Its last turn is `pending`
     (written, not answered) unless that is empty. `model`: the one its turns were given to
     (a plan reserves for the turn what that model's own turns reached)."""
