@@ -8,9 +8,14 @@ HTTP server; we start that server on 127.0.0.1 and talk to it through the same
 The server runs in a child process (`python -m vak_desktop.runtime.providers.embedded`), not in ours:
 its compute threads never compete with the window's event loop for the interpreter, a crash
 in native code cannot take the app down, and stopping it is ending a process. The child lets
-llama.cpp pick a free port, reports the address on its first stdout line, and exits when its
-stdin closes — so it also ends when the app dies. Its log (llama.cpp writes a great deal)
-goes to a file whose tail is quoted when the engine fails to start.
+llama.cpp pick a free port and reports the address on its first stdout line. It ends at once
+when its stdin closes, which `stop()` does and the app's death does however it dies, without
+llama.cpp's own shutdown (that would first finish the prompt under way, for no one). Two
+watches cover what stdin cannot (decision 0114): on Linux the kernel kills the child with its
+parent, even while a model load holds the child's interpreter; on any POSIX system the child
+ends when its parent pid changes, should a forked process keep the pipe open. Its log
+(llama.cpp writes a great deal) goes to a file whose tail is quoted when the engine fails to
+start.
 
     engine = await start_engine(EngineConfig(Path("model.gguf"), n_ctx=8192))
     provider = engine.provider(client)          # an OpenAICompatibleProvider
@@ -23,12 +28,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -303,8 +311,32 @@ def _log_tail(path: Path, lines: int = 8) -> str:
 # -- the child process ------------------------------------------------------------------------
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+ORPHAN_CHECK_S = 1.0
+
+
+def _end_with_parent() -> None:
+    """End this process with its parent where stdin cannot tell. Linux: the kernel sends
+    SIGKILL when the parent thread that started us exits (the app's event loop runs on its
+    main thread), even while native code holds our interpreter. POSIX: a thread ends us when
+    the parent pid changes. Windows has neither and relies on stdin alone."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # should it fail, the watches remain
+    if os.name == "posix":
+        threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    while os.getppid() == parent:  # an orphan is adopted by init or a subreaper
+        time.sleep(ORPHAN_CHECK_S)
+    os._exit(0)
+
+
 def _serve(config: dict[str, Any]) -> int:
-    """Run the server until stdin closes. Prints {"listening": url} or {"error": why}."""
+    """Serve until stdin closes or the parent dies. Prints {"listening": url} or {"error": why}."""
+    _end_with_parent()
     try:
         import xllamacpp  # optional: the `embedded` extra
     except ImportError:
@@ -336,8 +368,9 @@ def _serve(config: dict[str, Any]) -> int:
         return 1
     print(json.dumps({"listening": server.listening_address}), flush=True)
     sys.stdin.read()  # returns when the parent closes our stdin or dies
-    del server
-    return 0
+    # Not `del server`: its destructor waits for llama.cpp to finish the prompt under way (a
+    # 7k-token prefill held a killed parent's engine 41 s); the server keeps nothing to save.
+    os._exit(0)
 
 
 def _check() -> int:
