@@ -5,7 +5,9 @@ The source is Princeton WordNet 3.0's noun database (Debian's `wordnet-base` pac
 /usr/share/wordnet). Kept: every noun synset's depth and hypernyms (instance hypernyms too:
 "Paris" is an instance of "national capital"), and every lemma of one or two words, letters
 only, with its most frequent senses (index.noun orders them by tagged frequency), plus noun.exc's
-irregular plurals. Dropped: glosses, every other pointer, the verb/adjective databases. The
+irregular plurals and verb.exc's irregular verb forms ("bought" is a form of "buy": passage recall
+matches "what did Maria buy?" to "I bought…"). Dropped: glosses, every other pointer, the
+verb/adjective databases. The
 output is committed and deterministic (gzip without a time stamp); run this again only to move
 to another WordNet release.
 """
@@ -20,11 +22,13 @@ from pathlib import Path
 SENSES = 3  # the most frequent senses a lemma keeps
 OUT = Path(__file__).resolve().parents[1] / "resources" / "kinds" / "wordnet-nouns.txt.gz"
 _LEMMA = re.compile(r"^[a-z]{2,}(?:_[a-z]{2,})?$")
+_WORD = re.compile(r"^[a-z]{2,}$")
 LICENCE = Path(__file__).resolve().parents[1] / "packaging" / "licenses" / "WordNet-3.0.txt"
 FORMAT = """\
 Derived from WordNet 3.0 (noun synsets' hypernyms and lemmas' senses) by tools/make_kinds.py.
 Format: "S depth parent…" per synset (its line number after this header is its id), then
-"L lemma sense…" (most frequent first) and "X plural lemma" (irregular plurals).
+"L lemma sense…" (most frequent first), "X plural lemma" (irregular plurals) and "V form verb"
+(irregular verb forms).
 WordNet's licence, which travels with every copy:
 """
 
@@ -92,6 +96,10 @@ def main(argv: list[str]) -> int:
         plural, *bases = line.split()
         if _LEMMA.match(plural) and bases and bases[0] in kept:
             lines.append(f"X {plural} {bases[0]}")
+    for line in (folder / "verb.exc").read_text(encoding="latin-1").splitlines():
+        form, *bases = line.split()
+        if bases and _WORD.match(form) and _WORD.match(bases[0]) and form != bases[0]:
+            lines.append(f"V {form} {bases[0]}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     data = ("\n".join(lines) + "\n").encode("utf-8")
     OUT.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))

@@ -132,6 +132,48 @@ def test_an_inflected_question_finds_the_uninflected_answer() -> None:
     assert "went for a long walk" in select_passages(found, ranked, 60, 0.25).text
 
 
+def test_an_irregular_or_silent_e_form_finds_its_verb() -> None:
+    """Before: "buy" and "bought", "meet" and "met" shared nothing, and "dance" kept its "e"
+    where "dancing" had lost it ("dance" against "danc"), so a question in the plain form, as
+    questions about past events are put, missed the turn telling the event."""
+    session = SessionBuilder(Ledger.open(":memory:"))
+    for said, answered in [
+        ("Maya: I bought new hiking boots at the weekend.", "Tom: Nice."),
+        ("Maya: Work was busy.", "Tom: We were dancing all night at Lea's wedding."),
+        ("Maya: Yesterday I met an old friend, Jean, at the market.", "Tom: Lovely."),
+        *CHAT,
+    ]:
+        session.turn(TurnScript(said, answer=answered))
+    for question, answer in [
+        ("What did Maya buy?", "bought new hiking boots"),
+        ("When did Tom dance?", "dancing all night"),
+        ("Where did Maya meet an old friend?", "met an old friend"),
+    ]:
+        found, ranked = ranked_for(session, question)
+        assert answer in select_passages(found, ranked, 60, 0.25).text, question
+
+
+def test_a_question_naming_a_day_finds_what_was_said_that_day() -> None:
+    """Before: "on October 13, 2023" searched for the words "october" and "2023", which no
+    utterance of that day holds (its day is in the ledger, not in the words), so every painting
+    Caroline ever mentioned ranked alike and the newest came first."""
+    session = SessionBuilder(Ledger.open(":memory:"))
+    for day, said in [
+        ("2023-10-13", "Caroline: Here is my new painting, blue streaks on a wall."),
+        ("2023-10-13", "Melanie: How was the weekend?"),
+        ("2023-11-02", "Caroline: I painted a sunset over the lake last week."),
+        ("2023-11-02", "Melanie: The kids are well."),
+        ("2023-11-20", "Caroline: This painting of a flower bouquet is for my mum."),
+    ]:
+        head = session.append(Directive(text=said, said_at=f"{day}T15:00:00Z"))
+        session.turn_ids.append(head.id)
+    session.turn(TurnScript("Melanie: Lovely work!", answer="ok"))
+    found, ranked = ranked_for(session, "What painting did Caroline share on October 13, 2023?")
+    days = [found.store.pieces[centre].said_at[:10] for centre, _ in ranked]
+    assert days[:2] == ["2023-10-13", "2023-10-13"]
+    assert "blue streaks" in select_passages(found, ranked, 160, 0.25).text
+
+
 def test_a_question_for_a_kind_of_thing_finds_the_turn_naming_one() -> None:
     """Before: "which cities has Tom visited?" shares no word with "a week in Lisbon", and the
     passages held only the turns that say "city" (LoCoMo conv-30: "Paris, Rome" never shown).

@@ -10,6 +10,7 @@ strings come in, nothing reads a clock.
 from __future__ import annotations
 
 import functools
+import re
 from datetime import date
 
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -17,6 +18,42 @@ _MONTHS = (
     "January", "February", "March", "April", "May", "June",
     "July", "August", "September", "October", "November", "December",
 )  # fmt: skip
+
+
+_MONTH = r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+_NAMED_DAYS = re.compile(
+    rf"\b(?:{_MONTH}\s+{_ORDINAL},?\s+(\d{{4}})"  # October 13, 2023
+    rf"|{_ORDINAL}\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})"  # 13 October 2023, 13th of Oct 2023
+    r"|(\d{4})-(\d{2})-(\d{2}))\b",  # 2023-10-13
+    re.IGNORECASE,
+)
+
+
+def days_named(text: str) -> list[str]:
+    """The days `text` names with their year, as ISO dates ("2023-10-13"), each once, in order:
+    "October 13, 2023", "13 October 2023", "13th of Oct 2023", "2023-10-13" (English month
+    names). A day without its year, or that is no day of the calendar, is not read."""
+    found: dict[str, None] = {}
+    for match in _NAMED_DAYS.finditer(text):
+        g = match.groups()
+        if g[0]:
+            month, day, year = g[0], g[1], g[2]
+        elif g[4]:
+            day, month, year = g[3], g[4], g[5]
+        else:
+            year, month, day = g[6], g[7], g[8]
+        number = int(month) if month.isdigit() else _month_number(month)
+        try:
+            found[date(int(year), number, int(day)).isoformat()] = None
+        except ValueError:
+            continue
+    return list(found)
+
+
+def _month_number(name: str) -> int:
+    prefix = name[:3].lower()
+    return next(i for i, m in enumerate(_MONTHS, start=1) if m[:3].lower() == prefix)
 
 
 def said_on(iso: str) -> str:

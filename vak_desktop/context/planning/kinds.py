@@ -64,6 +64,7 @@ class Taxonomy:
     parents: tuple[tuple[int, ...], ...]  # hypernyms (instance hypernyms too), by synset id
     senses: dict[str, tuple[int, ...]]  # lemma ("ginger_snap") → synset ids, most frequent first
     plurals: dict[str, str]  # irregular plural → lemma
+    verbs: dict[str, str]  # irregular verb form → the verb ("bought" → "buy", "ran" → "run")
     stop: frozenset[str]  # English stop and function words: never read as nouns
 
 
@@ -74,6 +75,7 @@ def taxonomy() -> Taxonomy:
     parents: list[tuple[int, ...]] = []
     senses: dict[str, tuple[int, ...]] = {}
     plurals: dict[str, str] = {}
+    verbs: dict[str, str] = {}
     text = gzip.decompress(shipped(SOURCE).read_bytes()).decode("utf-8")
     for line in text.splitlines():
         kind, _, rest = line.partition(" ")
@@ -87,9 +89,18 @@ def taxonomy() -> Taxonomy:
         elif kind == "X":
             plural, lemma = rest.split()
             plurals[plural] = lemma
+        elif kind == "V":
+            form, verb = rest.split()
+            verbs[form] = verb
     english = json.loads(shipped("lexicons/en.json").read_text(encoding="utf-8"))
     stop = frozenset(english["stop_words"]) | frozenset(english["function_words"])
-    return Taxonomy(tuple(depth), tuple(parents), senses, plurals, stop)
+    return Taxonomy(tuple(depth), tuple(parents), senses, plurals, verbs, stop)
+
+
+def verb_of(word: str) -> str:
+    """The verb an irregular English verb form (lower-case) is a form of ("bought" → "buy",
+    "met" → "meet", "shopping" → "shop"), else `word` itself."""
+    return taxonomy().verbs.get(word, word)
 
 
 @functools.lru_cache(maxsize=1 << 16)

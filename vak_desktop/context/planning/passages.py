@@ -34,8 +34,8 @@ from vak_desktop.context.capacity.profile import estimate_tokens
 from vak_desktop.context.evidence.digests import digest_result
 from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import AssistantStep, EvidenceBody, ToolResult
-from vak_desktop.context.planning.dates import said_on
-from vak_desktop.context.planning.kinds import PREFIX, piece_kinds, question_kinds
+from vak_desktop.context.planning.dates import days_named, said_on
+from vak_desktop.context.planning.kinds import PREFIX, piece_kinds, question_kinds, verb_of
 from vak_desktop.context.planning.lexicon import Lexicons, Text, has_cjk
 from vak_desktop.context.planning.relative_dates import annotate
 from vak_desktop.context.planning.relevance import K1, B, Corpus, Terms, words
@@ -61,6 +61,8 @@ PASSAGE_SHARE, PASSAGE_FLOOR, PASSAGE_CAP = 3, 160, 1_536
 # for is in the passages, rarely in the newest turns the rest of the budget carries (on a small
 # model, all that the history's floor leaves, up to MEMORY_CAP: `assemble.py`, decision 0108)
 MEMORY_SHARE, MEMORY_CAP = 2 / 3, 3_072
+DAY = "◷"  # a day's index term: "◷2023-10-13" (a question naming the day finds what was said)
+_NOT_WORDS = (PREFIX, DAY)  # terms that are no word of the piece: not counted in its length
 HEADER = "Passages of earlier turns that match the request, verbatim (turn, day, evidence id):"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
@@ -131,15 +133,11 @@ def pieces_of(turn: Turn) -> list[Piece]:
     return out
 
 
-def tokens(text: str) -> list[str]:
-    """`relevance.words` of `text`, each brought to its `stem`, read in one pass when it holds
-    no Chinese or Japanese (lower-cased once, not word by word: indexing a session's pieces is
-    most of its cost)."""
-    return [stem(w) for w in _lowered_words(text)]
-
-
 def piece_terms(text: str) -> list[str]:
-    """A piece's index terms: its `tokens`, then the kinds its nouns name (`kinds.py`)."""
+    """A piece's index terms: its words (`relevance.words`, read in one pass when it holds no
+    Chinese or Japanese: lower-cased once, not word by word, since indexing a session's pieces
+    is most of its cost), each brought to its `stem`, then the kinds its nouns name
+    (`kinds.py`)."""
     found = _lowered_words(text)
     return [stem(w) for w in found] + sorted(piece_kinds(found, text))
 
@@ -151,28 +149,53 @@ def _lowered_words(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1 << 17)  # most of a chat's words recur
 def stem(word: str) -> str:
-    """`word` without an inflection a query and a passage may not share ("visited" and "visit",
-    "cities" and "city", "painting" and "paint"): a plural's or a past's or a gerund's ending
-    cut from a word of five letters or more. Crude and deterministic; every language's words
-    go through it alike, so both sides of a match are cut the same way."""
-    if len(word) < 5 or not word.isalpha():
+    """`word` without an inflection a query and a passage may not share, so "what did Maria
+    buy?" finds "I bought…" and "dance competitions" finds "dancing": an irregular English
+    verb form becomes its verb ("bought" → "buy", "met" → "meet": WordNet's list, `kinds.py`);
+    a plural's or a past's or a gerund's ending is cut from a word of five letters or more
+    ("cities" → "city", "visited" → "visit", "painting" → "paint"); and a final silent "e"
+    goes where no "-ing" or "-ed" was cut, so "dance", "dances", "danced" and "dancing" are
+    all "danc". Crude and deterministic; every language's words go through it alike, so both
+    sides of a match are cut the same way."""
+    if not word.isalpha():
         return word
-    for ending, replacement in _ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) >= 3:
-            if ending == "s" and word.endswith(_KEEP_S):
-                return word
-            return word[: -len(ending)] + replacement
-    return word
+    word = verb_of(word)
+    if len(word) >= 5:
+        for ending, replacement in _ENDINGS:
+            if word.endswith(ending) and len(word) - len(ending) >= 3:
+                if ending == "s" and word.endswith(_KEEP_S):
+                    break
+                cut = word[: -len(ending)] + replacement
+                return cut if ending in _VERB_ENDINGS else _without_silent_e(cut)
+    return _without_silent_e(word)
+
+
+def _without_silent_e(word: str) -> str:
+    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
 
 
 # endings tried in order: "cities" → "city", "classes" → "class", "visited" → "visit",
 # "painting" → "paint", "parents" → "parent" (but "glass", "status", "basis" keep theirs)
 _ENDINGS = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""))
+_VERB_ENDINGS = ("ing", "ed")  # what they leave has lost its silent "e" already ("danc-ing")
 _KEEP_S = ("ss", "us", "is")
 
 
-def _terms(text: str) -> Terms:
-    counts = Counter(piece_terms(text))
+def day_term(iso: str) -> str:
+    """The index term of the day an ISO-8601 time falls on ("◷2023-10-13"), "" when none."""
+    return f"{DAY}{iso[:10]}" if len(iso) >= 10 else ""
+
+
+def _index_terms(piece: Piece) -> Counter[str]:
+    """Every index term of `piece`: its `piece_terms` and the day it was said."""
+    counts = Counter(piece_terms(piece.text))
+    if day := day_term(piece.said_at):
+        counts[day] = 1
+    return counts
+
+
+def _terms(piece: Piece) -> Terms:
+    counts = _index_terms(piece)
     return (tuple(counts), tuple(counts.values())) if counts else (("∅",), (1,))
 
 
@@ -188,8 +211,8 @@ class _Store:
         self.turns.append(turn)
         for piece in pieces_of(turn):
             self.pieces.append(piece)
-            terms = _terms(piece.text)
-            words = sum(n for t, n in zip(*terms, strict=True) if t[0] != PREFIX)
+            terms = _terms(piece)
+            words = sum(n for t, n in zip(*terms, strict=True) if t[0] not in _NOT_WORDS)
             self.corpus.append(terms, max(words, 1))
 
 
@@ -282,16 +305,23 @@ def query_stop_words(directive: str, lexicons: Lexicons) -> frozenset[str]:
 
 
 def query_terms(directive: str, stop: frozenset[str] = frozenset()) -> list[str]:
-    """The directive's words for a passage query, less `stop` and one-letter words; its names,
-    numbers and quoted words ("Biscuit", "2023", 'the "blue" folder') count twice; then the
-    kinds its answer type asks for ("which cities" asks for any city: `kinds.py`)."""
-    query = tokens(directive)
+    """The directive's words for a passage query, less `stop` (read before `stem` cuts them:
+    "there" is a stop word, "ther" is not) and one-letter words; its names, numbers and quoted
+    words ("Biscuit", "2023", 'the "blue" folder') count twice; the days it names ("on
+    October 13, 2023" asks for what was said that day: `day_term`); then the kinds its answer
+    type asks for ("which cities" asks for any city: `kinds.py`)."""
+    query = _asked(directive, stop)
     for match in _NAME.finditer(directive):
-        query += tokens(match.group())
+        query += _asked(match.group(), stop)
     for match in _QUOTED.finditer(directive):
-        query += tokens(match.group(1))
-    kinds = question_kinds(_lowered_words(directive))
-    return [w for w in query if w not in stop and len(w) > 1] + kinds
+        query += _asked(match.group(1), stop)
+    query += [day_term(day) for day in days_named(directive)]
+    return query + question_kinds(_lowered_words(directive))
+
+
+def _asked(text: str, stop: frozenset[str]) -> list[str]:
+    kept = (stem(w) for w in _lowered_words(text) if w not in stop)
+    return [w for w in kept if len(w) > 1]
 
 
 def ranked_passages(
@@ -340,7 +370,7 @@ def _broad_score(
 ) -> float:
     """The BM25 of the common query words `broad` (term → holders) in the piece at `position`,
     read from the piece's own words: their postings are too long to walk on every request."""
-    counts = Counter(piece_terms(found.store.pieces[position].text))
+    counts = _index_terms(found.store.pieces[position])
     norm = K1 * (1 - B + B * found.store.corpus.lengths[position] / average)
     score = 0.0
     for term, holders in broad.items():
