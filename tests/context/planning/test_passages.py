@@ -22,7 +22,7 @@ from vak_desktop.context.invariants import request_findings
 from vak_desktop.context.payloads import Directive
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.passages import (
-    MEMORY_CAP,
+    FOCUSED_CAP,
     PIECE_WORDS,
     passage_index,
     passage_slice,
@@ -385,5 +385,5 @@ def test_a_small_models_question_about_the_past_gets_passages_before_the_newest_
     carried = [t.index for t in roomy.turns if t.fidelity is not Fidelity.PACKET]
     assert len(carried) <= PACKET_BATCH_TURNS + 1  # the newest batch (and the turn referred
     # to, a card), no more
-    assert 0 < roomy.passage_tokens <= MEMORY_CAP and "called Biscuit" in tail
+    assert 0 < roomy.passage_tokens <= FOCUSED_CAP and "called Biscuit" in tail
     assert roomy.history_tokens + roomy.passage_tokens < roomy.budget.horizon // 2

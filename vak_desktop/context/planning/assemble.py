@@ -45,7 +45,7 @@ from vak_desktop.context.planning.card_index import CardIndex, card_index
 from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import render_handoff, render_packet
 from vak_desktop.context.planning.passages import (
-    MEMORY_CAP,
+    FOCUSED_CAP,
     Recalled,
     recall_for,
     select_passages,
@@ -360,7 +360,7 @@ def plan_request(
         # half their usual slice: the usual plan's whole turns found by relevance carry more
         focused = available - floor >= reserved // 2
         if focused:
-            reserved = min(MEMORY_CAP, available - floor)
+            reserved = min(FOCUSED_CAP, available - floor)
     # the thread's summarised requests get a share of the same budget: on a small model eight
     # long ones took 370 of 1,381 tokens and the passages the question found were cut to none
     # (issue #22, LoCoMo conv-49); a frontier model's share holds them all. A focused request
