@@ -31,6 +31,7 @@ from vak_desktop.runtime.lexicons import lexicons
 
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
 TOOLS = (ToolSpec("recall", "Bring back anything from earlier."), ToolSpec("search", "Search."))
+READ_FILE = ToolSpec("read_file", "Read a file.")  # some requests carry it: cards keyed by tools
 SYSTEM = "You are a helpful assistant. " * 10
 WORDS = ("copper", "price", "noida", "weather", "rust", "parser", "ledger", "earlier", "that")
 
@@ -40,7 +41,9 @@ def legacy(index: TurnIndex) -> TurnIndex:
     return TurnIndex(index.turns, index.packets, index.reset)
 
 
-def request_of(index: TurnIndex, capacity: CapacityProfile) -> tuple[object, ...]:
+def request_of(
+    index: TurnIndex, capacity: CapacityProfile, tools: tuple[ToolSpec, ...] = TOOLS
+) -> tuple[object, ...]:
     """Plan, tail and assembled messages of the index's last turn as the running one."""
     current = index.turns[-1]
     plan, tail = plan_request(
@@ -48,7 +51,7 @@ def request_of(index: TurnIndex, capacity: CapacityProfile) -> tuple[object, ...
         capacity,
         current,
         system=SYSTEM,
-        tools=TOOLS,
+        tools=tools,
         tail_context=TAIL,
         lexicons=lexicons(),
     )
@@ -57,7 +60,7 @@ def request_of(index: TurnIndex, capacity: CapacityProfile) -> tuple[object, ...
         plan,
         current,
         system=SYSTEM,
-        tools=TOOLS,
+        tools=tools,
         tail=tail,
         ratio=tokens_per_char(capacity),
     )
@@ -71,6 +74,7 @@ class Op:
     size: int
     card: bool
     pick: int  # which earlier turn a packet or a branch starts at
+    tool: str = "search"  # read_file: another app's tool, not in TOOLS (its cards tell it)
 
 
 ops = st.builds(
@@ -82,6 +86,7 @@ ops = st.builds(
     size=st.sampled_from([40, 900, 5_000, 31_000]),
     card=st.sampled_from([True, True, True, False]),
     pick=st.integers(0, 1_000),
+    tool=st.sampled_from(["search", "search", "read_file"]),
 )
 
 
@@ -101,7 +106,7 @@ class Driver:
         self.count += 1
         text = f"D{self.count} {' '.join(op.words)}"
         content, is_error = tool_output("search", f"r{self.count}", op.size)
-        steps = ((Call("search", {"q": text}, content, is_error),),)
+        steps = ((Call(op.tool, {"q": text}, content, is_error),),)
         turns = [e for e in self.chain() if isinstance(e.payload, Directive)]
         if op.kind == "turn":
             self.session.turn(TurnScript(text, steps, f"Answer {text}.", "completed", op.card))
@@ -163,7 +168,8 @@ def test_an_advanced_index_plans_exactly_what_a_rebuilt_one_does(
             # feedback moves the learned tokens/char between requests; profiles alternate
             moved = ratio * (1 + step / 50)
             capacity = profile(horizons[step % len(horizons)], output_reserve=256, ratio=moved)
-            assert request_of(index, capacity) == request_of(legacy(index), capacity)
+            tools = TOOLS if step % 3 else (*TOOLS, READ_FILE)  # a card told, then called
+            assert request_of(index, capacity, tools) == request_of(legacy(index), capacity, tools)
             if replan and len(versions) > replan:  # an older version asked again
                 older = versions[-1 - replan]
                 assert request_of(older, capacity) == request_of(legacy(older), capacity)

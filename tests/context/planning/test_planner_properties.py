@@ -74,7 +74,9 @@ def steps(draw: st.DrawFn, most: int) -> tuple[tuple[CallSpec, ...], ...]:
     return tuple(
         tuple(
             (
-                draw(st.sampled_from(["search", "read", "run"])),
+                # read_file: another app's tool (an imported turn's), not in TOOLS: its cards
+                # tell the call in words, priced as told
+                draw(st.sampled_from(["search", "read", "run", "read_file"])),
                 draw(st.sampled_from(SHAPES)),
                 draw(SIZES),
             )

@@ -24,12 +24,18 @@ from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.planner import Fidelity, Plan
 from vak_desktop.context.planning.turns import TurnIndex
+from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ToolRegistry
 from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.tools import RecallTool
 
-TOOLS = ToolRegistry([RecallTool()]).specs()  # the prefix these shapes were measured with
+# the prefix these shapes were measured with, and the session's own search tool: its calls keep
+# their shape on the cards (a tool the request lacked would be told in words on them)
+TOOLS = (
+    *ToolRegistry([RecallTool()]).specs(),
+    ToolSpec("tavily_search", "Search the web.", {"type": "object"}),
+)
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
 TOPICS = (
     "the weather in Noida",

@@ -11,6 +11,11 @@
 The tail (time, intent, stance, thread, work contract) is the only per-turn material and it
 rides inside the directive message, so the prefix caches; within a turn each request is the
 previous one plus the new steps. Nothing here does I/O or reads a clock: `now` comes in.
+
+Cards are shown for the tools the turn was planned with (`Plan.present`, the tools given to
+`plan_request`: the prefix loaded at the turn's first step), not for each step's own tools, so
+a later step that carries more tools (`find_tools`) or none (an answer-only step) still extends
+the request before it; across turns they hold while the session's tools do.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ from vak_desktop.context.planning.planner import (
 from vak_desktop.context.planning.reading import MEMORY, Reading, reading_for
 from vak_desktop.context.planning.turn_cards import (
     NOT_RUN,
+    absent_tools,
     card_block,
     card_of,
     full_record,
@@ -318,7 +324,10 @@ def plan_request(
     directive: str | Reading = current.directive.text if current else ""
     if reading is not None and current is not None and reading.text == current.directive.text:
         directive = reading
-    ranked = candidates(history, ratio, directive, lexicons, reading_terms, indexed=indexed)
+    present = frozenset(t.name for t in tools)  # the tools a card's past calls are shown for
+    ranked = candidates(
+        history, ratio, directive, lexicons, reading_terms, indexed=indexed, present=present
+    )
     plain = is_small(profile) if small is None else small
     tail = render_tail(tail_context, [], plain=plain)
     # the passages matching the directive (ranked once), in a slice of the budget reserved for
@@ -407,7 +416,7 @@ def plan_request(
 def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message]:
     """Every turn before the current one at the fidelity the plan chose, in request order: the
     handoff, the older turns retrieved from the packet's range (whole or as cards), the packet,
-    then the working set."""
+    then the working set; every card as the plan priced it, for the tools it was planned with."""
     turns = index.by_turn_id
     # what earlier requests rendered of these turns (each step of a turn advances the index)
     indexed = card_index(index, ratio) if index.head is not None else None
@@ -420,7 +429,7 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
     if plan.packet_range is not None:
         last = turns[plan.packet_range[1]].index
         packet_end = bisect.bisect_right(planned, last, key=_index_of)  # planned is in order
-        messages += _turn_messages(turns, planned[:packet_end], ratio, indexed)
+        messages += _turn_messages(turns, planned[:packet_end], ratio, indexed, plan.present)
         text = plan.packet_text()  # as the plan priced it, unless the plan changed since
         if text is None:
             span = [turns[p.turn_id] for p in planned[:packet_end]]
@@ -435,9 +444,10 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
                 packeted,
                 plan.packet_shape,
                 listing=indexed.listing if indexed else None,
+                present=plan.present,
             )
         messages.append(Message(role="user", content=text))
-    messages += _turn_messages(turns, planned[packet_end:], ratio, indexed)
+    messages += _turn_messages(turns, planned[packet_end:], ratio, indexed, plan.present)
     return messages
 
 
@@ -450,15 +460,19 @@ def _turn_messages(
     planned: Sequence[PlannedTurn],
     ratio: float,
     indexed: CardIndex | None = None,
+    present: frozenset[str] | None = None,
 ) -> list[Message]:
     """Whole turns as their records and each run of card turns as one block (packeted turns
-    are skipped: the packet carries them). `indexed` keeps what a frozen turn renders to."""
+    are skipped: the packet carries them), each card shown for the tools `present` (None:
+    any). `indexed` keeps what a frozen turn renders to."""
     messages: list[Message] = []
     cards: list[str] = []
     packet, card_fidelity = Fidelity.PACKET, Fidelity.CARD
     # what a frozen turn rendered to, read here without a call per turn (a frontier request
-    # carries a thousand turns): `CardIndex.rendered`'s store, and which turns it holds
-    kept, held, start, size = ({}, [], 0, 0) if indexed is None else indexed.kept()
+    # carries a thousand turns): `CardIndex.rendered`'s store, which turns it holds, their cards
+    # (and which of those tell a past call in words for these tools)
+    kept, held, held_cards, start, size = ({}, [], [], 0, 0) if indexed is None else indexed.kept()
+    told = indexed.told(present) if indexed is not None else {}
     for p in planned:
         fidelity = p.fidelity
         if fidelity is packet:
@@ -467,10 +481,13 @@ def _turn_messages(
         at = turn.index - start
         frozen = 0 <= at < size and held[at] is turn
         if fidelity is card_fidelity:
-            key = ("card", turn.turn_id)
+            key: tuple[str, ...] = ("card", turn.turn_id)
+            if frozen and at in told:  # its text is the same for every set lacking these tools
+                key = (*key, *absent_tools(held_cards[at], present))
             text = kept.get(key) if frozen else None
             if text is None:
-                text = render_card(card_of(turn, ratio), turn.number)
+                card = held_cards[at] if frozen else card_of(turn, ratio)
+                text = render_card(card, turn.number, present)
                 if frozen:
                     kept[key] = text
             cards.append(text)

@@ -7,23 +7,31 @@
 
 `candidates` prices every turn at its two fidelities and ranks it once per request; the
 planner (`planner.py`) then tries as many budgets as the tail's size needs against the same
-`Candidates`. Directive drift (§7) lowers the recency of the subject the user left.
+`Candidates`. Directive drift (§7) lowers the recency of the subject the user left. A card is
+priced as the request shows it: for the tools that request carries (`turn_cards.card_chars`).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
+from vak_desktop.context.capacity.profile import estimate_tokens
 from vak_desktop.context.payloads import TurnCard
 from vak_desktop.context.planning.card_index import CardIndex
 from vak_desktop.context.planning.drift import PAUSED_RECENCY, paused_turns
 from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.reading import Reading, reading_for
 from vak_desktop.context.planning.relevance import relevance
-from vak_desktop.context.planning.turn_cards import card_of, card_tokens, full_tokens
+from vak_desktop.context.planning.turn_cards import (
+    absent_tools,
+    card_chars,
+    card_of,
+    card_tokens,
+    full_tokens,
+)
 from vak_desktop.context.planning.turns import Turn
 
 
@@ -71,6 +79,8 @@ class Candidates:
     stop_words: frozenset[str] = frozenset()  # the lexicons' (every language's), for topics
     ids: tuple[str, ...] = ()  # each live turn's id and index, the columns of its PlannedTurn
     indexes: tuple[int, ...] = ()
+    # the tool names the request carries (None: any), which its cards are priced and shown for
+    present: frozenset[str] | None = None
 
 
 def candidates(
@@ -81,11 +91,15 @@ def candidates(
     reading_terms: Sequence[str] = (),
     *,
     indexed: CardIndex | None = None,
+    present: Collection[str] | None = None,
 ) -> Candidates:
     """Price and value every turn of `history` (the turns before the current one);
     `reading_terms` are the directive's reading's terms (`Reading.terms`, spec §4). `indexed` is
     the card index of exactly `history`'s live turns, when the caller keeps one. `directive`
-    is read once (`reading_for`): every cue test below takes that one reading."""
+    is read once (`reading_for`): every cue test below takes that one reading. `present`: the
+    tools the request carries (None: any); a card that tells a past call of another tool in
+    words is priced as told."""
+    tools = frozenset(present) if present is not None else None
     read = reading_for(directive, lexicons)
     directive = read.text
     if indexed is None:
@@ -115,8 +129,15 @@ def candidates(
     if indexed is None:
         full_cost = tuple(map(full_tokens, cards, itertools.repeat(ratio)))
         card_cost = tuple(map(card_tokens, cards, itertools.repeat(ratio)))
+        if tools is not None:
+            card_cost = tuple(
+                estimate_tokens(card_chars(card, turn.number, tools), ratio)
+                if absent_tools(card, tools)
+                else cost
+                for turn, card, cost in zip(live, cards, card_cost, strict=True)
+            )
     else:
-        full_cost, card_cost = indexed.costs(ratio)
+        full_cost, card_cost = indexed.costs(ratio, tools)
     ordered = [full_cost[p] for p in by_value]
     return Candidates(
         live=live,
@@ -134,6 +155,7 @@ def candidates(
         stop_words=lexicons.subjectless(),
         ids=tuple(t.turn_id for t in live) if indexed is None else indexed.ids,
         indexes=tuple(t.index for t in live) if indexed is None else indexed.indexes,
+        present=tools,
     )
 
 

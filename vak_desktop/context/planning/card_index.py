@@ -14,19 +14,27 @@ live turn (built anew), and a turn without a stored card has the card `card_of` 
 bound model's tokens/char, so such a turn ties the index to that ratio (another profile builds
 anew; a session whose cards are all stored shares one index across profiles). The index is
 extended in place when it is the newest of its line and copied otherwise, so an older TurnIndex
-never sees turns it does not hold.
+never sees turns it does not hold. The tools a request carries are keyed too: a card that tells a
+past call of a tool outside them in words (`turn_cards.card_chars`) is priced and rendered per
+set of absent tools, and each set of tools is scanned for such cards once, then per new turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from vak_desktop.context.capacity.profile import estimate_all
+from vak_desktop.context.capacity.profile import estimate_all, estimate_tokens
 from vak_desktop.context.payloads import TurnCard
 from vak_desktop.context.planning.relevance import Corpus, card_terms
-from vak_desktop.context.planning.turn_cards import card_of, card_tokens, full_tokens
+from vak_desktop.context.planning.turn_cards import (
+    absent_tools,
+    card_chars,
+    card_of,
+    card_tokens,
+    full_tokens,
+)
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
 MEMO_KEY = "card_index"
@@ -43,12 +51,28 @@ class _Store:
     cards: list[TurnCard] = field(default_factory=list)
     corpus: Corpus = field(default_factory=Corpus)
     listing: dict[str, str] = field(default_factory=dict)  # turn id -> its packet line
-    rendered: dict[tuple[str, str], Any] = field(default_factory=dict)  # (kind, turn id) -> text
+    # (kind, turn id, …) -> text: a card's key adds the tools it calls that the request lacks
+    rendered: dict[tuple[Hashable, ...], Any] = field(default_factory=dict)
     # each card's two sizes in characters (priced per request: the ratio moves with feedback),
     # and the stored token counts of cards written before sizes were kept, by position
     chars_full: list[int] = field(default_factory=list)
     chars_card: list[int] = field(default_factory=list)
     sizeless: list[tuple[int, TurnCard]] = field(default_factory=list)
+    # per set of tools a request carried: how many cards were scanned for it, and the size of
+    # each card it shows otherwise than stored (position -> characters with the newline)
+    told: dict[frozenset[str], tuple[int, dict[int, int]]] = field(default_factory=dict)
+
+    def told_sizes(self, present: frozenset[str], size: int) -> dict[int, int]:
+        """The cards among the first `size` that a request carrying the tools `present` shows
+        with a past call told in words, and their sizes (positions past `size` may be there
+        too): the cards added since the last request of these tools are the only ones read."""
+        scanned, sizes = self.told.get(present, (0, {}))
+        for position in range(scanned, size):
+            card = self.cards[position]
+            if absent_tools(card, present):
+                sizes[position] = card_chars(card, self.turns[position].number, present)
+        self.told[present] = (max(scanned, size), sizes)
+        return sizes
 
     def append(self, turn: Turn, card: TurnCard) -> None:
         self.turns.append(turn)
@@ -97,9 +121,12 @@ class CardIndex:
     def listing(self) -> dict[str, str]:
         return self.store.listing
 
-    def costs(self, ratio: float) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def costs(
+        self, ratio: float, present: frozenset[str] | None = None
+    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Each turn's full record and card in tokens at `ratio`: `full_tokens` and
-        `card_tokens` over the stored sizes, a column at a time."""
+        `card_tokens` over the stored sizes, a column at a time; a card a request carrying the
+        tools `present` (None: any) shows with a past call told in words, at that size."""
         size, store = self.size, self.store
         full = estimate_all(store.chars_full[:size], ratio)
         card = estimate_all(store.chars_card[:size], ratio)
@@ -107,18 +134,30 @@ class CardIndex:
             if position < size:
                 full[position] = full_tokens(stored, ratio)
                 card[position] = card_tokens(stored, ratio)
+        for position, chars in self.told(present).items():
+            if position < size:
+                card[position] = estimate_tokens(chars, ratio)
         return tuple(full), tuple(card)
+
+    def told(self, present: frozenset[str] | None) -> dict[int, int]:
+        """The positions (and sizes) of the cards a request carrying the tools `present` (None:
+        any) shows with a past call told in words; the others show as stored."""
+        return {} if present is None else self.store.told_sizes(present, self.size)
 
     def holds(self, turn: Turn) -> bool:
         """`turn` is one of this index's turns (the same object, so the same entries)."""
         position = turn.index - self.start
         return 0 <= position < self.size and self.store.turns[position] is turn
 
-    def kept(self) -> tuple[dict[tuple[str, str], Any], Sequence[Turn], int, int]:
-        """What `rendered` keeps (by (kind, turn id)), the turns it keeps them for (a turn is
-        held when it is the same object at its position, below `size`), the first one's index
-        and `size`: for a caller reading a thousand turns' texts without a call each."""
-        return self.store.rendered, self.store.turns, self.start, self.size
+    def kept(
+        self,
+    ) -> tuple[dict[tuple[Hashable, ...], Any], Sequence[Turn], Sequence[TurnCard], int, int]:
+        """What `rendered` keeps (by (kind, turn id, …)), the turns it keeps them for (a turn is
+        held when it is the same object at its position, below `size`) and their cards, the
+        first one's index and `size`: for a caller reading a thousand turns' texts without a
+        call each."""
+        store = self.store
+        return store.rendered, store.turns, store.cards, self.start, self.size
 
     def rendered(self, kind: str, turn: Turn, render: Callable[[], R]) -> R:
         """What `render` makes of `turn` (its card's text, its full record), made once per

@@ -22,7 +22,7 @@ the newly covered turns — never the turn's own request.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from vak_desktop.context.evidence.windows import short_ref
@@ -190,12 +190,14 @@ def render_packet(
     *,
     listing: dict[str, str] | None = None,
     outside: Sequence[int] | None = None,
+    present: Collection[str] | None = None,
 ) -> str:
     """The packet as the request carries it. `span` is the packet's whole range (first and last
     turn name it), `packeted` the turns of it the packet itself carries, with their cards.
     `listing` maps turn ids to their `listing_line` when the caller has them already;
     `outside`, the positions in `span` of the turns not packeted (in order) when the caller
-    has them: their runs are then read from those few, not found among thousands packeted."""
+    has them: their runs are then read from those few, not found among thousands packeted.
+    `present`: the tools the request carries (None: any), as its featured cards show them."""
     name = turn_numbers(span)
     summary = packet.summary.strip() if packet and packet.summary.strip() else SUMMARY_PENDING
     lines = [f'<context_summary turns="{name}">', summary]
@@ -217,7 +219,8 @@ def render_packet(
                 others.append(pair)
         featured = [by_id[i] for i in shape.featured if i in by_id]
         if featured:
-            lines += ["", FEATURED_HEADER, *(render_card(c, t.index + 1) for t, c in featured)]
+            cards = (render_card(c, t.number, present) for t, c in featured)
+            lines += ["", FEATURED_HEADER, *cards]
         rest = others
     if rest and shape.detailed:
         lines += ["", LISTED_HEADER]

@@ -17,9 +17,10 @@ best BM25 match is a card before anything else is placed, so it reaches the mode
 the budget (spec §10: relevance survives a tiny budget). The packet is deterministic: what is
 left of the budget shows its best-matching turns as cards, then one line per other turn, else
 their range. Every size is priced at the bound model's tokens/char (cards store characters),
-card-block wrappers and the reset's handoff included. Every cost check is turn-whole: a turn is
-never split, and a turn is in exactly one fidelity. A stored packet is used only when its range
-is exactly the plan's; otherwise those turns come from the ledger.
+card-block wrappers and the reset's handoff included, and every card as the request shows it for
+the tools it carries (`Candidates.present`, kept on the plan for the assembler). Every cost check
+is turn-whole: a turn is never split, and a turn is in exactly one fidelity. A stored packet is
+used only when its range is exactly the plan's; otherwise those turns come from the ledger.
 
 Over 400 lines on purpose: the fill, the batch-aligned packet loop and the packet's shape price
 one budget together (each reads the others' choices); split, that shared accounting would cross
@@ -56,10 +57,7 @@ from vak_desktop.context.planning.topics import (
     topic_index,
     topics_fitting,
 )
-from vak_desktop.context.planning.turn_cards import (
-    CARD_BLOCK_CHARS,
-    render_card,
-)
+from vak_desktop.context.planning.turn_cards import CARD_BLOCK_CHARS, card_chars
 from vak_desktop.context.planning.turns import StoredPacket, Turn, TurnIndex
 
 PACKET_BATCH_TURNS = 8
@@ -142,6 +140,8 @@ class Plan:
     # the packet's text as priced, for the request to carry as is while the plan's turns,
     # stored packet and shape are still these (a plan changed after planning renders anew)
     rendered_packet: RenderedPacket | None = field(default=None, compare=False, repr=False)
+    # the tool names the request carries (None: any): its cards are priced and shown for them
+    present: frozenset[str] | None = field(default=None, repr=False)
 
     def packet_text(self) -> str | None:
         """The packet's text rendered when this plan was made, if it still holds."""
@@ -360,7 +360,13 @@ def plan_working_set(
         span = live[:packet_end]
         while True:  # the shape was priced line by line; the rendered text is what counts
             text = render_packet(
-                packet, span, packeted, shape, listing=ranked.listing, outside=outside
+                packet,
+                span,
+                packeted,
+                shape,
+                listing=ranked.listing,
+                outside=outside,
+                present=ranked.present,
             )
             packet_cost = estimate_tokens(len(text), ratio)
             if handoff + spent + packet_cost <= budget.available or shape == PacketShape():
@@ -411,6 +417,7 @@ def plan_working_set(
         over_budget=max(0, history_tokens - budget.available),
         partial_batch=over_batch,
         rendered_packet=RenderedPacket(turns, stored, shape, text) if packet_end else None,
+        present=ranked.present,
     )
 
 
@@ -518,7 +525,7 @@ def _packet_shape(
         if position >= packet_end or chosen[position] is not PACKET:
             continue
         card = ranked.cards[position]
-        more = chars + (card.chars_card or len(render_card(card, position + 1))) + 1
+        more = chars + card_chars(card, ranked.live[position].number, ranked.present)
         if len(featured) == PACKET_BATCH_TURNS or estimate_tokens(more, ratio) > room - held:
             break
         featured.append(position)

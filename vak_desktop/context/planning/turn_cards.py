@@ -8,16 +8,22 @@ tool_use/tool_result pairs with thinking dropped, every result replaced by its s
 every card result by its short ack, so the record is API-valid and byte-stable once closed.
 The card also stores what every later request would otherwise recompute: each result's digest,
 both sizes in characters (priced at whichever model is bound) and its index terms for BM25.
+
+A card is shown to a request that carries a set of tools: a past call of a tool outside that set
+(an imported turn's `read_file`) is told in words, not in the call's own shape, wherever a card
+is shown — in the handoff, a run of cards, the packet — and it is priced as told (`card_chars`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Collection, Mapping, Sequence, Set
 from typing import Any
 
 from vak_desktop.context.capacity.profile import estimate_tokens
+from vak_desktop.context.evidence.call_repair import words_of
 from vak_desktop.context.evidence.digests import digest_result, result_shape
 from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import (
@@ -224,8 +230,40 @@ def card_of(turn: Turn, ratio: float) -> TurnCard:
     return turn.card or build_turn_card(turn, turn.outcome, ratio)
 
 
-def render_card(card: TurnCard, number: int) -> str:
-    """The text a card turn contributes to a request."""
+def absent_tools(card: TurnCard, present: Collection[str] | None) -> tuple[str, ...]:
+    """The tools `card`'s trace lines call that `present` (the tools a request carries; None:
+    any) does not hold, each once, sorted: what its text as that request shows it depends on."""
+    if present is None or not card.did:
+        return ()
+    return tuple(sorted({t.tool for t in card.did if t.tool not in present}))
+
+
+def absent_as_prose(card: TurnCard, present: Collection[str]) -> TurnCard:
+    """`card` with each past call of a tool the request does not carry told in words, not in
+    the call's own shape: measured on Qwen2.5-Coder 0.5B (issue #22), an imported turn's
+    `did: read_file {"q": …}` in the handoff was copied as a call in 3 tries of 6."""
+    did = []
+    for trace in card.did:
+        if trace.tool in present:
+            did.append(trace)
+            continue
+        try:
+            arguments = json.loads(trace.args_digest)
+        except ValueError:
+            arguments = {}
+        values = arguments.values() if isinstance(arguments, dict) else ()
+        said = ", ".join(f"“{v}”" if isinstance(v, str) else json.dumps(v) for v in values)
+        tool = " ".join(words_of(trace.tool)) or "a tool"
+        told = f"{tool} (another app's tool, not one you can call)"
+        did.append(dataclasses.replace(trace, tool=told, args_digest=f"on {said}" if said else ""))
+    return dataclasses.replace(card, did=tuple(did))
+
+
+def render_card(card: TurnCard, number: int, present: Collection[str] | None = None) -> str:
+    """The text a card turn contributes to a request that carries the tools `present` (None:
+    any tool): a past call of any other is told in words (`absent_as_prose`)."""
+    if present is not None and absent_tools(card, present):
+        card = absent_as_prose(card, present)
     said = said_on(card.said_at)
     when = f"{card.outcome}, {said}" if said else card.outcome
     lines = [f"Turn {number} ({when}) — asked: {card.asked}"]
@@ -237,6 +275,16 @@ def render_card(card: TurnCard, number: int) -> str:
     if card.answered.narration:
         lines.append(f"  answered: {card.answered.narration}")
     return "\n".join(lines)
+
+
+def card_chars(card: TurnCard, number: int, present: Collection[str] | None = None) -> int:
+    """What `card` (turn `number`'s) adds to a request carrying the tools `present` (None: any)
+    in characters, with the newline after it (as `card_tokens` counts it): its stored size,
+    unless a past call of an absent tool is told in words — then the text `render_card` makes
+    for that request, so the plan prices what is sent."""
+    if card.chars_card and not absent_tools(card, present):
+        return card.chars_card + 1
+    return len(render_card(card, number, present)) + 1
 
 
 def _digest(body: EvidenceBody, evidence: str, tool: str) -> str:

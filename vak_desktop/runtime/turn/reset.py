@@ -13,11 +13,9 @@ it, and an Activity says why, so the cut is never silent.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Collection, Sequence
 
-from vak_desktop.context.evidence.call_repair import words_of
-from vak_desktop.context.payloads import Activity, CapacityProfile, Directive, Reset, TurnCard
+from vak_desktop.context.payloads import Activity, CapacityProfile, Directive, Reset
 from vak_desktop.context.planning.candidates import candidates
 from vak_desktop.context.planning.planner import Fidelity, Plan
 from vak_desktop.context.planning.turn_cards import card_of, render_card, turn_numbers
@@ -35,27 +33,6 @@ RESET_WRITTEN = "reset_written"  # Activity: why the session was reset with a ha
 HANDOFF_ASKS = 3  # the newest asks the handoff repeats
 
 
-def absent_as_prose(card: TurnCard, present: Collection[str]) -> TurnCard:
-    """`card` with each past call of a tool the request does not carry told in words, not in
-    the call's own shape: measured on Qwen2.5-Coder 0.5B (issue #22), an imported turn's
-    `did: read_file {"q": …}` in the handoff was copied as a call in 3 tries of 6."""
-    did = []
-    for trace in card.did:
-        if trace.tool in present:
-            did.append(trace)
-            continue
-        try:
-            arguments = json.loads(trace.args_digest)
-        except ValueError:
-            arguments = {}
-        values = arguments.values() if isinstance(arguments, dict) else ()
-        said = ", ".join(f"“{v}”" if isinstance(v, str) else json.dumps(v) for v in values)
-        tool = " ".join(words_of(trace.tool)) or "a tool"
-        told = f"{tool} (another app's tool, not one you can call)"
-        did.append(dataclasses.replace(trace, tool=told, args_digest=f"on {said}" if said else ""))
-    return dataclasses.replace(card, did=tuple(did))
-
-
 def handoff_text(
     turns: Sequence[Turn],
     ratio: float,
@@ -65,7 +42,7 @@ def handoff_text(
     """The deterministic handoff over `turns` (the live turns going behind the reset): the
     card of the turn a refer-back directive points at (its best BM25 match), the newest asks,
     and how to recall any of them. `present`: the tools the request carries (None: any); a
-    past call of any other is told in words (`absent_as_prose`)."""
+    past call of any other is told in words (`turn_cards.render_card`)."""
     span = turn_numbers(turns)
     asks = [f"turn {t.number}: {card_of(t, ratio).asked}" for t in turns[-HANDOFF_ASKS:]]
     first = turns[0].number
@@ -76,9 +53,8 @@ def handoff_text(
     ranked = candidates(turns, ratio, directive, lexicons())
     if ranked.pinned is not None:
         turn, card = ranked.live[ranked.pinned], ranked.cards[ranked.pinned]
-        if present is not None:
-            card = absent_as_prose(card, present)
-        parts.append(f"The earlier turn closest to the request:\n{render_card(card, turn.number)}")
+        shown = render_card(card, turn.number, present)
+        parts.append(f"The earlier turn closest to the request:\n{shown}")
     parts.append(f'recall({{"turn": {first}}}) returns turn {first} whole (any turn number works).')
     return "\n".join(parts)
 
