@@ -10,10 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from vak_desktop.ledger import Ledger
-from vak_desktop.providers import open_provider
+from vak_desktop.providers import http_client, open_provider
 from vak_desktop.runtime.events import TurnFinished
 from vak_desktop.ui import ChatService, MainWindow
 
@@ -58,7 +56,7 @@ async def open_harness(qtbot: Any, ledger_path: Path, host: str) -> AsyncIterato
     once the first model-list refresh has finished."""
     ledger = Ledger.open(ledger_path)
     try:
-        async with httpx.AsyncClient() as client:
+        async with http_client() as client:  # the app's own (`ui/shell/wiring.py`)
             service = ChatService(ledger, open_provider("ollama", client, host))
             window = MainWindow(service, ledger)
             qtbot.addWidget(window)

@@ -21,6 +21,8 @@ from typing import Any
 
 import httpx
 
+from vak_desktop.providers.cancel_safe import CancelSafeClient
+
 # where Linux distributions keep the system's CA bundle, when OpenSSL's compiled-in paths (a
 # bundle's libssl may come from another distribution) hold none: truststore's own list
 _CA_FILES = (
@@ -49,10 +51,12 @@ def app_headers() -> dict[str, str]:
 
 
 def http_client(**options: Any) -> httpx.AsyncClient:
-    """An `httpx.AsyncClient` sending the app's User-Agent (options as httpx takes them)."""
+    """An `httpx.AsyncClient` sending the app's User-Agent (options as httpx takes them), whose
+    requests can be cancelled at any point without leaving a connection open
+    (`cancel_safe.CancelSafeClient`)."""
     headers = {**app_headers(), **dict(options.pop("headers", None) or {})}
     options.setdefault("verify", trust_context())
-    return httpx.AsyncClient(headers=headers, **options)
+    return CancelSafeClient(headers=headers, **options)
 
 
 @functools.cache
