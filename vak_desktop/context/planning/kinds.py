@@ -6,7 +6,8 @@ shares no word with the turn that answers it: the answer names a member ("Rome",
 "the UK"). Lexical recall cannot see that; a noun taxonomy can. WordNet 3.0's nouns ship as
 `resources/kinds/wordnet-nouns.txt.gz` (written by `tools/make_kinds.py`; ~1 MB, read once, on
 the first passage query): each synset's depth and hypernyms, and each lemma's most frequent
-senses.
+senses. The same file holds WordNet's irregular English verb forms ("bought" → "buy"), which
+`passages.stem` reads through `verb_of` (decision 0115).
 
 Both sides of a passage match use it (`passages.py`):
 - a piece's nouns (a word, or two adjacent words that are one lemma: "ginger snap", "martial
