@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vak_desktop.context.capacity.profile import tokens_per_char
 from vak_desktop.context.invariants import (
     handoff_tokens,
     history_tokens_measured,
@@ -18,14 +19,22 @@ from vak_desktop.context.invariants import (
     thread_lines,
     tool_pair_findings,
 )
-from vak_desktop.context.planning.assemble import AssembledRequest
+from vak_desktop.context.payloads import CapacityProfile
+from vak_desktop.context.planning.assemble import (
+    AssembledRequest,
+    TailContext,
+    assemble,
+    plan_request,
+)
 from vak_desktop.context.planning.planner import Plan
 from vak_desktop.context.planning.turns import Turn, TurnIndex
-from vak_desktop.context.request import Message
+from vak_desktop.context.request import Message, ToolSpec
+from vak_desktop.runtime.lexicons import lexicons
 
 __all__ = [
     "check_request",
     "check_tool_pairs",
+    "checked_request",
     "handoff_tokens",
     "history_tokens_measured",
     "results_of",
@@ -48,3 +57,24 @@ def check_request(
     assert len({t.directive.text for t in history}) == len(history), "distinct directives"
     findings = request_findings(index, plan, request, current, ratio)
     assert not findings, "\n".join(map(str, findings))
+
+
+def checked_request(
+    index: TurnIndex,
+    capacity: CapacityProfile,
+    *,
+    system: str,
+    tools: Sequence[ToolSpec],
+    tail_context: TailContext,
+) -> tuple[Plan, AssembledRequest]:
+    """Plan and assemble the request of the index's last turn (the running one), and assert
+    every invariant on it."""
+    current = index.turns[-1]
+    plan, tail = plan_request(
+        index, capacity, current, system=system, tools=tools, tail_context=tail_context,
+        lexicons=lexicons(),
+    )  # fmt: skip
+    ratio = tokens_per_char(capacity)
+    request = assemble(index, plan, current, system=system, tools=tools, tail=tail, ratio=ratio)
+    check_request(index, plan, request, current, ratio)
+    return plan, request

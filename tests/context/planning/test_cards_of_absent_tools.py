@@ -9,15 +9,13 @@ short turns, and a question now; the request carries `recall` and `grep`, not `r
 
 from __future__ import annotations
 
-from tests.context.invariants import check_request
+from tests.context.invariants import checked_request
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
 from vak_desktop.context.capacity.profile import estimate_tokens, tokens_per_char
 from vak_desktop.context.payloads import CapacityProfile
 from vak_desktop.context.planning.assemble import (
     AssembledRequest,
     TailContext,
-    assemble,
-    plan_request,
 )
 from vak_desktop.context.planning.card_index import MEMO_KEY
 from vak_desktop.context.planning.planner import Fidelity, Plan
@@ -25,7 +23,6 @@ from vak_desktop.context.planning.turn_cards import render_card
 from vak_desktop.context.planning.turns import TurnIndex, advance_turn_index, build_turn_index
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime.lexicons import lexicons
 
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
 SYSTEM = "You are a helpful assistant."
@@ -51,20 +48,7 @@ def _session(ledger: Ledger, turns: int = 60) -> SessionBuilder:
 def _request(
     index: TurnIndex, capacity: CapacityProfile, tools: tuple[ToolSpec, ...] = TOOLS
 ) -> tuple[Plan, AssembledRequest]:
-    current = index.turns[-1]
-    plan, tail = plan_request(
-        index,
-        capacity,
-        current,
-        system=SYSTEM,
-        tools=tools,
-        tail_context=TAIL,
-        lexicons=lexicons(),
-    )
-    ratio = tokens_per_char(capacity)
-    request = assemble(index, plan, current, system=SYSTEM, tools=tools, tail=tail, ratio=ratio)
-    check_request(index, plan, request, current, ratio)
-    return plan, request
+    return checked_request(index, capacity, system=SYSTEM, tools=tools, tail_context=TAIL)
 
 
 def _text(request: AssembledRequest) -> str:

@@ -8,20 +8,17 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.context.invariants import check_request
+from tests.context.invariants import checked_request
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
 from vak_desktop.context.capacity.profile import estimate_tokens
 from vak_desktop.context.planning.assemble import (
     AssembledRequest,
     TailContext,
-    assemble,
-    plan_request,
 )
 from vak_desktop.context.planning.planner import PACKET_BATCH_TURNS, Fidelity
 from vak_desktop.context.planning.turns import Turn, TurnIndex
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Ledger
-from vak_desktop.runtime.lexicons import lexicons
 from vak_desktop.runtime.turn.reset import needs_reset
 
 TAIL = TailContext(utc="2026-11-30T10:20:00Z", local="2026-11-30 11:20 (Monday)", timezone="CET")
@@ -76,20 +73,9 @@ def test_a_small_horizon_request_fits_and_its_packet_moves_in_whole_batches(
         full = session.index()
         for closed in range(len(scripts) + 1):
             index = _at(full, closed)
-            current = index.turns[-1]
-            plan, tail = plan_request(
-                index,
-                capacity,
-                current,
-                system=system,
-                tools=TOOLS,
-                tail_context=TAIL,
-                lexicons=lexicons(),
+            plan, request = checked_request(  # one fidelity, no cut, …
+                index, capacity, system=system, tools=TOOLS, tail_context=TAIL
             )
-            request = assemble(
-                index, plan, current, system=system, tools=TOOLS, tail=tail, ratio=ratio
-            )
-            check_request(index, plan, request, current, ratio)  # one fidelity, no cut, …
             assert plan.budget.prefix_tokens <= horizon / 3
             if plan.packet_range is not None:
                 last = index.by_id(plan.packet_range[1])

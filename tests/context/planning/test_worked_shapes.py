@@ -17,11 +17,10 @@ from collections import Counter
 
 import pytest
 
-from tests.context.invariants import check_request
+from tests.context.invariants import checked_request
 from tests.context.sessions import Call, SessionBuilder, TurnScript, profile, search_result
-from vak_desktop.context.capacity.profile import tokens_per_char
 from vak_desktop.context.payloads import CapacityProfile
-from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
+from vak_desktop.context.planning.assemble import TailContext, plan_request
 from vak_desktop.context.planning.planner import Fidelity, Plan
 from vak_desktop.context.planning.turns import TurnIndex
 from vak_desktop.context.request import ToolSpec
@@ -77,13 +76,7 @@ def spec_session(ledger: Ledger, model: str = "m") -> SessionBuilder:
 def planned(index: TurnIndex, capacity: CapacityProfile, system: str) -> tuple[Plan, list[str]]:
     """Plan and assemble the follow-up, check every invariant, return the plan and the
     contents of the history messages (between the system prompt and the follow-up)."""
-    current = index.turns[-1]
-    plan, tail = plan_request(
-        index, capacity, current, system=system, tools=TOOLS, tail_context=TAIL, lexicons=lexicons()
-    )
-    ratio = tokens_per_char(capacity)
-    request = assemble(index, plan, current, system=system, tools=TOOLS, tail=tail, ratio=ratio)
-    check_request(index, plan, request, current, ratio)
+    plan, request = checked_request(index, capacity, system=system, tools=TOOLS, tail_context=TAIL)
     assert request.messages[-1].content.endswith(FOLLOW_UP)
     return plan, [m.content for m in request.messages[1:-1]]
 
