@@ -91,6 +91,7 @@ class PacedStream:
         self._client, self._request = client, request
         self.deadlines, self.server = deadlines, server
         self._response: httpx.Response | None = None
+        self._send: asyncio.Future[httpx.Response] | None = None
         self._waits: list[asyncio.Future[Any]] = []
         self._pieces: AsyncIterator[bytes] | None = None
         self._head = b""
@@ -111,13 +112,16 @@ class PacedStream:
                 wait.cancel()
                 with contextlib.suppress(BaseException):
                     await wait
-        if self._response is not None:
-            await self._response.aclose()
+        response = self._response  # or one `send` returned that `opening` never took (`_sent`)
+        if response is None and self._send is not None and self._send.done():
+            response = _sent(self._send)
+        if response is not None:
+            await response.aclose()
 
     async def opening(self) -> AsyncGenerator[Waiting, None]:
         """Send the request and wait for the answer to start, saying so once if it is slow."""
         started = asyncio.get_running_loop().time()
-        send = asyncio.ensure_future(self._client.send(self._request, stream=True))
+        send = self._send = asyncio.ensure_future(self._client.send(self._request, stream=True))
         async for waiting in self._within_first_byte(send, started):
             yield waiting
         self._response = send.result()
@@ -169,6 +173,18 @@ class PacedStream:
                 yield piece
         finally:
             watch.stop()
+
+
+def _sent(send: asyncio.Future[httpx.Response]) -> httpx.Response | None:
+    """The response a finished `send` returned, which `opening` may never have taken: the exit
+    (a cancellation, an error, the caller leaving) can come in the step between the send
+    finishing and `opening` waking up to take it. `__aexit__` closes it all the same, or its
+    connection would stay in the pool, ACTIVE with its request queued, until the client closes.
+    None if the send failed or was cancelled (its error is read, so asyncio does not report
+    it as never retrieved)."""
+    if send.cancelled() or send.exception() is not None:
+        return None
+    return send.result()
 
 
 class _StallWatch:
