@@ -370,12 +370,13 @@ def _broad_score(
     average: float,
 ) -> float:
     """The BM25 of the common query words `broad` (term → holders) in the piece at `position`,
-    read from the piece's own words: their postings are too long to walk on every request."""
-    counts = _index_terms(found.store.pieces[position])
-    norm = K1 * (1 - B + B * found.store.corpus.lengths[position] / average)
+    each count read by bisecting the term's postings (`Corpus.count`): walking them whole is
+    too long on every request, and tokenising the piece again took most of a ranking."""
+    corpus = found.store.corpus
+    norm = K1 * (1 - B + B * corpus.lengths[position] / average)
     score = 0.0
     for term, holders in broad.items():
-        count = counts.get(term, 0)
+        count = corpus.count(term, position)
         if count:
             idf = _idf(found.pieces, holders)
             score += weights[term] * idf * count * (K1 + 1) / (count + norm)

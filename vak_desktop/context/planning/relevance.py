@@ -14,6 +14,7 @@ library rebuilt a frequency table of the whole corpus on every request.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -100,6 +101,16 @@ class Corpus:
         for term, count in zip(terms, counts, strict=True):
             holders[term] = holders.get(term, 0) + 1
             postings.setdefault(term, []).append((position, count))
+
+    def count(self, term: str, position: int) -> int:
+        """How often the document at `position` holds `term` (0: not at all), found by
+        bisecting the term's postings (they are in position order): reading a few documents'
+        counts of a common term costs a few steps each, not a re-read of those documents."""
+        postings = self.postings.get(term, ())
+        at = bisect.bisect_left(postings, (position,))
+        if at < len(postings) and postings[at][0] == position:
+            return postings[at][1]
+        return 0
 
     def _okapi_floor(self) -> float:
         """ε × the mean Okapi idf over every term, summed in first-seen order as the library."""
