@@ -46,7 +46,7 @@ KEPT = 24  # the best words a closed stretch keeps (what a merged group chooses 
 WORDS, MIN_WORDS = 5, 3  # the words a line names (fewer, to fit finer stretches)
 LINE_CHARS = 24  # the shortest a line is: where the search for a level starts
 TOPICS_HEADER = "The other covered turns by stretch (turns, day: what they name):"
-CACHED = 64  # open or clipped stretches' words kept (the newest of a session's plans)
+CACHED = 64  # open or clipped stretches' words (and groups' lines) kept: the newest plans'
 _SPEAKER = re.compile(r"^([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,3}):\s+")
 _PART = re.compile(r"\w+", re.UNICODE)
 # a digest's framing ("[evidence:ab12… — 850 chars; call recall to expand]", "… lines 3–9]")
@@ -148,6 +148,8 @@ class _Store:
     speakers: set[str] = field(default_factory=set)
     lines: dict[tuple[int, int, int], Topic] = field(default_factory=dict)  # closed groups
     open: dict[tuple[int, int], Ranked] = field(default_factory=dict)  # (start, end) → words
+    # groups cut by a packet's end (or ending in the open stretch), by (level, first, last, end)
+    clipped: dict[tuple[int, int, int, int], Topic] = field(default_factory=dict)
 
     def append(self, turn: Turn, pieces: Sequence[Piece]) -> None:
         day = turn.said_at[:10]
@@ -229,19 +231,29 @@ class TopicIndex:
         return bisect.bisect_left(self.store.starts, min(end, self.size))
 
     def topics(self, end: int, level: int) -> list[Topic]:
-        """The lines over the first `end` turns, a group of 2**level stretches each."""
+        """The lines over the first `end` turns, a group of 2**level stretches each. A closed
+        group's line is kept for good; one cut by `end` or ending in the open stretch is a
+        function of the turns before `end` only, so it is kept by `end` too, the newest few
+        (a plan prices the group over the whole packet in each of its tries, and the packet's
+        end holds still for a batch of requests)."""
         store, end = self.store, min(end, self.size)
         width, count = 1 << level, self.stretches(end)
         out: list[Topic] = []
         for first in range(0, count, width):
             last = min(first + width, count) - 1
             stop = store.starts[last + 1] if last + 1 < len(store.starts) else len(store.turns)
-            key = (level, first, last)
-            line = store.lines.get(key) if stop <= end else None
-            if line is None:
-                line = self._group(first, last, end)
-                if stop <= end and last < len(store.best):
-                    store.lines[key] = line
+            if stop <= end and last < len(store.best):
+                key = (level, first, last)
+                line = store.lines.get(key)
+                if line is None:
+                    line = store.lines[key] = self._group(first, last, end)
+            else:
+                cut = (level, first, last, end)
+                line = store.clipped.get(cut)
+                if line is None:
+                    if len(store.clipped) >= CACHED:
+                        store.clipped.clear()
+                    line = store.clipped[cut] = self._group(first, last, end)
             out.append(line)
         return out
 
