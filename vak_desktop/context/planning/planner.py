@@ -29,6 +29,7 @@ module boundaries.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -255,8 +256,9 @@ def plan_working_set(
     if index.reset is not None and len(live) < len(history):
         handoff = estimate_tokens(len(render_handoff(index.reset.handoff)), ratio)
 
-    def fill(available: int, packet_end: int) -> list[Fidelity]:
-        """Fidelity per position in `live` given the budget. The turn a refer-back directive
+    def fill(available: int, packet_end: int) -> tuple[list[Fidelity], list[int]]:
+        """Fidelity per position in `live` given the budget, and the positions placed outside
+        the packet, in order (a few of thousands). The turn a refer-back directive
         points at (`pinned`) is a card first, wherever it is. Every turn from `packet_end` on
         is a card, newest → oldest while the cards fit (in half the budget when not all of them
         do); the slice the cards leave promotes turns to Full in descending value, a turn that
@@ -287,7 +289,8 @@ def plan_working_set(
             remaining -= cost
             carded.append(position)
         if focused:
-            return chosen
+            return chosen, sorted(carded)
+        promoted = []
         cheapest_after, rank = ranked.cheapest_after, ranked.rank
         past_cards = max((rank[p] for p in carded), default=-1) if rank else len(live)
         for at, position in enumerate(by_value):
@@ -300,9 +303,11 @@ def plan_working_set(
                 runs = 1 if left and right else 0  # splitting a run adds a wrapper
                 cost += runs * block - card_cost[position]
             if cost <= remaining:
+                if chosen[position] is PACKET:
+                    promoted.append(position)
                 chosen[position] = FULL
                 remaining -= cost
-        return chosen
+        return chosen, sorted(carded + promoted)
 
     summary_tokens = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, budget.available // 4))
     packet_end, stored, packet, packet_cost, over_batch = 0, None, None, 0, False
@@ -314,13 +319,13 @@ def plan_working_set(
         lines = 0
         if packet is None and packet_end > 0:
             lines = min(PACKET_LINES_CAP, budget.available // PACKET_LINES_SHARE)
-        chosen = fill(max(0, budget.available - handoff - packet_cost - lines), packet_end)
+        chosen, placed = fill(max(0, budget.available - handoff - packet_cost - lines), packet_end)
         overflow = [p for p in range(packet_end, len(live)) if chosen[p] is PACKET]
         if not overflow:
             # the bare packet names the turns of its range carried elsewhere; price that line
             # and fill again when it grew the packet, with a margin that doubles each round
             # (the line depends on which turns the fill retrieves, so it can move a little)
-            actual = _bare_cost(packet, live, chosen, packet_end, ratio, bare) if packet_end else 0
+            actual = _bare_cost(packet, live, placed, packet_end, ratio, bare) if packet_end else 0
             if actual <= packet_cost or settling == 12:
                 break
             packet_cost, settling = actual + (1 << settling) - 1, settling + 1
@@ -334,6 +339,7 @@ def plan_working_set(
         if wanted <= packet_end:  # the overflow is in the partial newest batch: cards
             for position in overflow:
                 chosen[position] = CARD
+            placed = sorted(placed + overflow)
             over_batch = True
             break
         packet_end = wanted
@@ -345,7 +351,6 @@ def plan_working_set(
         chosen = [
             FULL if f is CARD and full_cost[p] <= card_cost[p] else f for p, f in enumerate(chosen)
         ]
-    placed = [p for p, f in enumerate(chosen) if f is not PACKET]  # a few of thousands
     carried = [0] * len(live)  # what each turn costs at its fidelity
     for position in placed:
         carried[position] = full_cost[position] if chosen[position] is FULL else card_cost[position]
@@ -354,8 +359,10 @@ def plan_working_set(
     if packet_end:
         room = budget.available - handoff - spent - packet_cost
         view = topic_index(index, live, ranked.stop_words) if room > 0 else None
-        shape = _packet_shape(ranked, chosen, packet_end, room=room, ratio=ratio, view=view)
-        positions, outside = _split(chosen, packet_end)
+        positions, outside = _split(placed, packet_end)
+        shape = _packet_shape(
+            ranked, chosen, packet_end, positions, room=room, ratio=ratio, view=view
+        )
         packeted = _Paired(live, positions, cards)
         span = live[:packet_end]
         while True:  # the shape was priced line by line; the rendered text is what counts
@@ -429,14 +436,14 @@ def _bare_packet(packet: Compaction | None, span: Sequence[Turn]) -> str:
 def _bare_cost(
     packet: Compaction | None,
     live: Sequence[Turn],
-    chosen: Sequence[Fidelity],
+    placed: Sequence[int],
     packet_end: int,
     ratio: float,
     bare: int,
 ) -> int:
-    """The bare packet's cost when the turns of its range not packeted are carried elsewhere
-    (`bare`, the cost of `_bare_packet`, when none is)."""
-    packeted, outside = _split(chosen, packet_end)
+    """The bare packet's cost when the turns of its range not packeted (of `placed`) are
+    carried elsewhere (`bare`, the cost of `_bare_packet`, when none is)."""
+    packeted, outside = _split(placed, packet_end)
     if not outside:
         return bare
     span = live[:packet_end]
@@ -444,12 +451,15 @@ def _bare_cost(
     return estimate_tokens(len(text), ratio)
 
 
-def _split(chosen: Sequence[Fidelity], packet_end: int) -> tuple[list[int], list[int]]:
-    """The positions before `packet_end` that are packeted, and those that are not."""
-    packeted = [p for p in range(packet_end) if chosen[p] is PACKET]
-    if len(packeted) == packet_end:
-        return packeted, []
-    return packeted, [p for p in range(packet_end) if chosen[p] is not PACKET]
+def _split(placed: Sequence[int], packet_end: int) -> tuple[list[int], list[int]]:
+    """The positions before `packet_end` that are packeted, and those that are not, from the
+    positions `placed` outside the packet (in order): the range less those few, not a test of
+    each of thousands of positions."""
+    outside = list(placed[: bisect.bisect_left(placed, packet_end)])
+    packeted = list(range(packet_end))
+    for position in reversed(outside):
+        del packeted[position]
+    return packeted, outside
 
 
 _NO_CARD = TurnCard(turn_id="", asked="", did=(), answered=Answer(), outcome="")
@@ -499,6 +509,7 @@ def _packet_shape(
     ranked: Candidates,
     chosen: Sequence[Fidelity],
     packet_end: int,
+    packeted: Sequence[int],
     *,
     room: int,
     ratio: float,
@@ -511,10 +522,10 @@ def _packet_shape(
     line for each stretch of the packet's range, the finest stretches `view` has that fit what
     is left (`topics.py`). The coarsest stretches' line is held room from the start (only the
     best covered turn, as a card or its line, comes before it): a packet names its turns by
-    number only when not even that fits."""
+    number only when not even that fits. `packeted`: the positions before `packet_end` that
+    the packet covers, in order."""
     if room <= 0:
         return PacketShape()
-    packeted = [p for p in range(packet_end) if chosen[p] is PACKET]
     held = 0  # the coarsest stretches' line, when it fits at all
     if view is not None and packeted:
         held = estimate_tokens(coarsest_chars(view, packet_end), ratio)
@@ -532,11 +543,14 @@ def _packet_shape(
         chars = more
     room -= estimate_tokens(chars, ratio) if featured else 0
     live = ranked.live
+    # the rest: the packeted turns not featured (a few of them are read, not thousands copied)
     shown = set(featured)
-    rest = [p for p in packeted if p not in shown]
+    rest = len(packeted) - len(featured)
     listed = len(LISTED_HEADER) + 2
-    detailed = bool(rest) and packet_end <= PACKET_LINES_TURNS
-    for position in rest if detailed else ():  # the lines add up until they no longer fit
+    detailed = rest > 0 and packet_end <= PACKET_LINES_TURNS
+    for position in packeted if detailed else ():  # the lines add up until they no longer fit
+        if position in shown:
+            continue
         listed += len(_line(ranked, position)) + 1
         if estimate_tokens(listed, ratio) > room:
             detailed = False
@@ -547,9 +561,9 @@ def _packet_shape(
     # and the others (issue #22: a packet shows content, not a list of numbers, while it has room)
     lines: list[str] = []
     listed = len(PARTLY_LISTED_HEADER) + 2
-    left, share = set(rest), (room - held) // 2 if held else room
+    share = (room - held) // 2 if held else room
     for position in ranked.by_value:
-        if position not in left:
+        if position >= packet_end or chosen[position] is not PACKET or position in shown:
             continue
         # its line, and the run of numbers its leaving the "by number" line may split
         more = listed + len(_line(ranked, position)) + 1 + (0 if held else RUN_CHARS)
