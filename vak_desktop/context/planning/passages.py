@@ -36,7 +36,8 @@ from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import AssistantStep, EvidenceBody, ToolResult
 from vak_desktop.context.planning.dates import days_named, said_on
 from vak_desktop.context.planning.kinds import PREFIX, piece_kinds, question_kinds, verb_of
-from vak_desktop.context.planning.lexicon import Lexicons, Text, has_cjk
+from vak_desktop.context.planning.lexicon import Lexicon, Lexicons, has_cjk
+from vak_desktop.context.planning.reading import Reading, reading_for
 from vak_desktop.context.planning.relative_dates import annotate
 from vak_desktop.context.planning.relevance import K1, B, Corpus, Terms, words
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
@@ -293,11 +294,17 @@ def recall_for(
     return found, recalled, passage_slice(available, memory) if recalled else 0
 
 
-def query_stop_words(directive: str, lexicons: Lexicons) -> frozenset[str]:
+def query_stop_words(directive: str | Reading, lexicons: Lexicons) -> frozenset[str]:
     """The words of the directive's languages that name no subject: stop and function words and
     the one-word cues of asking about the conversation or an earlier turn ("conversation",
-    "earlier", "remember"), which every question of that kind shares."""
-    languages = lexicons.identify(Text.of(directive))
+    "earlier", "remember"), which every question of that kind shares. Joined once per reading
+    of the directive (`reading_for`: its languages as read, shared by a turn's requests), not
+    by normalising its text and joining the lexicons' sets again on every request."""
+    read = reading_for(directive, lexicons)
+    return read.derived("query_stop_words", lambda: _subjectless(read.read_in, lexicons))
+
+
+def _subjectless(languages: Sequence[Lexicon], lexicons: Lexicons) -> frozenset[str]:
     stop = set(lexicons.stop_words(languages).words)
     for lex in languages:
         stop |= lex.function_words.words | lex.about_conversation.words | lex.recall.words
