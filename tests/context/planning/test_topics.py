@@ -16,7 +16,12 @@ from vak_desktop.context.invariants import packet_listed, request_findings
 from vak_desktop.context.payloads import Activity, AssistantStep, Directive
 from vak_desktop.context.planning.assemble import TailContext, assemble, plan_request
 from vak_desktop.context.planning.dates import day_span
-from vak_desktop.context.planning.packets import PacketShape, render_packet
+from vak_desktop.context.planning.packets import (
+    LISTED_HEADER,
+    PacketShape,
+    number_ranges,
+    render_packet,
+)
 from vak_desktop.context.planning.planner import Fidelity
 from vak_desktop.context.planning.topics import (
     STRETCH_TURNS,
@@ -161,3 +166,29 @@ def test_a_packet_read_from_its_few_outside_turns_is_the_one_found_among_the_pac
         for shape in (PacketShape(), PacketShape(listed=(packeted[-1][0].turn_id,))):
             scanned = render_packet(None, span, packeted, shape)
             assert render_packet(None, span, packeted, shape, outside=holes) == scanned
+
+
+def test_a_packet_finding_its_named_turns_by_id_is_the_one_found_by_a_scan() -> None:
+    """Given every turn by id (`turns`), the packet finds the few turns its shape names by
+    bisection and reads the others around them; the text must be what a pass over all gives,
+    whichever turns are named, packeted or not, and the others must be every other packeted
+    turn, in order (by number, or one line each)."""
+    turns = chat(SessionBuilder(Ledger.open(":memory:")), per_day=8, days=3).index().turns
+    span, by_id = turns[:24], {t.turn_id: t for t in turns}
+    for holes in ([], [0], [23], [3, 4, 9], list(range(1, 24, 2))):
+        packeted = [(t, card_of(t, 0.25)) for t in span if t.index not in holes]
+        ids = [t.turn_id for t, _card in packeted]
+        named = (ids[:1], ids[-1:], ids[2:5], [span[holes[0]].turn_id] if holes else [])
+        for featured in named:
+            for listed in ((), tuple(ids[-3:]), tuple(ids[::5])):
+                for detailed in (False, True):
+                    shape = PacketShape(tuple(featured), detailed, listed)
+                    text = render_packet(None, span, packeted, shape, turns=by_id)
+                    assert render_packet(None, span, packeted, shape) == text
+                    apart = {*featured, *(() if detailed else listed)}
+                    others = [t.number for t, _card in packeted if t.turn_id not in apart]
+                    if detailed:
+                        after = text.split(LISTED_HEADER)[-1] if others else ""
+                        assert re.findall(r"^- Turn (\d+)", after, re.M) == list(map(str, others))
+                    elif others:
+                        assert f"by number: turns {number_ranges(others)}." in text

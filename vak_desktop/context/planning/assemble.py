@@ -445,6 +445,7 @@ def history_messages(index: TurnIndex, plan: Plan, ratio: float) -> list[Message
                 plan.packet_shape,
                 listing=indexed.listing if indexed else None,
                 present=plan.present,
+                turns=turns,
             )
         messages.append(Message(role="user", content=text))
     messages += _turn_messages(turns, planned[packet_end:], ratio, indexed, plan.present)

@@ -22,8 +22,9 @@ the newly covered turns — never the turn's own request.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar, overload
 
 from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import Compaction, ToolResult, TurnCard
@@ -32,6 +33,8 @@ from vak_desktop.context.planning.topics import TOPICS_HEADER, Topic
 from vak_desktop.context.planning.turn_cards import render_card, turn_numbers
 from vak_desktop.context.planning.turns import Turn
 from vak_desktop.context.request import Message
+
+T = TypeVar("T")
 
 SUMMARY_PENDING = (
     "No summary has been written for these turns yet; they are listed from their cards."
@@ -191,13 +194,16 @@ def render_packet(
     listing: dict[str, str] | None = None,
     outside: Sequence[int] | None = None,
     present: Collection[str] | None = None,
+    turns: Mapping[str, Turn] | None = None,
 ) -> str:
     """The packet as the request carries it. `span` is the packet's whole range (first and last
     turn name it), `packeted` the turns of it the packet itself carries, with their cards.
     `listing` maps turn ids to their `listing_line` when the caller has them already;
     `outside`, the positions in `span` of the turns not packeted (in order) when the caller
     has them: their runs are then read from those few, not found among thousands packeted.
-    `present`: the tools the request carries (None: any), as its featured cards show them."""
+    `present`: the tools the request carries (None: any), as its featured cards show them.
+    `turns`, every turn by id when the caller has them: the few turns the shape names are
+    then found in `packeted` by bisection, and the rest is read around them, not copied."""
     name = turn_numbers(span)
     summary = packet.summary.strip() if packet and packet.summary.strip() else SUMMARY_PENDING
     lines = [f'<context_summary turns="{name}">', summary]
@@ -206,22 +212,21 @@ def render_packet(
     known = listing or {}
     rest: Sequence[tuple[Turn, TurnCard]] = packeted
     shown: list[str] = []
-    if chosen or wanted:  # one pass over the covered turns (a packet may cover thousands)
+    if chosen or wanted:  # the named turns apart from the others (a packet may cover thousands)
         by_id: dict[str, tuple[Turn, TurnCard]] = {}
-        others: list[tuple[Turn, TurnCard]] = []
-        for pair in packeted:
+        apart = _named(packeted, chosen | wanted, turns)
+        for at in apart:
+            pair = packeted[at]
             turn_id = pair[0].turn_id
             if turn_id in chosen:
                 by_id[turn_id] = pair
-            elif turn_id in wanted:
-                shown.append(known.get(turn_id) or listing_line(*pair))
             else:
-                others.append(pair)
+                shown.append(known.get(turn_id) or listing_line(*pair))
         featured = [by_id[i] for i in shape.featured if i in by_id]
         if featured:
             cards = (render_card(c, t.number, present) for t, c in featured)
             lines += ["", FEATURED_HEADER, *cards]
-        rest = others
+        rest = _Without(packeted, apart)
     if rest and shape.detailed:
         lines += ["", LISTED_HEADER]
         lines += [known.get(t.turn_id) or listing_line(t, c) for t, c in rest]
@@ -255,6 +260,68 @@ def render_packet(
     )
     lines.append("</context_summary>")
     return "\n".join(lines)
+
+
+def _index_of(pair: tuple[Turn, TurnCard]) -> int:
+    return pair[0].index
+
+
+def _named(
+    packeted: Sequence[tuple[Turn, TurnCard]],
+    names: Collection[str],
+    turns: Mapping[str, Turn] | None,
+) -> list[int]:
+    """The positions in `packeted` (in turn order) of the turns `names`, in order: each found
+    by bisection on its index when `turns` gives it, else in one pass over them all."""
+    if turns is None:
+        return [at for at, (turn, _card) in enumerate(packeted) if turn.turn_id in names]
+    found = []
+    for name in names:
+        turn = turns.get(name)
+        if turn is None:
+            continue
+        at = bisect.bisect_left(packeted, turn.index, key=_index_of)
+        if at < len(packeted) and packeted[at][0].turn_id == name:
+            found.append(at)
+    return sorted(found)
+
+
+class _Without(Sequence[T]):
+    """`items` less those at the few positions `gone` (in order), each read where it is asked
+    for: the packet reads the ends of its other turns, not a copy of thousands of them."""
+
+    def __init__(self, items: Sequence[T], gone: Sequence[int]) -> None:
+        self._items, self._gone = items, gone
+
+    def __len__(self) -> int:
+        return len(self._items) - len(self._gone)
+
+    def _at(self, k: int) -> int:
+        """The position in `items` of the `k`-th item kept."""
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(k)
+        for position in self._gone:  # each one gone at or before it moves it on by one
+            if position > k:
+                break
+            k += 1
+        return k
+
+    def __iter__(self) -> Iterator[T]:
+        gone = set(self._gone)
+        return (item for at, item in enumerate(self._items) if at not in gone)
+
+    @overload
+    def __getitem__(self, k: int) -> T: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[T]: ...
+
+    def __getitem__(self, k: int | slice) -> T | Sequence[T]:
+        if isinstance(k, slice):
+            return [self._items[self._at(i)] for i in range(*k.indices(len(self)))]
+        return self._items[self._at(k)]
 
 
 def summariser_messages(

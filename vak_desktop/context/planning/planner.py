@@ -374,6 +374,7 @@ def plan_working_set(
                 listing=ranked.listing,
                 outside=outside,
                 present=ranked.present,
+                turns=index.by_turn_id,
             )
             packet_cost = estimate_tokens(len(text), ratio)
             if handoff + spent + packet_cost <= budget.available or shape == PacketShape():
