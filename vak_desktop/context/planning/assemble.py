@@ -478,9 +478,11 @@ def _turn_messages(
         fidelity = p.fidelity
         if fidelity is packet:
             continue
-        turn = turns[p.turn_id]
-        at = turn.index - start
-        frozen = 0 <= at < size and held[at] is turn
+        # a frozen turn is the card index's own (its turns are the index's: the one at its
+        # index with its id), read there without a look-up by id per turn
+        at = p.index - start
+        frozen = 0 <= at < size and held[at].turn_id == p.turn_id
+        turn = held[at] if frozen else turns[p.turn_id]
         if fidelity is card_fidelity:
             key: tuple[str, ...] = ("card", turn.turn_id)
             if frozen and at in told:  # its text is the same for every set lacking these tools
@@ -494,7 +496,7 @@ def _turn_messages(
             cards.append(text)
             continue
         if cards:
-            messages.append(Message(role="user", content=card_block(cards)))
+            messages.append(_card_block(cards, indexed))
             cards = []
         key = ("full", turn.turn_id)
         record = kept.get(key) if frozen else None
@@ -504,8 +506,15 @@ def _turn_messages(
                 kept[key] = record
         messages.extend(record)
     if cards:
-        messages.append(Message(role="user", content=card_block(cards)))
+        messages.append(_card_block(cards, indexed))
     return messages
+
+
+def _card_block(cards: Sequence[str], indexed: CardIndex | None) -> Message:
+    """A run of cards as its message, the one the card index kept when the run recurs."""
+    if indexed is None:
+        return Message(role="user", content=card_block(cards))
+    return indexed.block(cards, lambda: Message(role="user", content=card_block(cards)))
 
 
 def assemble(

@@ -38,6 +38,7 @@ from vak_desktop.context.planning.turn_cards import (
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
 MEMO_KEY = "card_index"
+BLOCKS = 4_096  # the runs of cards whose blocks are kept (a 10,000-turn request has ~1,100)
 R = TypeVar("R")
 
 
@@ -61,6 +62,8 @@ class _Store:
     # per set of tools a request carried: how many cards were scanned for it, and the size of
     # each card it shows otherwise than stored (position -> characters with the newline)
     told: dict[frozenset[str], tuple[int, dict[int, int]]] = field(default_factory=dict)
+    # a run of cards' texts -> what it renders to as one block (`CardIndex.block`)
+    blocks: dict[tuple[str, ...], Any] = field(default_factory=dict)
 
     def told_sizes(self, present: frozenset[str], size: int) -> dict[int, int]:
         """The cards among the first `size` that a request carrying the tools `present` shows
@@ -168,6 +171,19 @@ class CardIndex:
         found = self.store.rendered.get(key)
         if found is None:
             found = self.store.rendered[key] = render()
+        return cast(R, found)
+
+    def block(self, cards: Sequence[str], render: Callable[[], R]) -> R:
+        """What `render` makes of a run of cards (its block), made once while the same run
+        recurs: a frontier request carries a hundred runs, nearly all as the request before did.
+        Keyed by the cards' texts, so nothing kept goes stale; the newest `BLOCKS` are kept."""
+        key = tuple(cards)
+        blocks = self.store.blocks
+        found = blocks.get(key)
+        if found is None:
+            if len(blocks) >= BLOCKS:
+                blocks.clear()
+            found = blocks[key] = render()
         return cast(R, found)
 
 
