@@ -181,5 +181,6 @@ def relevance(
     relevant = [0.0] * len(cards)
     if best > 0:
         for position, score in scores.items():
-            relevant[position] = max(0.0, score / best)
+            scaled = score / best
+            relevant[position] = scaled if scaled > 0.0 else 0.0  # max(0.0, …) without a call
     return relevant
