@@ -69,7 +69,10 @@ def _evidence_named(rest: Sequence[tuple[Turn, TurnCard]]) -> str:
     the last `EVIDENCE_SCAN` turns only, so a packet of 10,000 turns reads a few), and how many
     turns the rest of the range still has: a packet always names its evidence ids."""
     named: list[str] = []
-    for turn, _card in reversed(rest[-EVIDENCE_SCAN:]):
+    # newest first, each turn read where it is, not a copy of the last EVIDENCE_SCAN: most
+    # packets have named their ids within a few turns
+    for at in range(len(rest) - 1, max(len(rest) - EVIDENCE_SCAN, 0) - 1, -1):
+        turn = rest[at][0]
         for entry in reversed(turn.entries):
             payload = entry.payload
             if isinstance(payload, ToolResult) and payload.evidence:
