@@ -38,7 +38,7 @@ from vak_desktop.context.planning.turn_cards import (
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
 MEMO_KEY = "card_index"
-BLOCKS = 4_096  # the runs of cards whose blocks are kept (a 10,000-turn request has ~1,100)
+BLOCKS = 4_096  # the runs of cards whose blocks are kept (a request: one per card at most)
 R = TypeVar("R")
 
 
