@@ -348,3 +348,33 @@ def test_the_surface_is_fitted_to_the_profile(tmp_path: Path) -> None:
     # byte-stable: the same profile and reading give the same prefix every turn
     again = fitted_surface(registry, DEFAULT_SYSTEM_PROMPT, ask, profile(4_000))
     assert prefix_digest(again.system, again.prefix) == prefix_digest(small.system, small.prefix)
+
+
+def test_a_small_models_question_about_the_past_carries_the_memory_tools_alone(
+    tmp_path: Path,
+) -> None:
+    """A question a cue reads as about the conversation alone is answered from the passages
+    the plan recalls; a small model gets `recall` and `session_search` beside them, not the
+    file tools (~400 tokens of schemas on the real 1.5B's LoCoMo questions)."""
+    registry = default_tools(Settings(workspace=(str(tmp_path),)))
+    asks = (
+        "Answer from our conversation in a few words: what did Joanna write in her notebook?",
+        "Do you remember the recipe we talked about?",
+    )
+    for ask in asks:
+        small = fitted_surface(registry, DEFAULT_SYSTEM_PROMPT, ask, profile(4_000))
+        assert [spec.name for spec in small.prefix] == ["recall", "session_search"]
+        assert small.system.startswith(COMPACT_SYSTEM)
+        frontier = fitted_surface(registry, DEFAULT_SYSTEM_PROMPT, ask, profile(200_000))
+        assert frontier == tool_surface(registry, DEFAULT_SYSTEM_PROMPT, ask)
+    # a question that also reads as about files, or one no cue read, keeps what it loaded
+    for ask in ("What was the name of the file I mentioned a while ago?", "How are you?"):
+        small = fitted_surface(registry, DEFAULT_SYSTEM_PROMPT, ask, profile(4_000))
+        full = tool_surface(registry, DEFAULT_SYSTEM_PROMPT, ask)
+        assert [s.name for s in small.prefix] == [s.name for s in full.prefix]
+    # tools the session carried before stay first: the prefix cache holds
+    earlier = ("read", "glob")
+    small = fitted_surface(
+        registry, DEFAULT_SYSTEM_PROMPT, asks[1], profile(4_000), earlier=earlier
+    )
+    assert [spec.name for spec in small.prefix] == ["read", "glob", "recall", "session_search"]

@@ -81,7 +81,8 @@ async def test_the_handoff_carries_the_turn_a_refer_back_points_at(ledger: Ledge
     binding = ModelBinding(provider="scripted", model="tiny", details=None)
     provider = ScriptedProvider(Scripted(text="It was red."))
     runner = TurnRunner(ledger, provider, default_tools())
-    ask = "Remind me what I asked earlier about the colour of box 7. " * 20
+    # long enough that no history fits beside it, even with the memory tools alone (0119)
+    ask = "Remind me what I asked earlier about the colour of box 7. " * 40
     async for _ in runner.run(session.session, ask, binding):
         pass
     (reset,) = [e.payload for e in session.chain() if isinstance(e.payload, Reset)]

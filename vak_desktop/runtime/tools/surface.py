@@ -31,7 +31,7 @@ from vak_desktop.context.capacity.profile import (
 )
 from vak_desktop.context.payloads import Activity, CapacityProfile, Receipt, ToolCall
 from vak_desktop.context.planning.actions import requested_tools
-from vak_desktop.context.planning.reading import Reading, reading_for
+from vak_desktop.context.planning.reading import MEMORY, Reading, reading_for
 from vak_desktop.context.planning.turn_cards import is_card_tool, leading_sentence
 from vak_desktop.context.request import ToolSpec
 from vak_desktop.runtime.lexicons import lexicons
@@ -216,6 +216,18 @@ def compact_surface(
     )
 
 
+def memory_tools(reading: Reading, registry: ToolRegistry) -> tuple[str, ...]:
+    """The tools a question about the conversation's own past needs, and no others: those
+    serving memory (`recall`, `session_search`), when a cue read the directive as about memory
+    alone ("do you remember …", "from our conversation: …"); () for any other reading. The
+    planner answers such a question from the passages it recalls (`assemble`'s focused plan);
+    the file tools beside them cost a small model ~400 tokens of schemas and draw its call to a
+    search of the user's folders (decision 0120)."""
+    if reading.orienting or reading.everything or reading.domains != {MEMORY}:
+        return ()
+    return tuple(s.name for s in registry.specs() if MEMORY in registry.traits(s.name).serves)
+
+
 def fitted_surface(
     registry: ToolRegistry,
     system: str,
@@ -239,4 +251,6 @@ def fitted_surface(
         return surface
     offered = [spec.name for spec in registry.specs()]
     focus = requested_tools(surface.reading, offered, lexicons()) if small else ()
+    if small and not focus:
+        focus = memory_tools(surface.reading, registry)
     return compact_surface(surface, registry, own_prompt=own_prompt, focus=focus, earlier=earlier)
