@@ -26,8 +26,13 @@ is not a raw JSON call. A turn out of `--turn-timeout` is undecided. Arms:
                Enter; the clock starts at Enter, as the user feels it
 
 The naive arms get the same text-form recogniser a Vak turn runs (a small model writes its
-calls as text), so their tool-call rates are the best those apps could show. Each arm's first
-try is also printed alone ("cold"): later tries reuse the server's prompt cache.
+calls as text), so their tool-call rates are the best those apps could show. Every try starts
+from a cold prompt cache: a short unrelated request (`flush`) goes first, so the server holds
+nothing of the try's request — not even the system text and tools — and first-token times
+compare cold to cold across arms and tries (before, tries 2–n of an arm re-sent the same
+request and were served from the cache in 0.2 s, which made an imported session look ten times
+faster than a fresh chat). The tokens the server still read from its cache are printed
+("cached"). `--warm-tries` keeps the old order (each try on the cache the one before left).
 
 Per case and arm: tool-call rate, first call right, the fact sent, final answer right (whole
 turns), median prompt tokens of the first request, median seconds to the first token and to the
@@ -115,6 +120,7 @@ class Sample:
     record: dict[str, Any] = field(default_factory=dict)  # what `--out` writes of the try
     composed: bool = False  # the shown answer is one Vak composed from the find, not the model's
     searched: bool = False  # Vak ran the asked search itself (the model did not, after a repair)
+    cached: int = 0  # of the first request's prompt tokens, those read from the server's cache
 
 
 @dataclass
@@ -145,7 +151,7 @@ class Arm:
             f"fact sent {sum(s.reached for s in ok)}/{n}  {final}"
             f"prompt {med(s.prompt_tokens for s in ok):>7,.0f} tok  "
             f"first token {med(s.first_token_s for s in ok):6.1f} s "
-            f"(cold {ok[0].first_token_s:.1f} s)  "
+            f"(first try {ok[0].first_token_s:.1f} s, cached {med(s.cached for s in ok):,.0f} tok)  "
             f"end {med(s.end_s for s in ok):6.1f} s  steps {med(s.steps for s in ok):.0f}"
         )
 
@@ -153,7 +159,7 @@ class Arm:
 async def timed_stream(provider: ChatProvider, request: ChatRequest, case: Case) -> Sample:
     """One model call, timed from send to the first text or call and to its end."""
     start = time.monotonic()
-    first, calls, text, prompt = 0.0, [], "", 0
+    first, calls, text, prompt, cached = 0.0, [], "", 0, 0
     try:
         async with contextlib.aclosing(provider.stream(request)) as stream:
             async for event in stream:
@@ -164,7 +170,7 @@ async def timed_stream(provider: ChatProvider, request: ChatRequest, case: Case)
                 elif isinstance(event, ToolCallEvent):
                     calls.append(event.call)
                 elif isinstance(event, Done):
-                    prompt = event.usage.prompt_tokens()
+                    prompt, cached = event.usage.prompt_tokens(), event.usage.cache_read_tokens
     except ProviderError as exc:
         return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
     if not calls:  # the same recogniser a Vak turn runs: calls written as text count here too
@@ -173,7 +179,24 @@ async def timed_stream(provider: ChatProvider, request: ChatRequest, case: Case)
     called, right = case.first_call_right(calls)
     end = time.monotonic() - start
     reached = any(case.value in m.content for m in request.messages)
-    return Sample(called, right, prompt, first or end, end, reached=reached)
+    return Sample(called, right, prompt, first or end, end, reached=reached, cached=cached)
+
+
+async def flush(provider: ChatProvider, model: str) -> None:
+    """Leave the server's prompt cache holding nothing a try will send: one short request
+    (a system text no arm sends, one output token). llama.cpp keeps one slot's prompt here, so
+    the next request is prefilled from its first token (the chat template's opening aside)."""
+    request = ChatRequest(
+        model=model,
+        messages=(
+            Message(role="system", content=f"Cache flush {time.time_ns()}."),
+            Message(role="user", content="Say ok."),
+        ),
+        max_tokens=1,
+    )
+    async with contextlib.aclosing(provider.stream(request)) as events:
+        async for _ in events:
+            pass
 
 
 def naive_messages(document: dict[str, Any], ask: str, budget: int | None) -> list[Message]:
@@ -282,7 +305,7 @@ async def whole_turn(
             ledger.append(session, profile)
         runner = TurnRunner(ledger, recording, tools, keep_alive=None)
         start = time.monotonic()
-        first, calls, prompt, steps, undecided = 0.0, [], 0, 0, False
+        first, calls, prompt, steps, undecided, cached = 0.0, [], 0, 0, False, 0
         try:
             async with asyncio.timeout(timeout_s):
                 turn = cast(AsyncGenerator[Any, None], runner.run(session, ask, binding))
@@ -294,7 +317,9 @@ async def whole_turn(
                             calls.append(ToolCall(event.id, event.name, event.arguments))
                         if isinstance(event, StepFinished):
                             steps += 1
-                            prompt = prompt or event.receipt.usage.prompt_tokens()
+                            if steps == 1:
+                                prompt = event.receipt.usage.prompt_tokens()
+                                cached = event.receipt.usage.cache_read_tokens
         except TimeoutError:
             undecided = True
         except ProviderError as exc:
@@ -320,7 +345,7 @@ async def whole_turn(
     return Sample(
         called, right, prompt, first or end, end, reached=reached, answered=answered,
         steps=steps, undecided=undecided, answer=answer, record=record,
-        composed=composed and not undecided, searched=searched,
+        composed=composed and not undecided, searched=searched, cached=cached,
     )  # fmt: skip
 
 
@@ -409,6 +434,8 @@ async def run_case(
             tries = args.fresh_tries if name.startswith("fresh") else args.tries
             for attempt in range(tries):
                 say(f"{case.name} try {attempt + 1}/{tries}: {name} …")
+                if not args.warm_tries:
+                    await flush(provider, binding.model)
                 if typed:
                     sample = await vak_try(
                         provider, binding, None if name.startswith("fresh") else document,
@@ -475,6 +502,11 @@ async def main(argv: list[str] | None = None) -> int:
         help="the probe's seconds (the app allows 30 min; with both tasks it takes 80-230 s on "
         "the 1.5B)",
     )
+    parser.add_argument(
+        "--warm-tries",
+        action="store_true",
+        help="no cache flush before a try: each starts on the cache the one before left",
+    )
     parser.add_argument("--turn-timeout", type=float, default=240.0, help="a whole turn's seconds")
     parser.add_argument("--direct", default="", help="sizes for the direct measurement")
     parser.add_argument("--n-ctx", type=int, default=32_768)
@@ -520,8 +552,10 @@ async def main(argv: list[str] | None = None) -> int:
                 ratio = statistics.median(s.first_token_s for s in vak.samples) / max(
                     1e-9, statistics.median(s.first_token_s for s in fresh.samples)
                 )
+                cache = "each try on the cache the one before left" if args.warm_tries else "cold"
                 print(
-                    f"  first token, imported session ÷ fresh one-turn chat ({how}): {ratio:.2f}×"
+                    f"  first token, imported session ÷ fresh one-turn chat ({how}, {cache}): "
+                    f"{ratio:.2f}×"
                 )
     return 0
 
