@@ -31,8 +31,9 @@ from a cold prompt cache: a short unrelated request (`flush`) goes first, so the
 nothing of the try's request — not even the system text and tools — and first-token times
 compare cold to cold across arms and tries (before, tries 2–n of an arm re-sent the same
 request and were served from the cache in 0.2 s, which made an imported session look ten times
-faster than a fresh chat). The tokens the server still read from its cache are printed
-("cached"). `--warm-tries` keeps the old order (each try on the cache the one before left).
+faster than a fresh chat). The engine keeps no prompts in RAM beside its slot for this
+(`prompt_ram_mib=0`: llama.cpp would restore the try before's prompt). The tokens the server
+still read from its cache are printed ("cached"). `--warm-tries` keeps the old order (each try on the cache the one before left).
 
 Per case and arm: tool-call rate, first call right, the fact sent, final answer right (whole
 turns), median prompt tokens of the first request, median seconds to the first token and to the
@@ -521,6 +522,7 @@ async def main(argv: list[str] | None = None) -> int:
         chat_template=chat_template("qwen2.5-tools"),
         threads=args.threads,
         max_output_tokens=MAX_OUTPUT,
+        prompt_ram_mib=None if args.warm_tries else 0,  # nothing restored: a flush is cold
     )
     before = load_average()
     say(f"starting the engine on {args.model.name} (n_ctx {args.n_ctx:,}) …")

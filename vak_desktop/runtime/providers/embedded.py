@@ -75,7 +75,9 @@ class EngineConfig:
     template (None keeps the model's); `threads` None lets llama.cpp choose; `temperature` and
     `seed` set the server's sampling defaults (None keeps llama.cpp's) for requests that do not
     name their own; `max_output_tokens` bounds a reply that names no limit (None: until the
-    window is full)."""
+    window is full). `prompt_ram_mib` bounds the prompts llama.cpp keeps in RAM beside its
+    slot and restores when a request shares a longer prefix with one of them (None: its
+    default; 0: only the slot's last prompt is cached, as a benchmark of cold requests needs)."""
 
     model_path: Path
     n_ctx: int = 8_192
@@ -84,6 +86,7 @@ class EngineConfig:
     temperature: float | None = None
     seed: int | None = None
     max_output_tokens: int | None = None  # per request that names no max_tokens
+    prompt_ram_mib: int | None = None
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
 
 
@@ -358,6 +361,8 @@ def _serve(config: dict[str, Any]) -> int:
         params.sampling.temp = float(config["temperature"])
     if config.get("seed") is not None:
         params.sampling.seed = int(config["seed"])
+    if config.get("prompt_ram_mib") is not None:
+        params.cache_ram_mib = int(config["prompt_ram_mib"])
     if config.get("chat_template"):
         params.use_jinja = True
         params.chat_template = Path(config["chat_template"]).read_text(encoding="utf-8")
