@@ -25,15 +25,18 @@ is not a raw JSON call. A turn out of `--turn-timeout` is undecided. Arms:
                pause in typing sent the runner's warm request (`runtime/turn/warm.py`) before
                Enter; the clock starts at Enter, as the user feels it
 
-The naive arms get the same text-form recogniser a Vak turn runs (a small model writes its
-calls as text), so their tool-call rates are the best those apps could show. Every try starts
-from a cold prompt cache: a short unrelated request (`flush`) goes first, so the server holds
-nothing of the try's request — not even the system text and tools — and first-token times
-compare cold to cold across arms and tries (before, tries 2–n of an arm re-sent the same
-request and were served from the cache in 0.2 s, which made an imported session look ten times
-faster than a fresh chat). The engine keeps no prompts in RAM beside its slot for this
+The naive arms get the same text-form recogniser a Vak turn runs (a small model writes its calls
+as text), so their tool-call rates are the best those apps could show. Every try starts from a
+cold prompt cache: a short unrelated request (`flush`) goes first, so the server holds nothing
+of the try's request — not even the system text and tools — and first-token times compare cold
+to cold across arms and tries (before, tries 2–n of an arm re-sent the same request and were
+served from the cache in 0.2 s, which made an imported session look ten times faster than a
+fresh chat). A first token is the first text or the first whole call, so a turn that opens with
+a call waits on its generation too; the server's own prefill time ("prefill", from its timings)
+is printed beside it. The engine keeps no prompts in RAM beside its slot for this
 (`prompt_ram_mib=0`: llama.cpp would restore the try before's prompt). The tokens the server
-still read from its cache are printed ("cached"). `--warm-tries` keeps the old order (each try on the cache the one before left).
+still read from its cache are printed ("cached"). `--warm-tries` keeps the old order (each try
+on the cache the one before left).
 
 Per case and arm: tool-call rate, first call right, the fact sent, final answer right (whole
 turns), median prompt tokens of the first request, median seconds to the first token and to the
@@ -122,6 +125,7 @@ class Sample:
     composed: bool = False  # the shown answer is one Vak composed from the find, not the model's
     searched: bool = False  # Vak ran the asked search itself (the model did not, after a repair)
     cached: int = 0  # of the first request's prompt tokens, those read from the server's cache
+    prefill_s: float = 0.0  # the server's own seconds on the first request's prompt
 
 
 @dataclass
@@ -152,7 +156,8 @@ class Arm:
             f"fact sent {sum(s.reached for s in ok)}/{n}  {final}"
             f"prompt {med(s.prompt_tokens for s in ok):>7,.0f} tok  "
             f"first token {med(s.first_token_s for s in ok):6.1f} s "
-            f"(first try {ok[0].first_token_s:.1f} s, cached {med(s.cached for s in ok):,.0f} tok)  "
+            f"(first try {ok[0].first_token_s:.1f} s, cached {med(s.cached for s in ok):,.0f} tok, "
+            f"prefill {med(s.prefill_s for s in ok):.1f} s)  "
             f"end {med(s.end_s for s in ok):6.1f} s  steps {med(s.steps for s in ok):.0f}"
         )
 
@@ -160,7 +165,7 @@ class Arm:
 async def timed_stream(provider: ChatProvider, request: ChatRequest, case: Case) -> Sample:
     """One model call, timed from send to the first text or call and to its end."""
     start = time.monotonic()
-    first, calls, text, prompt, cached = 0.0, [], "", 0, 0
+    first, calls, text, prompt, cached, prefill = 0.0, [], "", 0, 0, 0.0
     try:
         async with contextlib.aclosing(provider.stream(request)) as stream:
             async for event in stream:
@@ -172,6 +177,7 @@ async def timed_stream(provider: ChatProvider, request: ChatRequest, case: Case)
                     calls.append(event.call)
                 elif isinstance(event, Done):
                     prompt, cached = event.usage.prompt_tokens(), event.usage.cache_read_tokens
+                    prefill = event.timings.prompt_eval_ns / 1e9
     except ProviderError as exc:
         return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
     if not calls:  # the same recogniser a Vak turn runs: calls written as text count here too
@@ -180,7 +186,9 @@ async def timed_stream(provider: ChatProvider, request: ChatRequest, case: Case)
     called, right = case.first_call_right(calls)
     end = time.monotonic() - start
     reached = any(case.value in m.content for m in request.messages)
-    return Sample(called, right, prompt, first or end, end, reached=reached, cached=cached)
+    return Sample(
+        called, right, prompt, first or end, end, reached=reached, cached=cached, prefill_s=prefill
+    )
 
 
 async def flush(provider: ChatProvider, model: str) -> None:
@@ -247,7 +255,7 @@ async def vak_try(
         return Sample(False, False, 0, 0.0, 0.0, refused=str(exc))
     return Sample(
         done.tool_call, done.correct, done.prompt_tokens, done.first_token_s, done.end_s,
-        reached=done.reached,
+        reached=done.reached, cached=done.cached, prefill_s=done.prefill_s,
     )  # fmt: skip
 
 
@@ -306,7 +314,7 @@ async def whole_turn(
             ledger.append(session, profile)
         runner = TurnRunner(ledger, recording, tools, keep_alive=None)
         start = time.monotonic()
-        first, calls, prompt, steps, undecided, cached = 0.0, [], 0, 0, False, 0
+        first, calls, prompt, steps, undecided, cached, prefill = 0.0, [], 0, 0, False, 0, 0.0
         try:
             async with asyncio.timeout(timeout_s):
                 turn = cast(AsyncGenerator[Any, None], runner.run(session, ask, binding))
@@ -321,6 +329,7 @@ async def whole_turn(
                             if steps == 1:
                                 prompt = event.receipt.usage.prompt_tokens()
                                 cached = event.receipt.usage.cache_read_tokens
+                                prefill = event.receipt.timings.prompt_eval_ns / 1e9
         except TimeoutError:
             undecided = True
         except ProviderError as exc:
@@ -346,7 +355,7 @@ async def whole_turn(
     return Sample(
         called, right, prompt, first or end, end, reached=reached, answered=answered,
         steps=steps, undecided=undecided, answer=answer, record=record,
-        composed=composed and not undecided, searched=searched, cached=cached,
+        composed=composed and not undecided, searched=searched, cached=cached, prefill_s=prefill,
     )  # fmt: skip
 
 
@@ -555,9 +564,12 @@ async def main(argv: list[str] | None = None) -> int:
                     1e-9, statistics.median(s.first_token_s for s in fresh.samples)
                 )
                 cache = "each try on the cache the one before left" if args.warm_tries else "cold"
+                prefill = statistics.median(s.prefill_s for s in vak.samples) / max(
+                    1e-9, statistics.median(s.prefill_s for s in fresh.samples)
+                )
                 print(
                     f"  first token, imported session ÷ fresh one-turn chat ({how}, {cache}): "
-                    f"{ratio:.2f}×"
+                    f"{ratio:.2f}× (the server's prefill after Enter: {prefill:.2f}×)"
                 )
     return 0
 

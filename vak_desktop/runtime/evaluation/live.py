@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from vak_desktop.context.payloads import CapacityProfile, ToolCall
+from vak_desktop.context.payloads import CapacityProfile, Receipt, ToolCall
 from vak_desktop.context.request import ChatRequest
 from vak_desktop.ledger import Ledger
 from vak_desktop.providers.base import ChatProvider
@@ -108,6 +108,8 @@ class LiveTry:
     prompt_tokens: int
     first_token_s: float
     end_s: float
+    cached: int = 0  # of `prompt_tokens`, those the server read from its prompt cache
+    prefill_s: float = 0.0  # the server's own time on the prompt (0 when it does not say)
 
 
 def judged(calls: Sequence[ToolCall]) -> tuple[bool, bool]:
@@ -164,7 +166,7 @@ async def live_try(
                 await warming
                 recording.requests.clear()  # the turn's own requests are the ones judged
             start = time.monotonic()
-            first, calls, prompt = 0.0, [], 0
+            first, calls, receipt = 0.0, [], Receipt("", "")
             turn = cast(AsyncGenerator[Any, None], runner.run(session, ask, binding))
             async with contextlib.aclosing(turn) as events:
                 async for event in events:
@@ -173,7 +175,7 @@ async def live_try(
                     if isinstance(event, ToolCallRequested):
                         calls.append(ToolCall(event.id, event.name, event.arguments))
                     if isinstance(event, StepFinished):
-                        prompt = event.receipt.usage.prompt_tokens()
+                        receipt = event.receipt
                         break
             end = time.monotonic() - start
         finally:
@@ -182,7 +184,11 @@ async def live_try(
     called, right = judged(calls)
     sent = recording.requests[0].messages if recording.requests else ()
     reached = any(CODE in m.content for m in sent)
-    return LiveTry(called, right, reached, prompt, first or end, end)
+    usage, timings = receipt.usage, receipt.timings
+    return LiveTry(
+        called, right, reached, usage.prompt_tokens(), first or end, end,
+        cached=usage.cache_read_tokens, prefill_s=timings.prompt_eval_ns / 1e9,
+    )  # fmt: skip
 
 
 async def live_efficacy(
