@@ -132,14 +132,12 @@ def candidates(
     )
     if indexed is None:
         full_cost = tuple(map(full_tokens, cards, itertools.repeat(ratio)))
-        card_cost = tuple(map(card_tokens, cards, itertools.repeat(ratio)))
-        if tools is not None:
-            card_cost = tuple(
-                estimate_tokens(card_chars(card, turn.number, tools), ratio)
-                if absent_tools(card, tools)
-                else cost
-                for turn, card, cost in zip(live, cards, card_cost, strict=True)
-            )
+        card_cost = tuple(  # as stored, unless a past call is told in words for these tools
+            estimate_tokens(card_chars(card, turn.number, tools), ratio)
+            if absent_tools(card, tools)
+            else card_tokens(card, ratio)
+            for turn, card in zip(live, cards, strict=True)
+        )
     else:
         full_cost, card_cost = indexed.costs(ratio, tools)
     ordered = [full_cost[p] for p in by_value]
