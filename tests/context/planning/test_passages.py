@@ -387,3 +387,25 @@ def test_a_small_models_question_about_the_past_gets_passages_before_the_newest_
     # to, a card), no more
     assert 0 < roomy.passage_tokens <= FOCUSED_CAP and "called Biscuit" in tail
     assert roomy.history_tokens + roomy.passage_tokens < roomy.budget.horizon // 2
+
+
+def test_a_header_inside_a_message_dates_the_lines_after_it() -> None:
+    """A session's first line joined to the message before it ("… See you!\n[2:12 pm on 5
+    June, 2022]\nHey! Yesterday was …") is shown with its own session's day, and its
+    "yesterday" is that day's."""
+    ledger = Ledger.open(":memory:")
+    session = SessionBuilder(ledger)
+    merged = (
+        "Joanna: Thanks Nate! See you later!\n[2:12 pm on 5 June, 2022]\n"
+        "Joanna: Hey Nate! Yesterday my screenplay appeared on the big screen!"
+    )
+    head = session.append(Directive(text=merged, said_at="2022-06-03T10:00:00Z"))
+    session.turn_ids.append(head.id)
+    session.turn(TurnScript("Joanna: another day, nothing new", answer="Nate: ok"))
+    days = {p.text: p.said_at[:10] for p in pieces_of(session.index().turns[0])}
+    assert days["Joanna: Thanks Nate! See you later!"] == "2022-06-03"
+    assert set(days.values()) == {"2022-06-03", "2022-06-05"}
+    found, ranked = ranked_for(session, "When did the screenplay appear on the big screen?")
+    recalled = select_passages(found, ranked, 400, 0.25)
+    assert "Sun 5 June 2022" in recalled.text
+    assert "Yesterday (= Sat 4 June 2022)" in recalled.text

@@ -35,6 +35,7 @@ from vak_desktop.context.evidence.digests import digest_result
 from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import AssistantStep, EvidenceBody, ToolResult
 from vak_desktop.context.planning.dates import days_named, said_on
+from vak_desktop.context.planning.headers import dated_parts
 from vak_desktop.context.planning.kinds import PREFIX, piece_kinds, question_kinds, verb_of
 from vak_desktop.context.planning.lexicon import Lexicon, Lexicons, has_cjk
 from vak_desktop.context.planning.reading import Reading, reading_for
@@ -109,9 +110,7 @@ def pieces_of(turn: Turn) -> list[Piece]:
     """Every piece of `turn`'s words in the order they were said: the directive, then each
     step's text and each tool result (as its digest: the card's stored one, else made here)."""
     said = turn.said_at
-    out = [
-        Piece(turn.index, "user", turn.turn_id, said, p) for p in split_pieces(turn.directive.text)
-    ]
+    out = _dated_pieces(turn.index, "user", turn.turn_id, said, turn.directive.text)
     card = turn.card
     digests = {t.evidence: t.digest for t in card.did if t.digest} if card is not None else {}
     bodies = {e.id: e.payload for e in turn.entries if isinstance(e.payload, EvidenceBody)}
@@ -119,10 +118,7 @@ def pieces_of(turn: Turn) -> list[Piece]:
         payload = entry.payload
         if isinstance(payload, AssistantStep) and payload.text:
             when = payload.said_at or said
-            out += [
-                Piece(turn.index, "assistant", entry.id, when, p)
-                for p in split_pieces(payload.text)
-            ]
+            out += _dated_pieces(turn.index, "assistant", entry.id, when, payload.text)
         elif isinstance(payload, ToolResult) and payload.evidence:
             body = bodies.get(payload.evidence)
             text = digests.get(payload.evidence)
@@ -132,6 +128,19 @@ def pieces_of(turn: Turn) -> list[Piece]:
             out += [
                 Piece(turn.index, name, payload.evidence, said, p) for p in split_pieces(text or "")
             ]
+    return out
+
+
+def _dated_pieces(turn: int, side: str, ref: str, said_at: str, text: str) -> list[Piece]:
+    """The pieces of one message's `text`, each dated by the header above it (`dated_parts`:
+    a session's first line joined to the message before it keeps its own session's day)."""
+    parts = dated_parts(text, said_at)
+    if len(parts) == 1:
+        return [Piece(turn, side, ref, said_at, p) for p in split_pieces(text)]
+    out: list[Piece] = []
+    for part, when in parts:
+        found = split_pieces(part)[: PIECES_PER_TEXT - len(out)]
+        out += [Piece(turn, side, ref, when, p) for p in found]
     return out
 
 
@@ -448,7 +457,8 @@ def select_passages(
 ) -> Recalled:
     """The best passages of `ranked` within `tokens` at `ratio`, each piece once, none from a
     turn in `shown` (turn indexes the request carries whole): each passage's centre first, then
-    the piece after it (an answer follows its question), then the one before."""
+    the piece after it (an answer follows its question), then the one before; shown in session
+    order."""
     if tokens <= 0 or not ranked:
         return Recalled()
     skip, pieces = set(shown), found.store.pieces
@@ -479,9 +489,9 @@ def select_passages(
         return Recalled()
     order = sorted(chosen)
     lines = [HEADER]
-    for at, position in enumerate(order):  # a piece after its own entry's: one line
-        previous = order[at - 1] if at else -2
-        if previous == position - 1 and pieces[previous].ref == pieces[position].ref:
+    for at, position in enumerate(order):  # a piece after its own entry's, said the same
+        previous = order[at - 1] if at else -2  # day: one line
+        if previous == position - 1 and _same_line(pieces[previous], pieces[position]):
             lines[-1] += " " + annotate(pieces[position].text, pieces[position].said_at)
         else:
             lines.append(chosen[position])
@@ -489,3 +499,7 @@ def select_passages(
     turns = tuple(dict.fromkeys(pieces[p].turn + 1 for p in order))
     refs = tuple(dict.fromkeys(short_ref(pieces[p].ref) for p in order))
     return Recalled(text, estimate_tokens(len(text), ratio), turns, refs)
+
+
+def _same_line(before: Piece, after: Piece) -> bool:
+    return before.ref == after.ref and before.said_at[:10] == after.said_at[:10]

@@ -26,6 +26,7 @@ import re
 from datetime import date, timedelta
 
 from vak_desktop.context.planning.dates import said_on
+from vak_desktop.context.planning.headers import dated_parts
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS = (
@@ -52,7 +53,17 @@ ADDED = re.compile(r" \(= [^()]*\)")  # what `annotate` adds: " (= Sat 28 Januar
 def annotate(text: str, said_at: str) -> str:
     """`text` (said at the ISO-8601 `said_at`) with " (= Sat 28 January 2023)" after the first
     use of each of its first `MAX_RESOLVED` relative times; unchanged when it holds none or its
-    day is unknown."""
+    day is unknown. The lines after a dated header in it are read against the header's day
+    (`dated_parts`)."""
+    if _RELATIVE.search(text) is None:
+        return text
+    parts = dated_parts(text, said_at)
+    if len(parts) == 1:
+        return _annotated(text, said_at)
+    return "".join(_annotated(part, when) for part, when in parts)
+
+
+def _annotated(text: str, said_at: str) -> str:
     try:
         day = date.fromisoformat(said_at[:10])
     except ValueError:
