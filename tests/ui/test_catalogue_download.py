@@ -153,7 +153,9 @@ async def test_a_model_that_does_not_start_brings_the_catalogue_back_saying_why(
             await until(lambda: onboarding.isVisible(), what="the first-run panel")
             panel = _serve_catalogue(app, _entry(model, files.url), tmp_path / "models")
             panel.start()
-            await until(lambda: "did not start" in panel.status.text(), what="the refusal")
+            await until(
+                lambda: "did not start" in panel.status.text(), what="the refusal", within=20
+            )
             assert "xllamacpp" in panel.status.text() and onboarding.isVisible()
             assert panel.download_button.text() == "Start"  # downloaded: try again or pick
             box = app.providers.error_box

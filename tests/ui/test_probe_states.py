@@ -120,10 +120,6 @@ async def test_a_tool_call_above_the_stored_horizon_is_evidence_and_the_gauge_sa
             harness.screenshot("probe-above-horizon")
 
 
-# Known leak, not yet found: in the whole suite (never alone) the collection at this test's end
-# meets an unclosed loopback socket to the double, most likely the probe request a Pause
-# cancelled mid-stream. Recorded in issue #25's closing note; the test's own checks still run.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 async def test_pause_keeps_the_probe_s_rungs_and_resume_continues_from_the_next(
     qtbot: Any, ledger_path: Path
 ) -> None:
