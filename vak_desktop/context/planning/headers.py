@@ -82,6 +82,8 @@ def dated_parts(text: str, said_at: str) -> list[tuple[str, str]]:
     said: the first part at `said_at`, each later one at its header's time (ISO-8601). The
     parts joined are `text`; a text with no dated header below its first line is one part, and
     so is all that follows its first `SCANNED` characters."""
+    if "\n" not in text:  # a header below the first line starts a line: one line is one part
+        return [(text, said_at)]
     parts: list[tuple[str, str]] = []
     start, when = 0, said_at
     for found in _HEADER_LINE.finditer(text, 0, SCANNED):

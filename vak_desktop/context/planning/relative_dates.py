@@ -55,8 +55,6 @@ def annotate(text: str, said_at: str) -> str:
     use of each of its first `MAX_RESOLVED` relative times; unchanged when it holds none or its
     day is unknown. The lines after a dated header in it are read against the header's day
     (`dated_parts`)."""
-    if _RELATIVE.search(text) is None:
-        return text
     parts = dated_parts(text, said_at)
     if len(parts) == 1:
         return _annotated(text, said_at)
