@@ -134,11 +134,8 @@ def pieces_of(turn: Turn) -> list[Piece]:
 def _dated_pieces(turn: int, side: str, ref: str, said_at: str, text: str) -> list[Piece]:
     """The pieces of one message's `text`, each dated by the header above it (`dated_parts`:
     a session's first line joined to the message before it keeps its own session's day)."""
-    parts = dated_parts(text, said_at)
-    if len(parts) == 1:
-        return [Piece(turn, side, ref, said_at, p) for p in split_pieces(text)]
     out: list[Piece] = []
-    for part, when in parts:
+    for part, when in dated_parts(text, said_at):
         found = split_pieces(part)[: PIECES_PER_TEXT - len(out)]
         out += [Piece(turn, side, ref, when, p) for p in found]
     return out

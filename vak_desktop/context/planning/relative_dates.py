@@ -55,10 +55,7 @@ def annotate(text: str, said_at: str) -> str:
     use of each of its first `MAX_RESOLVED` relative times; unchanged when it holds none or its
     day is unknown. The lines after a dated header in it are read against the header's day
     (`dated_parts`)."""
-    parts = dated_parts(text, said_at)
-    if len(parts) == 1:
-        return _annotated(text, said_at)
-    return "".join(_annotated(part, when) for part, when in parts)
+    return "".join(_annotated(part, when) for part, when in dated_parts(text, said_at))
 
 
 def _annotated(text: str, said_at: str) -> str:
