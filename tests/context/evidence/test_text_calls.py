@@ -155,3 +155,19 @@ def test_what_follows_a_call_is_not_the_steps_text() -> None:
     adopted = adopt_text_calls(text, (), SPECS, key="k", step=1, invented=True)
     assert adopted is not None and adopted.text == "Searching."
     assert adopted.activity.detail["text"] == text
+
+
+def test_marks_without_a_letter_before_a_call_are_no_text() -> None:
+    """Recorded on the 0.5B (venue, 2026-12-05): ">" before each call, and the turn's answer
+    began ">\\n\\n>\\n\\n". Prose before a call stays; punctuation alone does not."""
+    for before in (">", "```", " - ", "…\n>"):
+        adopted = adopt_text_calls(
+            f'{before}{{"name": "read", "arguments": {{"path": "docs/reply.txt"}}}}',
+            (),
+            SPECS,
+            key="k",
+            step=4,
+        )
+        assert adopted is not None and adopted.text == ""
+    kept = adopt_text_calls('Ok:\nread(path="a")', (), SPECS, key="k", step=0)
+    assert kept is not None and kept.text == "Ok:"

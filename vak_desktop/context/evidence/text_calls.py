@@ -54,6 +54,7 @@ _CALL_SHAPED = re.compile(
 _OPENERS = re.compile(r"(?:```[A-Za-z0-9_-]*|<tool_call>|<function_call>)\s*\Z|`\Z")
 _CLOSERS = re.compile(r"\A\s*(?:```|</tool_call>|</function_call>)|\A`")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
+_LETTER = re.compile(r"[^\W_]")  # a letter or digit, any script
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,10 @@ def adopt_text_calls(
     # #22): a call, then flag-like babble to the output cap ("--no-heading --path …", "- glob:
     # *.md - output: text [evidence:…]"), which was shown, and copied by the next step.
     left = re.sub(r"\n{3,}", "\n\n", text[: written[0].start]).strip()
+    # no letter or digit says nothing: the 0.5B wrote ">" before each of its calls (efficacy's
+    # venue case), and the ">"s were shown as the turn's answer
+    if not _LETTER.search(left):
+        left = ""
     names = ", ".join(c.name for c in calls)
     activity = Activity(
         type=TEXT_FORM_CALL,
