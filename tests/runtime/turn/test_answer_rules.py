@@ -19,6 +19,7 @@ from vak_desktop.runtime.turn.answering import (
     grounded,
     not_an_answer,
     own_value,
+    plain_answer_nudge,
 )
 
 SPECS = default_tools(Settings(workspace=("/nonexistent-workspace",))).specs()
@@ -176,3 +177,21 @@ def test_a_value_the_request_gives_is_the_one_searched_for() -> None:
     assert own_value("Find m.okafor@lindenhall.example in my mail") == "m.okafor@lindenhall.example"
     assert own_value("Which file has 38-14-92 or 38-14-29?") is None  # two: no guess
     assert own_value("Search my files for the code I gave you.") is None
+
+
+def test_a_short_reply_made_of_the_nudges_own_words_is_its_echo() -> None:
+    """Recorded on the 0.5B (shipment, 2026-12-05): told its reply was "the turn's own
+    instructions repeated", it answered `["The instructions repeated"]`, which was shown. A
+    short answer with a word of its own is still an answer, and so is the find said back."""
+    nudge = plain_answer_nudge("the turn's own instructions repeated")
+    assert _judged('["The instructions repeated"]', (nudge,)) == (
+        "the turn's own instructions repeated"
+    )
+    assert _judged("Nintendo Switch", (nudge,)) == ""
+    assert _judged("No", (nudge,)) == ""  # one word: too little to call it an echo
+    hit = ToolResult("c1", "grep", GREP, "e", len(GREP))
+    assert _judged("notes/feb.txt, the blue locker", (answer_check_nudge("grep", hit),)) == ""
+    named = answer_check_nudge(
+        "grep", ToolResult("c2", "grep", "shipping/manifest.txt:1: x", "e", 26)
+    )
+    assert _judged("shipping/manifest.txt holds it.", (named,)) == ""  # the path is the find's

@@ -302,7 +302,7 @@ def not_an_answer(
     if (
         _TAGGED.search(text)
         or _ONLY_TAGS.fullmatch(text)
-        or any(_shares_run(text, nudge) for nudge in nudges)
+        or any(_echoes(text, nudge) for nudge in nudges)
     ):
         return "the turn's own instructions repeated"
     words = [w.lower() for w in _WORD.findall(text)]
@@ -332,6 +332,18 @@ def _quotes_description(text: str, descriptions: Sequence[str]) -> bool:
 
 
 _QUOTED = re.compile(r"“[^”]*”")  # what a nudge quotes: the request, a find's line
+_NAMED_FIND = re.compile(r"“[^”]*”|\S*\w[/.]\w\S*")  # that, and the paths it names
+
+
+def _echoes(text: str, nudge: str) -> bool:
+    """`text` repeats the nudge: a run of `ECHO_WORDS` of its words (`_shares_run`), or a
+    shorter text of two words or more made of its own words and nothing else (the 0.5B, told
+    its reply was "the turn's own instructions repeated", answered `["The instructions
+    repeated"]`). The lines and paths a nudge names are the find's words, not its own."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    if 2 <= len(words) < ECHO_WORDS:
+        return set(words) <= {w.lower() for w in _WORD.findall(_NAMED_FIND.sub(" ", nudge))}
+    return _shares_run(text, nudge)
 
 
 def _shares_run(text: str, nudge: str) -> bool:
@@ -339,10 +351,10 @@ def _shares_run(text: str, nudge: str) -> bool:
     is not its own: an answer that repeats the find it was told to answer with is an answer
     (measured on the 0.5B: the found line, answered back, was withheld as an echo)."""
     said = [w.lower() for w in _WORD.findall(_QUOTED.sub(" ", nudge))]
+    words = [w.lower() for w in _WORD.findall(text)]
     runs = {" ".join(said[i : i + ECHO_WORDS]) for i in range(len(said) - ECHO_WORDS + 1)}
     if not runs:
         return False
-    words = [w.lower() for w in _WORD.findall(text)]
     return any(
         " ".join(words[i : i + ECHO_WORDS]) in runs for i in range(len(words) - ECHO_WORDS + 1)
     )
