@@ -54,7 +54,7 @@ PACKET_BATCH = "packet_batch"
 _CARD_LINE = re.compile(r"^Turn (\d+) \(", re.MULTILINE)
 _PACKET_OPEN = re.compile(r'^<context_summary turns="(\d+)(?:–(\d+))?">')
 _THREAD = re.compile(r"<thread>(.*?)</thread>", re.DOTALL)
-_PAUSED_REF = re.compile(r"turn \d+ \(above\)")
+_PAUSED_REF = re.compile(r"turns? \d+(?:[–,] ?\d+)* \(above\)")  # "turns 25–30, 32 (above)"
 _ACK_ID = re.compile(r'"presentation":\s*"([^"]+)"')
 
 

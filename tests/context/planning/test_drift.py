@@ -171,7 +171,7 @@ def test_the_thread_lists_paused_directives_and_the_plan_favours_the_new_subject
         lexicons=lexicons(),
     )
     assert PAUSED_HEADER in tail
-    assert "- turn 2 (above)\n- turn 3 (above)\n- turn 4 (above)" in tail  # named, not asked
+    assert "- turns 2–4 (above)" in tail  # named, not asked
     assert thread_lines(tail) == []  # no directive is repeated in the thread
     values = {t.index: t.value for t in plan.turns}
     assert values[0] > values[3]  # the laptop turn now outranks the newest tomato turn

@@ -48,7 +48,7 @@ from vak_desktop.context.payloads import (
 from vak_desktop.context.planning.candidates import candidates
 from vak_desktop.context.planning.card_index import CardIndex, card_index
 from vak_desktop.context.planning.lexicon import Lexicons
-from vak_desktop.context.planning.packets import render_handoff, render_packet
+from vak_desktop.context.planning.packets import number_runs, render_handoff, render_packet
 from vak_desktop.context.planning.passages import (
     FOCUSED_CAP,
     Recalled,
@@ -178,8 +178,9 @@ def thread_for(
     latest ones inside the packet, each as its card asks it (verbatim when short, else its gist
     and how much follows), so a few long pastes cannot crowd out the history the thread
     is there to point at. Paused (directive drift, §7): the directives of the subject the user
-    left — asked out when packeted, else named by turn (their words are already above: one
-    source per fact). `room`: the tokens the summarised list may take (the newest kept)."""
+    left — asked out when packeted, else named by number, a run of them in one line (their
+    words are already above: one source per fact). `room`: the tokens the summarised list may
+    take (the newest kept)."""
     packet = Fidelity.PACKET
     latest = list(
         itertools.islice(
@@ -198,15 +199,26 @@ def thread_for(
                 break
             kept.append(asked)
         summarised = kept[::-1]
-    held = []
+    held: list[str] = []
+    above: list[int] = []  # the numbers of paused turns shown above, named in one line
     for t in plan.turns if paused else ():
         if t.turn_id not in paused:
             continue
-        if t.fidelity is packet:
-            held.append(card_of(index.turns[t.index], ratio).asked)
-        else:
-            held.append(f"turn {t.index + 1} (above)")
+        if t.fidelity is not packet:
+            above.append(t.index + 1)
+            continue
+        if above:
+            held.append(_named_above(above))
+            above = []
+        held.append(card_of(index.turns[t.index], ratio).asked)
+    if above:
+        held.append(_named_above(above))
     return summarised, held
+
+
+def _named_above(numbers: Sequence[int]) -> str:
+    """Paused turns the request shows above, by number: "turns 25–30 (above)"."""
+    return f"turn{'s' if len(numbers) > 1 else ''} {number_runs(numbers)} (above)"
 
 
 def current_turn_messages(turn: Turn, tail: str) -> list[Message]:

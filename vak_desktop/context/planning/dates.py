@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from datetime import date
 
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -34,7 +35,18 @@ def days_named(text: str) -> list[str]:
     """The days `text` names with their year, as ISO dates ("2023-10-13"), each once, in order:
     "October 13, 2023", "13 October 2023", "13th of Oct 2023", "2023-10-13" (English month
     names). A day without its year, or that is no day of the calendar, is not read."""
-    found: dict[str, None] = {}
+    return list(dict.fromkeys(day.isoformat() for day, _ in _named_days(text)))
+
+
+def first_day_named(text: str) -> tuple[date, int, int] | None:
+    """The first day `text` names with its year (as `days_named` reads them), and where its
+    words start and end; None when it names none."""
+    for day, match in _named_days(text):
+        return day, match.start(), match.end()
+    return None
+
+
+def _named_days(text: str) -> Iterator[tuple[date, re.Match[str]]]:
     for match in _NAMED_DAYS.finditer(text):
         g = match.groups()
         if g[0]:
@@ -45,10 +57,9 @@ def days_named(text: str) -> list[str]:
             year, month, day = g[6], g[7], g[8]
         number = int(month) if month.isdigit() else _month_number(month)
         try:
-            found[date(int(year), number, int(day)).isoformat()] = None
+            yield date(int(year), number, int(day)), match
         except ValueError:
             continue
-    return list(found)
 
 
 def _month_number(name: str) -> int:

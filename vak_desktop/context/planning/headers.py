@@ -11,30 +11,13 @@ in them is resolved against it, not against the day the message began. Pure: no 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, time
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-            ("december", "dec"),
-        ),
-        1,
-    )
-    for name in names
-}  # fmt: skip
-_MONTH = r"(?P<month>[A-Za-z]{3,9})\.?"
-_CLOCK = r"(?P<hour>\d{1,2})[:.](?P<minute>\d{2})(?::\d{2})?\s*(?P<half>[ap]\.?m\.?)?"
-# "8 May, 2023", "May 8, 2023", "2023-05-08", each with an optional clock before or after
-_DATES = (
-    re.compile(rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(?P<year>\d{{4}})"),
-    re.compile(rf"{_MONTH}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})"),
-    re.compile(r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})"),
+from vak_desktop.context.planning.dates import first_day_named
+
+_CLOCK_AT = re.compile(
+    r"(?P<hour>\d{1,2})[:.](?P<minute>\d{2})(?::\d{2})?\s*(?P<half>[ap]\.?m\.?)?", re.IGNORECASE
 )
-_CLOCK_AT = re.compile(_CLOCK, re.IGNORECASE)
 HEADER_CHARS = 120  # a dated header is a short first line (or a bracketed lead), not prose
 LABEL_WORDS = 4  # what a header line may hold beside its date: "Session 3 —", "Date:", "on"
 
@@ -57,24 +40,14 @@ def header_time(text: str) -> str:
         lead = lead.split("\n", 1)[0]
         if len(lead) > HEADER_CHARS:
             return ""
-    for pattern in _DATES:
-        found = pattern.search(lead)
-        if found is None:
-            continue
-        month_text = found.group("month")
-        month = int(month_text) if month_text.isdigit() else _MONTHS.get(month_text.lower(), 0)
-        rest = lead[: found.start()] + " " + lead[found.end() :]
-        if len(_CLOCK_AT.sub(" ", rest).split()) > LABEL_WORDS and text.lstrip()[:1] != "[":
-            return ""  # a date inside a sentence is what it says, not when it was said
-        hour, minute = _clock(rest)
-        try:
-            moment = datetime(
-                int(found.group("year")), month, int(found.group("day")), hour, minute
-            )
-        except ValueError:
-            continue
-        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return ""
+    found = first_day_named(lead)  # "8 May, 2023", "May 8, 2023", "2023-05-08"
+    if found is None:
+        return ""
+    day, first, last = found
+    rest = lead[:first] + " " + lead[last:]  # a label, and a clock before or after the day
+    if len(_CLOCK_AT.sub(" ", rest).split()) > LABEL_WORDS and text.lstrip()[:1] != "[":
+        return ""  # a date inside a sentence is what it says, not when it was said
+    return datetime.combine(day, time(*_clock(rest))).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def dated_parts(text: str, said_at: str) -> list[tuple[str, str]]:

@@ -141,8 +141,8 @@ def topic_line(topic: Topic) -> str:
     return f"- Turns {numbers}{day}{words}"
 
 
-def _listed_runs(numbers: Sequence[int]) -> str:
-    """Increasing numbers as runs, read one by one (for a few hundred)."""
+def number_runs(numbers: Sequence[int]) -> str:
+    """Increasing numbers as runs ("3–7, 9"), read one by one (for a few hundred)."""
     runs: list[tuple[int, int]] = []
     for n in numbers:
         if runs and runs[-1][1] == n - 1:
@@ -251,7 +251,7 @@ def render_packet(
                 lines.append(f"Evidence ids in them (newest first): {named}.")
     if len(packeted) < len(span):
         elsewhere = (
-            _listed_runs([span[p].number for p in outside])
+            number_runs([span[p].number for p in outside])
             if outside is not None
             else _shown_elsewhere(span, packeted)
         )
