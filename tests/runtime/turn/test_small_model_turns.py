@@ -684,3 +684,31 @@ async def test_qwens_tools_tag_opening_an_answer_is_cut_from_the_stream_and_the_
     (cut,) = _activities(ledger, session, MARKUP_CUT)
     assert cut.detail["text"] == written
     assert len(bodies) == 2  # the answer was taken, not redone
+
+
+async def test_a_listing_without_the_value_asked_for_is_no_find(
+    double: OllamaDouble, http: httpx.AsyncClient, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Recorded on the 0.5B (locker, fresh chat, 2026-12-05): asked which file has the value
+    the request gives, it listed `**/*.md`, and the listing was taken as the find; the turn
+    ended with Vak's answer naming a file that does not hold the value. A result without the
+    value found nothing: Vak greps for it, and the model answers with that."""
+    folder = _files(tmp_path)
+    session, events = await _ollama_turn(
+        double,
+        http,
+        ledger,
+        folder,
+        Reply(tool_calls=[("glob", {"pattern": "**/*.md"})]),
+        Reply(text="It is in shipping/manifest.txt."),
+        ask=f"Which file of mine has the shipment code {CODE}? Tell me the file's name.",
+    )
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome == "completed"
+    (listing,) = [r for r in _payloads(ledger, session, ToolResult) if r.tool_name == "glob"]
+    assert listing.content == "notes.md"
+    (searched,) = _activities(ledger, session, RUNTIME_SEARCH)
+    assert searched.detail["call"]["arguments"] == {"pattern": "ZX\\-4471\\-Q"}
+    (check,) = [n for n in _payloads(ledger, session, Nudge) if n.tag == ANSWER_CHECK]
+    assert "shipping/manifest.txt" in check.text and "notes.md" not in check.text
+    turn = split_turns(ledger.chain_to_root(session))[-1]
+    assert turn.answer == "It is in shipping/manifest.txt."

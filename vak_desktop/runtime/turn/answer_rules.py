@@ -204,7 +204,7 @@ class AnswerRules:
     def turn_find(self, turn: Turn) -> tuple[ToolCall, ToolResult] | None:
         """The turn's first tool result that performed the asked-for action and found
         something (`_find` over every call of the turn so far)."""
-        return self._find(turn.directive.text, turn_calls(turn), turn_results(turn))
+        return self._find(turn, turn_calls(turn), turn_results(turn))
 
     def _answer_due(
         self, turn: Turn, calls: Sequence[ToolCall], results: dict[str, ToolResult]
@@ -223,7 +223,7 @@ class AnswerRules:
         if any(c.id.startswith(READ_ID) for c in calls):  # Vak read what the search found
             hit = self.turn_find(turn)
         else:
-            hit = self._find(turn.directive.text, calls, results)
+            hit = self._find(turn, calls, results)
         if hit is None:
             searched = self._search_for_model(turn) if self.small else None
             if searched is not None and searched.id not in {c.id for c in turn_calls(turn)}:
@@ -237,25 +237,38 @@ class AnswerRules:
         return Next(nudge=Nudge(ANSWER_CHECK, nudge))
 
     def _find(
-        self, directive: str, calls: Sequence[ToolCall], results: dict[str, ToolResult]
+        self, turn: Turn, calls: Sequence[ToolCall], results: dict[str, ToolResult]
     ) -> tuple[ToolCall, ToolResult] | None:
         """The first result of `calls` that performed the asked-for action and found
         something: the action's most fitting tool, or a file read (a glob listing is no
-        answer to "search my files for …", though glob performs the search)."""
-        asked = requested_tools(directive, self.offered, lexicons())
+        answer to "search my files for …", though glob performs the search). When the
+        request names the value it is after (`_sought`), a result without it found nothing:
+        the 0.5B listed `**/*.md` for "Which file has 38-14-92?", and the listing was
+        answered as the find."""
+        asked = requested_tools(turn.directive.text, self.offered, lexicons())
         if not asked:
             return None
         # grep's lines hold content whichever tool the words ask for first ("which file has
         # …" is a listing's words; a glob listing of names answers it only when asked first)
         acting = {asked[0], "read"} | ({"grep"} & set(asked))
+        sought = (self._sought(turn) or "").lower()
         return next(
             (
                 (c, results[c.id])
                 for c in calls
-                if c.name in acting and c.id in results and found(results[c.id])
+                if c.name in acting
+                and c.id in results
+                and found(results[c.id])
+                and sought in results[c.id].content.lower()
             ),
             None,
         )
+
+    def _sought(self, turn: Turn) -> str | None:
+        """The value the request is after: the one value of the earlier message it refers
+        to (`answering.referred_value`), else the one value it gives (`own_value`)."""
+        directive = turn.directive.text
+        return referred_value(directive, self._said_before(turn)) or own_value(directive)
 
     def _ungrounded(self, turn: Turn, text: str) -> Next | None:
         """After `[answer-check]`, an answer that says nothing of the find: one redo."""
@@ -319,10 +332,8 @@ class AnswerRules:
 
     def _search_for_model(self, turn: Turn) -> ToolCall | None:
         """The asked-for search Vak runs itself when the model has not made it: grep for
-        the one value of the earlier message the directive refers to
-        (`answering.referred_value`), or else the one value the directive gives
-        (`own_value`), if grep is offered and such a value exists — and only for a request
-        that asks for an action on the user's things: "Which country was Evan visiting in
+        the value the request is after (`_sought`), if grep is offered and there is one —
+        and only for a request that asks for an action on the user's things: "Which country was Evan visiting in
         May 2023?" asked of a chat is no search for "2023" (1.5B, LoCoMo conv-49)."""
         directive = turn.directive.text
         if (
@@ -330,7 +341,7 @@ class AnswerRules:
             or requested_tool(directive, self.offered, lexicons()) is None
         ):
             return None
-        value = referred_value(directive, self._said_before(turn)) or own_value(directive)
+        value = self._sought(turn)
         if value is None:
             return None
         return ToolCall(f"vak_search_{turn.turn_id[-12:]}", "grep", {"pattern": re.escape(value)})
