@@ -174,6 +174,27 @@ def test_a_question_naming_a_day_finds_what_was_said_that_day() -> None:
     assert "blue streaks" in select_passages(found, ranked, 160, 0.25).text
 
 
+def test_a_question_naming_a_month_favours_what_was_said_in_it_and_finds_nothing_by_it() -> None:
+    """ "What did Audrey do in November 2023 …?" searched for "november" and "2023", which the
+    utterances of that month rarely hold. Among the passages its words find, those said in the
+    month named come first; a passage that shares only the month is not found by it."""
+    session = SessionBuilder(Ledger.open(":memory:"))
+    for day, said in [
+        ("2023-10-04", "Audrey: I took the dogs to a new groomer for their care."),
+        ("2023-11-09", "Audrey: I joined a dog owners group to learn better care."),
+        ("2023-11-10", "Andrew: The weather turned cold this week."),
+        ("2023-12-01", "Audrey: The dogs loved their care package from the vet."),
+    ]:
+        head = session.append(Directive(text=said, said_at=f"{day}T15:00:00Z"))
+        session.turn_ids.append(head.id)
+    session.turn(TurnScript("Andrew: Nice!", answer="ok"))
+    question = "What did Audrey do in November 2023 to take care of her dogs?"
+    found, ranked = ranked_for(session, question)
+    texts = [found.store.pieces[centre].text for centre, _ in ranked]
+    assert texts[0].startswith("Audrey: I joined a dog owners group")
+    assert not any("weather" in t for t in texts)  # the month alone finds nothing
+
+
 def test_a_question_for_a_kind_of_thing_finds_the_turn_naming_one() -> None:
     """Before: "which cities has Tom visited?" shares no word with "a week in Lisbon", and the
     passages held only the turns that say "city" (LoCoMo conv-30: "Paris, Rome" never shown).

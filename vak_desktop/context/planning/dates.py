@@ -38,6 +38,16 @@ def days_named(text: str) -> list[str]:
     return list(dict.fromkeys(day.isoformat() for day, _ in _named_days(text)))
 
 
+_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b", re.IGNORECASE)
+
+
+def months_named(text: str) -> list[str]:
+    """The months `text` names with their year ("in November 2023", "Nov. 2023", a day's
+    "13 October 2023" too), as "2023-11", each once, in order."""
+    found = (f"{year}-{_month_number(month):02d}" for month, year in _MONTH_YEAR.findall(text))
+    return list(dict.fromkeys(found))
+
+
 def first_day_named(text: str) -> tuple[date, int, int] | None:
     """The first day `text` names with its year (as `days_named` reads them), and where its
     words start and end; None when it names none."""

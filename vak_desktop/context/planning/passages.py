@@ -34,7 +34,7 @@ from vak_desktop.context.capacity.profile import estimate_tokens
 from vak_desktop.context.evidence.digests import digest_result
 from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import AssistantStep, EvidenceBody, ToolResult
-from vak_desktop.context.planning.dates import days_named, said_on
+from vak_desktop.context.planning.dates import days_named, months_named, said_on
 from vak_desktop.context.planning.headers import dated_parts
 from vak_desktop.context.planning.kinds import PREFIX, piece_kinds, question_kinds, verb_of
 from vak_desktop.context.planning.lexicon import Lexicon, Lexicons, has_cjk
@@ -65,7 +65,10 @@ PASSAGE_SHARE, PASSAGE_FLOOR, PASSAGE_CAP = 3, 160, 1_536
 # and 0116: on the real 1.5B, a third of the passages answered as well as all of them)
 MEMORY_SHARE, MEMORY_CAP, FOCUSED_CAP = 2 / 3, 3_072, 1_024
 DAY = "◷"  # a day's index term: "◷2023-10-13" (a question naming the day finds what was said)
-_NOT_WORDS = (PREFIX, DAY)  # terms that are no word of the piece: not counted in its length
+# a month's: "◶2023-11". A question naming the month ("in November 2023") favours what was said
+# in it among the passages its words found; a month holds too much to find anything by itself
+MONTH = "◶"
+_NOT_WORDS = (PREFIX, DAY, MONTH)  # terms that are no word of the piece: not counted in its length
 HEADER = "Passages of earlier turns that match the request, verbatim (turn, day, evidence id):"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
@@ -195,10 +198,11 @@ def day_term(iso: str) -> str:
 
 
 def _index_terms(piece: Piece) -> Counter[str]:
-    """Every index term of `piece`: its `piece_terms` and the day it was said."""
+    """Every index term of `piece`: its `piece_terms`, and the day and month it was said."""
     counts = Counter(piece_terms(piece.text))
     if day := day_term(piece.said_at):
         counts[day] = 1
+        counts[MONTH + day[1:8]] = 1
     return counts
 
 
@@ -322,14 +326,16 @@ def query_terms(directive: str, stop: frozenset[str] = frozenset()) -> list[str]
     """The directive's words for a passage query, less `stop` (read before `stem` cuts them:
     "there" is a stop word, "ther" is not) and one-letter words; its names, numbers and quoted
     words ("Biscuit", "2023", 'the "blue" folder') count twice; the days it names ("on
-    October 13, 2023" asks for what was said that day: `day_term`); then the kinds its answer
-    type asks for ("which cities" asks for any city: `kinds.py`)."""
+    October 13, 2023" asks for what was said that day: `day_term`), and the months, twice as
+    names are (`MONTH`); then the kinds its answer type asks for ("which cities" asks for any
+    city: `kinds.py`)."""
     query = _asked(directive, stop)
     for match in _NAME.finditer(directive):
         query += _asked(match.group(), stop)
     for match in _QUOTED.finditer(directive):
         query += _asked(match.group(1), stop)
     query += [day_term(day) for day in days_named(directive)]
+    query += [MONTH + month for month in months_named(directive) for _ in range(2)]
     return query + question_kinds(_lowered_words(directive))
 
 
@@ -353,9 +359,10 @@ def ranked_passages(
     held = {t: corpus.holders[t] for t in weights if corpus.holders.get(t)}
     if size < corpus.size:  # an older view of a store that moved on: its own counts only
         held = {t: n for t in held if (n := sum(1 for p, _ in corpus.postings[t] if p < size))}
-    common = max(COMMON_FLOOR, size // COMMON_SHARE)  # a word this many pieces hold is no
-    rare = {t: n for t, n in held.items() if n <= common}  # subject alone (a speaker's name)
-    broad = {t: n for t, n in held.items() if n > common}
+    common = max(COMMON_FLOOR, size // COMMON_SHARE)
+    # a word this many pieces hold is no subject alone (a speaker's name), nor is a month
+    rare = {t: n for t, n in held.items() if n <= common and t[0] != MONTH}
+    broad = {t: n for t, n in held.items() if t not in rare}
     scores = _bm25(corpus, size, rare, weights)
     if not scores:  # every word asked is a common one: no passage is told apart by them
         return []
