@@ -195,3 +195,21 @@ def test_a_short_reply_made_of_the_nudges_own_words_is_its_echo() -> None:
         "grep", ToolResult("c2", "grep", "shipping/manifest.txt:1: x", "e", 26)
     )
     assert _judged("shipping/manifest.txt holds it.", (named,)) == ""  # the path is the find's
+
+
+def test_the_last_answer_step_is_told_the_read_line_that_answers() -> None:
+    """Recorded on the 0.5B (venue, 2026-12-05): `[answer-check]` named line 2 of the read
+    file ("booked for 46 guests"), but `[answer-now]` named only the address line that led
+    there, and the model was not told what answers "how many guests"."""
+    grep = ToolResult("c1", "grep", "docs/reply.txt:1: From: m.okafor@lindenhall.example", "e", 51)
+    read = ToolResult(
+        "c2",
+        "read",
+        "From: m.okafor@lindenhall.example\nConfirmed: 46 guests on 12 June.\n",
+        "f",
+        70,
+    )
+    ask = "Tell me how many guests that message from the venue confirms."
+    nudge = answer_now_nudge((ToolCall("c1", "grep", {}), grep), ask, read)
+    assert "docs/reply.txt, line 1" in nudge and "line 2: “Confirmed: 46 guests" in nudge
+    assert "line 2" not in answer_now_nudge((ToolCall("c1", "grep", {}), grep))

@@ -134,7 +134,10 @@ class AnswerRules:
 
     def answer_now(self, turn: Turn | None = None) -> str:
         """The `[answer-now]` nudge, with the turn's find when it has one."""
-        return answer_now_nudge(self.turn_find(turn or self._turn()[1]))
+        turn = turn or self._turn()[1]
+        hit = self.turn_find(turn)
+        context = self._read_of(turn, found_file(hit[1])) if hit is not None else None
+        return answer_now_nudge(hit, turn.directive.text, context)
 
     def not_an_answer(self, text: str, turn: Turn | None = None) -> str:
         """Why `text`, a step's whole text, cannot be the answer ("" when it can)."""

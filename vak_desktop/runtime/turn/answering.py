@@ -202,16 +202,27 @@ def grounding_nudge(result: ToolResult, lines: Sequence[tuple[int, str]] = ()) -
     )
 
 
-def answer_now_nudge(find: tuple[ToolCall, ToolResult] | None = None) -> str:
+def answer_now_nudge(
+    find: tuple[ToolCall, ToolResult] | None = None,
+    directive: str = "",
+    context: ToolResult | None = None,
+) -> str:
     """`[answer-now]`, the one step left that can only answer. With the turn's `find` it says
-    the find again, as `[answer-check]` did: told only "from what the tool results above
-    show", the 0.5B answered "there are 1 matching lines in 1 file with the shipment code …",
-    naming no file (efficacy, shipment, 2026-12-05)."""
+    the find again, as `[answer-check]` did, with the lines of the read file (`context`) that
+    bear on the request: told only "from what the tool results above show", the 0.5B answered
+    "there are 1 matching lines in 1 file with the shipment code …", naming no file; told only
+    the address line that led to the file, it was not told the line that answers "how many
+    guests" (efficacy, 2026-12-05)."""
     if find is not None:
+        found = first_find(find[1])
+        said = _said(found)
+        lines = bearing_lines(context, directive, found) if context is not None else []
+        if lines:
+            said += f", and the file answers the request on {_quoted(lines)}"
         return (
             f"[{ANSWER_NOW}] This turn has used its steps. The `{find[0].name}` result above "
-            f"holds what was asked for: {_said(first_find(find[1]))}. Answer the user now from "
-            "it, in plain words: say what it found and where. No more tool calls."
+            f"holds what was asked for: {said}. Answer the user now from it, in plain words: "
+            "say what it found and where. No more tool calls."
         )
     return (
         f"[{ANSWER_NOW}] This turn has used its steps. Answer the user now, in plain words, "
