@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.context.sessions import SessionBuilder, TurnScript
 from vak_desktop.context.payloads import Directive
+from vak_desktop.context.planning.dates import days_named, months_named
 from vak_desktop.context.planning.passages import passage_index, ranked_passages, select_passages
-from vak_desktop.context.planning.relative_dates import ADDED, annotate
+from vak_desktop.context.planning.relative_dates import ADDED, annotate, asks_when, says_when
 from vak_desktop.ledger import Ledger
 
 SUNDAY = "2023-01-29T14:00:00Z"  # Sun 29 January 2023
@@ -72,3 +75,43 @@ def test_a_passage_shows_what_its_words_resolve_to_where_they_are_said() -> None
     )
     line = next(x for x in recalled.text.splitlines() if "Paris" in x)
     assert line.endswith("Jon: Oh, I've been to Paris yesterday (= Sat 28 January 2023)!")
+
+
+def test_a_question_asking_when_favours_the_passage_that_says_when() -> None:
+    """Two utterances hold the question's words alike; the one that says when it happened
+    ("last Sunday") is what a "When did …?" question asks for. A question that only holds the word
+    "when" ("… to do when he comes over?") asks for no time."""
+    assert asks_when("Answer in a few words: When did Andrew go rock climbing?")
+    assert asks_when("What date was the concert?") and asks_when("How long ago did Jon move?")
+    assert not asks_when("What does Nate want to do when he comes over?")
+    assert says_when("I went last Sunday") and says_when("It was on 3 May 2023.")
+    assert says_when("Back in November 2023, we moved.") and not says_when("I went climbing.")
+    ledger = Ledger.open(":memory:")
+    session = SessionBuilder(ledger)
+    for text in (
+        "Andrew: I went rock climbing last Sunday with my friends, it was a blast!",
+        "Audrey: Andrew, rock climbing with your friends sounds great, it is a blast!",
+    ):
+        head = session.append(Directive(text=text, said_at=SUNDAY))
+        session.turn_ids.append(head.id)
+    session.turn(TurnScript("Andrew: ok", answer="Audrey: ok"))
+    question = "When did Andrew go rock climbing?"
+    session.pending(question)
+    found = passage_index(session.index())
+    best, _ = ranked_passages(found, question)[0]
+    assert "last Sunday" in found.store.pieces[best].text
+
+
+_SAID = (
+    "yesterday", "Today", "tonight", "tomorrow", "this morning", "last", "next", "this", "week",
+    "weekend", "month", "year", "Friday", "sunday", "3", "two", "a couple of", "days", "weeks",
+    "ago", "later", "from now", "in", "on", "13", "October", "2023", "2023-10-13", "we", "went",
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_SAID), max_size=8))
+def test_says_when_misses_no_time_that_annotate_resolves_or_a_date_names(said: list[str]) -> None:
+    text = " ".join(said)
+    if annotate(text, SUNDAY) != text or days_named(text) or months_named(text):
+        assert says_when(text)

@@ -39,7 +39,7 @@ from vak_desktop.context.planning.headers import dated_parts
 from vak_desktop.context.planning.kinds import PREFIX, piece_kinds, question_kinds, verb_of
 from vak_desktop.context.planning.lexicon import Lexicon, Lexicons, has_cjk
 from vak_desktop.context.planning.reading import Reading, reading_for
-from vak_desktop.context.planning.relative_dates import annotate
+from vak_desktop.context.planning.relative_dates import annotate, asks_when, says_when
 from vak_desktop.context.planning.relevance import K1, B, Corpus, Terms, words
 from vak_desktop.context.planning.turns import LINEAGE, Turn, TurnIndex
 
@@ -68,6 +68,7 @@ DAY = "◷"  # a day's index term: "◷2023-10-13" (a question naming the day fi
 # a month's: "◶2023-11". A question naming the month ("in November 2023") favours what was said
 # in it among the passages its words found; a month holds too much to find anything by itself
 MONTH = "◶"
+TIME = f"{PREFIX}time"  # the kind of a piece that says when: what a "when …?" question asks for
 _NOT_WORDS = (PREFIX, DAY, MONTH)  # terms that are no word of the piece: not counted in its length
 HEADER = "Passages of earlier turns that match the request, verbatim (turn, day, evidence id):"
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -148,9 +149,10 @@ def piece_terms(text: str) -> list[str]:
     """A piece's index terms: its words (`relevance.words`, read in one pass when it holds no
     Chinese or Japanese: lower-cased once, not word by word, since indexing a session's pieces
     is most of its cost), each brought to its `stem`, then the kinds its nouns name
-    (`kinds.py`)."""
+    (`kinds.py`), and `TIME` when it says when something happened."""
     found = _lowered_words(text)
-    return [stem(w) for w in found] + sorted(piece_kinds(found, text))
+    when = [TIME] if says_when(text) else []
+    return [stem(w) for w in found] + sorted(piece_kinds(found, text)) + when
 
 
 def _lowered_words(text: str) -> list[str]:
@@ -328,7 +330,7 @@ def query_terms(directive: str, stop: frozenset[str] = frozenset()) -> list[str]
     words ("Biscuit", "2023", 'the "blue" folder') count twice; the days it names ("on
     October 13, 2023" asks for what was said that day: `day_term`), and the months, twice as
     names are (`MONTH`); then the kinds its answer type asks for ("which cities" asks for any
-    city: `kinds.py`)."""
+    city: `kinds.py`), and `TIME` when it asks when."""
     query = _asked(directive, stop)
     for match in _NAME.finditer(directive):
         query += _asked(match.group(), stop)
@@ -336,7 +338,8 @@ def query_terms(directive: str, stop: frozenset[str] = frozenset()) -> list[str]
         query += _asked(match.group(1), stop)
     query += [day_term(day) for day in days_named(directive)]
     query += [MONTH + month for month in months_named(directive) for _ in range(2)]
-    return query + question_kinds(_lowered_words(directive))
+    when = [TIME] if asks_when(directive) else []
+    return query + question_kinds(_lowered_words(directive)) + when
 
 
 def _asked(text: str, stop: frozenset[str]) -> list[str]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from vak_desktop.context.planning.dates import said_on
+from vak_desktop.context.planning.dates import first_day_named, months_named, said_on
 from vak_desktop.context.planning.headers import dated_parts
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -46,6 +46,17 @@ _RELATIVE = re.compile(
     rf"|in {_COUNT} (day|week|month|year)s?)\b",
     re.IGNORECASE,
 )
+# a question that asks for a time: "when did …", "what date …", "how long ago …"
+_ASKS_WHEN = re.compile(
+    r"\b(?:when (?:did|does|do|is|was|were|will|are|has|have|had)"
+    r"|what (?:date|day|time|year|month)|which (?:date|day|year|month)|how long ago)\b",
+    re.IGNORECASE,
+)
+# one of these is in every relative time `_RELATIVE` reads ("yesterday", "last Friday",
+# "tonight", "tomorrow", "2 weeks ago")
+_TIME_WORDS = ("day", "night", "morrow", "morning", "afternoon", "evening", "week", "month", "year")
+_YEAR = re.compile(r"\b\d{4}\b")  # a year is a word of its own in every date read
+_MONTH_STEMS = tuple(month[:3].lower() for month in _MONTHS)
 MAX_RESOLVED = 3  # a text names at most this many of its relative times
 ADDED = re.compile(r" \(= [^()]*\)")  # what `annotate` adds: " (= Sat 28 January 2023)"
 
@@ -56,6 +67,25 @@ def annotate(text: str, said_at: str) -> str:
     day is unknown. The lines after a dated header in it are read against the header's day
     (`dated_parts`)."""
     return "".join(_annotated(part, when) for part, when in dated_parts(text, said_at))
+
+
+def asks_when(text: str) -> bool:
+    """Whether `text` asks when something happened ("When did Jon go to Paris?")."""
+    return _ASKS_WHEN.search(text) is not None
+
+
+def says_when(text: str) -> bool:
+    """Whether `text` says when something happened: a relative time `annotate` resolves
+    ("yesterday", "last week", "two weekends later"), or a day or month named with its year.
+    Every piece of a session is asked, so each pattern runs only on a text holding the words
+    it needs: a relative time's word ("day", "week" …), or a year and a month's name or the
+    dashes of "2023-10-13"."""
+    lowered = text.lower()
+    if any(word in lowered for word in _TIME_WORDS) and _RELATIVE.search(text):
+        return True
+    if not _YEAR.search(text) or not ("-" in text or any(m in lowered for m in _MONTH_STEMS)):
+        return False
+    return bool(months_named(text) or first_day_named(text))
 
 
 def _annotated(text: str, said_at: str) -> str:
