@@ -204,7 +204,7 @@ def _index_terms(piece: Piece) -> Counter[str]:
     counts = Counter(piece_terms(piece.text))
     if day := day_term(piece.said_at):
         counts[day] = 1
-        counts[MONTH + day[1:8]] = 1
+        counts[MONTH + piece.said_at[:7]] = 1  # "◶2023-10"
     return counts
 
 

@@ -336,8 +336,9 @@ class AnswerRules:
     def _search_for_model(self, turn: Turn) -> ToolCall | None:
         """The asked-for search Vak runs itself when the model has not made it: grep for
         the value the request is after (`_sought`), if grep is offered and there is one —
-        and only for a request that asks for an action on the user's things: "Which country was Evan visiting in
-        May 2023?" asked of a chat is no search for "2023" (1.5B, LoCoMo conv-49)."""
+        and only for a request that asks for an action on the user's things: "Which country
+        was Evan visiting in May 2023?" asked of a chat is no search for "2023" (1.5B, LoCoMo
+        conv-49)."""
         directive = turn.directive.text
         if (
             "grep" not in self.offered
