@@ -213,3 +213,14 @@ def test_the_last_answer_step_is_told_the_read_line_that_answers() -> None:
     nudge = answer_now_nudge((ToolCall("c1", "grep", {}), grep), ask, read)
     assert "docs/reply.txt, line 1" in nudge and "line 2: “Confirmed: 46 guests" in nudge
     assert "line 2" not in answer_now_nudge((ToolCall("c1", "grep", {}), grep))
+
+
+def test_a_nudge_tag_as_a_json_key_is_no_answer() -> None:
+    """Recorded on the 0.5B (locker, 2026-12-05): the answer shown was a JSON object keyed by
+    the nudge's tag. The find it quotes is Vak's to say (`composed_answer`), not this."""
+    recorded = (
+        '{"answer-check": "search24", "file": "notes/feb.txt", "line": "1: Gym: the blue locker,'
+        ' combination 38-14-92. Bring a towel."}'
+    )
+    assert _judged(recorded) == "the turn's own instructions repeated"
+    assert _judged('The file is notes/feb.txt ("answer" in its first line).') == ""

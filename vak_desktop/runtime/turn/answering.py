@@ -58,7 +58,9 @@ _TAGS = (
     "answer-check|answer-now|answer-grounding|plain-answer|repeat-call|action-check|empty-step|"
     "freshness-check|steering-drift|topic-mismatch"
 )
-_TAGGED = re.compile(rf"\[(?:{_TAGS})\]")
+# a tag as the nudge writes it, or as a JSON key (the 0.5B answered `{"answer-check": "search24",
+# "file": "notes/feb.txt", …}`, locker 2026-12-05)
+_TAGGED = re.compile(rf'\[(?:{_TAGS})\]|"(?:{_TAGS})"\s*:')
 # a reply of nothing but tag names, brackets or not (the 0.5B answered "answer-check")
 _ONLY_TAGS = re.compile(rf"\W*(?:(?:{_TAGS})\W*)+", re.I)
 _WORD = re.compile(r"\w+")
