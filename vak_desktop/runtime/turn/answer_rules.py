@@ -254,18 +254,15 @@ class AnswerRules:
         # grep's lines hold content whichever tool the words ask for first ("which file has
         # …" is a listing's words; a glob listing of names answers it only when asked first)
         acting = {asked[0], "read"} | ({"grep"} & set(asked))
+        finds = [
+            (c, results[c.id])
+            for c in calls
+            if c.name in acting and c.id in results and found(results[c.id])
+        ]
+        if not finds:  # the sought value reads the session's earlier turns: only when needed
+            return None
         sought = (self._sought(turn) or "").lower()
-        return next(
-            (
-                (c, results[c.id])
-                for c in calls
-                if c.name in acting
-                and c.id in results
-                and found(results[c.id])
-                and sought in results[c.id].content.lower()
-            ),
-            None,
-        )
+        return next(((c, r) for c, r in finds if sought in r.content.lower()), None)
 
     def _sought(self, turn: Turn) -> str | None:
         """The value the request is after: the one value of the earlier message it refers

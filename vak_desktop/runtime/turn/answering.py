@@ -364,10 +364,10 @@ def _shares_run(text: str, nudge: str) -> bool:
     is not its own: an answer that repeats the find it was told to answer with is an answer
     (measured on the 0.5B: the found line, answered back, was withheld as an echo)."""
     said = [w.lower() for w in _WORD.findall(_QUOTED.sub(" ", nudge))]
-    words = [w.lower() for w in _WORD.findall(text)]
     runs = {" ".join(said[i : i + ECHO_WORDS]) for i in range(len(said) - ECHO_WORDS + 1)}
     if not runs:
         return False
+    words = [w.lower() for w in _WORD.findall(text)]
     return any(
         " ".join(words[i : i + ECHO_WORDS]) in runs for i in range(len(words) - ECHO_WORDS + 1)
     )
