@@ -176,6 +176,12 @@ class SessionBuilder:
         self._steps(steps)
         return head.id
 
+    def said(self, text: str, at: str) -> str:
+        """A turn that is only a message said at `at` (an import's, with no answer yet)."""
+        head = self.append(Directive(text=text, said_at=at))
+        self.turn_ids.append(head.id)
+        return head.id
+
     def compaction(self, first: int, last: int, summary: str, model: str = "m") -> Entry:
         """A stored packet over turns `first`..`last` (1-based, inclusive)."""
         return self.append(

@@ -62,6 +62,14 @@ def chatty(ledger: Ledger, rounds: int = 1) -> SessionBuilder:
     return session
 
 
+def said_on(*said: tuple[str, str]) -> SessionBuilder:
+    """A session of one message a turn, each said at 15:00 on its day ("2023-10-13")."""
+    session = SessionBuilder(Ledger.open(":memory:"))
+    for day, text in said:
+        session.said(text, f"{day}T15:00:00Z")
+    return session
+
+
 def ranked_for(session: SessionBuilder, question: str) -> tuple[object, list[tuple[int, float]]]:
     session.pending(question)
     index = session.index()
@@ -157,16 +165,13 @@ def test_a_question_naming_a_day_finds_what_was_said_that_day() -> None:
     """Before: "on October 13, 2023" searched for the words "october" and "2023", which no
     utterance of that day holds (its day is in the ledger, not in the words), so every painting
     Caroline ever mentioned ranked alike and the newest came first."""
-    session = SessionBuilder(Ledger.open(":memory:"))
-    for day, said in [
+    session = said_on(
         ("2023-10-13", "Caroline: Here is my new painting, blue streaks on a wall."),
         ("2023-10-13", "Melanie: How was the weekend?"),
         ("2023-11-02", "Caroline: I painted a sunset over the lake last week."),
         ("2023-11-02", "Melanie: The kids are well."),
         ("2023-11-20", "Caroline: This painting of a flower bouquet is for my mum."),
-    ]:
-        head = session.append(Directive(text=said, said_at=f"{day}T15:00:00Z"))
-        session.turn_ids.append(head.id)
+    )
     session.turn(TurnScript("Melanie: Lovely work!", answer="ok"))
     found, ranked = ranked_for(session, "What painting did Caroline share on October 13, 2023?")
     days = [found.store.pieces[centre].said_at[:10] for centre, _ in ranked]
@@ -178,15 +183,12 @@ def test_a_question_naming_a_month_favours_what_was_said_in_it_and_finds_nothing
     """ "What did Audrey do in November 2023 …?" searched for "november" and "2023", which the
     utterances of that month rarely hold. Among the passages its words find, those said in the
     month named come first; a passage that shares only the month is not found by it."""
-    session = SessionBuilder(Ledger.open(":memory:"))
-    for day, said in [
+    session = said_on(
         ("2023-10-04", "Audrey: I took the dogs to a new groomer for their care."),
         ("2023-11-09", "Audrey: I joined a dog owners group to learn better care."),
         ("2023-11-10", "Andrew: The weather turned cold this week."),
         ("2023-12-01", "Audrey: The dogs loved their care package from the vet."),
-    ]:
-        head = session.append(Directive(text=said, said_at=f"{day}T15:00:00Z"))
-        session.turn_ids.append(head.id)
+    )
     session.turn(TurnScript("Andrew: Nice!", answer="ok"))
     question = "What did Audrey do in November 2023 to take care of her dogs?"
     found, ranked = ranked_for(session, question)
@@ -420,8 +422,7 @@ def test_a_header_inside_a_message_dates_the_lines_after_it() -> None:
         "Joanna: Thanks Nate! See you later!\n[2:12 pm on 5 June, 2022]\n"
         "Joanna: Hey Nate! Yesterday my screenplay appeared on the big screen!"
     )
-    head = session.append(Directive(text=merged, said_at="2022-06-03T10:00:00Z"))
-    session.turn_ids.append(head.id)
+    session.said(merged, "2022-06-03T10:00:00Z")
     session.turn(TurnScript("Joanna: another day, nothing new", answer="Nate: ok"))
     days = {p.text: p.said_at[:10] for p in pieces_of(session.index().turns[0])}
     assert days["Joanna: Thanks Nate! See you later!"] == "2022-06-03"

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.context.sessions import SessionBuilder, TurnScript
-from vak_desktop.context.payloads import Directive
 from vak_desktop.context.planning.dates import days_named, months_named
 from vak_desktop.context.planning.passages import passage_index, ranked_passages, select_passages
 from vak_desktop.context.planning.relative_dates import ADDED, annotate, asks_when, says_when
@@ -65,8 +64,7 @@ def test_a_passage_shows_what_its_words_resolve_to_where_they_are_said() -> None
     with the day after the passage, it still copied the words beside the event."""
     ledger = Ledger.open(":memory:")
     session = SessionBuilder(ledger)
-    head = session.append(Directive(text="Jon: Oh, I've been to Paris yesterday!", said_at=SUNDAY))
-    session.turn_ids.append(head.id)
+    session.said("Jon: Oh, I've been to Paris yesterday!", SUNDAY)
     session.turn(TurnScript("Jon: another day", answer="Gina: ok"))
     session.pending("When did Jon go to Paris?")
     found = passage_index(session.index())
@@ -92,8 +90,7 @@ def test_a_question_asking_when_favours_the_passage_that_says_when() -> None:
         "Andrew: I went rock climbing last Sunday with my friends, it was a blast!",
         "Audrey: Andrew, rock climbing with your friends sounds great, it is a blast!",
     ):
-        head = session.append(Directive(text=text, said_at=SUNDAY))
-        session.turn_ids.append(head.id)
+        session.said(text, SUNDAY)
     session.turn(TurnScript("Andrew: ok", answer="Audrey: ok"))
     question = "When did Andrew go rock climbing?"
     session.pending(question)
