@@ -3,8 +3,10 @@
     python bench/longmem.py /tmp/locomo/locomo10.json --conversation conv-30 \
         --model ~/.cache/vak-desktop/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
         [-n 16] [--seed 1] [--arms evidence,truncated,full,vak,vak-memory] \
-        [--horizon 4096 | --probe [--idle-retries 3] | --profile FILE] [--memory-horizon 4096] [--plan-only] \
-        [--timeout 420] [--out /tmp/longmem.jsonl] [--keep /tmp/longmem-ledgers]
+        [--horizon 4096 | --probe [--idle-retries 3] | --profile FILE] [--save-profile FILE] \
+        [--memory-horizon 4096] [--plan-only] \
+        [--timeout 420] [--only QUESTIONS.json] [--out /tmp/longmem.jsonl] \
+        [--keep /tmp/longmem-ledgers]
     python bench/longmem.py FILE --base-url http://127.0.0.1:8080   # a server already running
 
 The data is LoCoMo's public `data/locomo10.json` (github.com/snap-research/LoCoMo); it is never
@@ -71,7 +73,7 @@ from longmem_data import (
 from vak_desktop.cli import main as vak
 from vak_desktop.context.capacity.probe import left_undecided
 from vak_desktop.context.capacity.probe_result import resume_from
-from vak_desktop.context.capacity.profile import profile_from_json
+from vak_desktop.context.capacity.profile import profile_from_json, profile_to_json
 from vak_desktop.context.payloads import CapacityProfile, Ewma, Horizon, Timings, Usage
 from vak_desktop.context.request import ChatRequest, Message
 from vak_desktop.ledger import LEDGER_FILENAME, Ledger
@@ -354,6 +356,8 @@ async def profile_for(
             f"probed in {time.monotonic() - start:.0f} s ({retries} idle retries), "
             f"{detail.get('requests', '?')} requests, outcome {detail.get('outcome', '?')}"
         )
+    if args.save_profile is not None:  # for later runs' --profile
+        args.save_profile.write_text(json.dumps(profile_to_json(profile), indent=1), "utf-8")
     h, m = profile.instruction_horizon, profile.memory_horizon
     recalled = f"; memory horizon {m.tokens:,} at {m.confidence:.2f}" if m else ""
     print(f"horizon: {h.tokens:,} tokens at confidence {h.confidence:.2f}{recalled} ({note})")
@@ -402,6 +406,9 @@ async def run_arms(
     args: argparse.Namespace,
 ) -> list[Result]:
     questions = stratified(conversation.qa, args.n, args.seed)
+    if args.only is not None:  # an A/B's questions: those of the N whose request changed
+        wanted = set(json.loads(args.only.read_text(encoding="utf-8")))
+        questions = [q for q in questions if q["question"] in wanted]
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     results: list[Result] = []
     with tempfile.TemporaryDirectory() as data_dir:
@@ -484,6 +491,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="plan with this CapacityProfile JSON (`vak profile --json`: a probe kept from an "
         "earlier run), in place of --horizon and --probe",
     )
+    parser.add_argument(
+        "--save-profile", type=Path, default=None, help="write the profile used here, for --profile"
+    )
     parser.add_argument("--probe-budget", type=float, default=300.0)
     parser.add_argument(
         "--idle-retries",
@@ -502,6 +512,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="no model: what each arm's request carried (evidence share, prompt size); "
         "--conversation may then be a comma list or 'dev' (all but conv-26)",
+    )
+    parser.add_argument(
+        "--only", type=Path, default=None, help="a JSON list of questions: ask only these of the N"
     )
     parser.add_argument("--out", type=Path, default=None, help="raw results, JSON lines")
     parser.add_argument(

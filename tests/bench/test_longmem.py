@@ -175,3 +175,21 @@ async def test_the_table_is_read_back_from_the_raw_results(
     printed = capsys.readouterr().out.splitlines()[-2:]
     assert await main([str(out), "--report"]) == 0
     assert capsys.readouterr().out.splitlines()[-2:] == printed  # the same table
+
+
+async def test_an_ab_asks_only_the_listed_questions_and_keeps_the_profile_it_planned_with(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asked = [q["question"] for q in stratified(load(data)[0].qa, 4, 1)]
+    only, profile, out = tmp_path / "only.json", tmp_path / "profile.json", tmp_path / "raw.jsonl"
+    only.write_text(json.dumps(asked[1:3]), encoding="utf-8")
+    with OpenAIDouble(models=("m",), default_text="Pepper") as double:
+        args = [str(data), "--base-url", double.url, "--model-name", "m", "-n", "4"]
+        saved = [*args, "--arms", "vak", "--horizon", "3000", "--save-profile", str(profile)]
+        assert await main([*saved, "--only", str(only), "--out", str(out)]) == 0
+        assert await main([*args, "--arms", "vak", "--profile", str(profile)]) == 0
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["question"] for r in results] == asked[1:3]
+    assert json.loads(profile.read_text())["instruction_horizon"]["tokens"] == 3_000
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("horizon")]
+    assert printed[1] == f"horizon: 3,000 tokens at confidence 0.90 (from {profile})"
