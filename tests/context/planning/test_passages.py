@@ -431,3 +431,22 @@ def test_a_header_inside_a_message_dates_the_lines_after_it() -> None:
     recalled = select_passages(found, ranked, 400, 0.25)
     assert "Sun 5 June 2022" in recalled.text
     assert "Yesterday (= Sat 4 June 2022)" in recalled.text
+
+
+def test_a_passage_matching_under_half_as_well_as_the_best_is_not_shown() -> None:
+    """On the real 1.5B, passages down to a quarter of the best score answered worse than those
+    down to half (decision 0124). Here the turn sharing two of the question's four words scores a
+    third of the turn holding all four: a distraction beside it, no longer shown."""
+    session = SessionBuilder(Ledger.open(":memory:"))
+    session.turn(
+        TurnScript("Maya: Biscuit chewed my violin case at the lake.", answer="Tom: Oh no!")
+    )
+    for said, answered in CHAT[:2]:
+        session.turn(TurnScript(said, answer=answered))
+    session.turn(TurnScript("Maya: I sold my old violin case last spring.", answer="Tom: Good."))
+    for said, answered in CHAT[:2]:
+        session.turn(TurnScript(said, answer=answered))
+    found, ranked = ranked_for(session, "Where did Biscuit chew the violin case?")
+    texts = [found.store.pieces[centre].text for centre, _ in ranked]
+    assert texts[0].startswith("Maya: Biscuit chewed")
+    assert not any("sold my old violin" in t for t in texts)

@@ -48,7 +48,9 @@ PIECE_WORDS = 40  # a piece is a sentence (or a few short ones) up to this many 
 PIECES_PER_TEXT = 256  # a pasted 5 MB log is indexed by its first pieces, not all of them
 KIND_WEIGHT = 0.5  # a kind the question asks for weighs this much of a word it uses
 NEIGHBOUR_WEIGHT = 0.5  # a passage scores its piece plus this share of each neighbour's
-RELATIVE_FLOOR = 0.25  # passages scoring below this share of the best are not shown
+# passages scoring below this share of the best are not shown: on a small model a weak match
+# costs more by distracting than it gives by recall (decision 0124)
+RELATIVE_FLOOR = 0.5
 # a term held by more than max(COMMON_FLOOR, 1/COMMON_SHARE of the pieces) is not queried: it
 # names no subject, and its postings are most of a 10,000-turn query's cost
 COMMON_FLOOR, COMMON_SHARE = 64, 20
