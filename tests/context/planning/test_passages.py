@@ -309,8 +309,9 @@ def test_passages_keep_the_spec_invariants(
         assert total <= horizon + len(request.messages)  # within the horizon (per-message rounding)
 
 
-def request_with_passages(session: SessionBuilder, horizon: int) -> tuple[str, str]:
-    """The tail and the history of the pending turn's request, with the invariants checked."""
+def planned_with_passages(session: SessionBuilder, horizon: int) -> tuple[Plan, str, str]:
+    """The plan, the tail and the history of the pending turn's request, with the invariants
+    checked."""
     index = session.index()
     capacity = profile(horizon, output_reserve=200)
     current = index.turns[-1]
@@ -321,7 +322,13 @@ def request_with_passages(session: SessionBuilder, horizon: int) -> tuple[str, s
         index, plan, current, system=SYSTEM, tools=TOOLS, tail=tail, ratio=tokens_per_char(capacity)
     )
     assert request_findings(index, plan, built, current, tokens_per_char(capacity)) == []
-    return tail, "\n".join(m.content for m in built.messages[1:-1])
+    return plan, tail, "\n".join(m.content for m in built.messages[1:-1])
+
+
+def request_with_passages(session: SessionBuilder, horizon: int) -> tuple[str, str]:
+    """The tail and the history of the pending turn's request, with the invariants checked."""
+    _plan, tail, history = planned_with_passages(session, horizon)
+    return tail, history
 
 
 def test_turns_behind_a_reset_are_searched_too() -> None:
@@ -376,12 +383,7 @@ def test_a_small_models_question_about_the_past_gets_passages_before_the_newest_
         for n in range(turns):
             session.turn(TurnScript(f"Maya: puppy day {n}. {said}", answer="Tom: Ha, puppies."))
         session.pending(question)
-        index = session.index()
-        plan, tail = plan_request(
-            index, profile(horizon, output_reserve=200), index.turns[-1], system=SYSTEM,
-            tools=TOOLS, tail_context=TAIL, lexicons=lexicons(),
-        )  # fmt: skip
-        request_with_passages(session, horizon)  # the spec's invariants hold
+        plan, tail, _history = planned_with_passages(session, horizon)  # invariants checked
         return plan, tail
 
     cued = "Do you remember what breed the puppy was?"
@@ -424,11 +426,7 @@ def test_a_focused_request_carries_at_most_768_tokens_of_passages() -> None:
         said = f"the puppy chewed the red shoe on day {n}" if n % 4 == 0 else f"day {n}. {work}"
         session.turn(TurnScript(f"Maya: {said}.", answer="Tom: I see."))
     session.pending("Do you remember what the puppy chewed?")
-    index = session.index()
-    plan, tail = plan_request(
-        index, profile(8_000, output_reserve=200), index.turns[-1], system=SYSTEM, tools=TOOLS,
-        tail_context=TAIL, lexicons=lexicons(),
-    )  # fmt: skip
+    plan, tail, _history = planned_with_passages(session, 8_000)
     assert 640 < plan.passage_tokens <= 768
     assert tail.count("the puppy chewed the red shoe") > 10
 

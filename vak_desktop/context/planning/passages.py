@@ -64,7 +64,7 @@ PASSAGE_SHARE, PASSAGE_FLOOR, PASSAGE_CAP = 3, 160, 1_536
 # "remember", "earlier", "our conversation") gets two thirds, up to MEMORY_CAP: what it asks
 # for is in the passages, rarely in the newest turns the rest of the budget carries (on a small
 # model, all that the history's floor leaves, up to FOCUSED_CAP: `assemble.py`, decisions 0108,
-# 0116 and 0125: on the real 1.5B, 768 tokens of the best passages answered better than 1,024)
+# 0116 and 0125: on the real 1.5B, 768 tokens of the best passages answered as well as 1,024)
 MEMORY_SHARE, MEMORY_CAP, FOCUSED_CAP = 2 / 3, 3_072, 768
 DAY = "◷"  # a day's index term: "◷2023-10-13" (a question naming the day finds what was said)
 # a month's: "◶2023-11". A question naming the month ("in November 2023") favours what was said
