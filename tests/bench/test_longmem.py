@@ -16,6 +16,7 @@ from longmem_data import evidence_shown, f1, generated, load, normalise, stratif
 from tests.doubles.openai_server import OpenAIDouble
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime.sessions.transcripts import session_turns
+from vak_desktop.runtime.turn import projection
 
 
 @pytest.fixture
@@ -193,3 +194,17 @@ async def test_an_ab_asks_only_the_listed_questions_and_keeps_the_profile_it_pla
     assert json.loads(profile.read_text())["instruction_horizon"]["tokens"] == 3_000
     printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("horizon")]
     assert printed[1] == f"horizon: 3,000 tokens at confidence 0.90 (from {profile})"
+
+
+async def test_now_pins_the_date_every_vak_request_reads(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(projection, "datetime", projection.datetime)  # put back after the test
+    with OpenAIDouble(models=("m",), default_text="Pepper") as double:
+        args = [str(data), "--base-url", double.url, "--model-name", "m", "-n", "2"]
+        assert await main([*args, "--arms", "vak", "--now", "2024-02-29T23:59Z"]) == 0
+        bodies = _bodies(double)
+    assert len(bodies) == 2
+    assert all("2024-02-29T23:59Z" in json.dumps(b["messages"]) for b in bodies)
+    with pytest.raises(SystemExit, match="give its zone"):
+        await main([*args, "--arms", "vak", "--now", "2024-02-29T23:59"])
