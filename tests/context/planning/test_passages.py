@@ -469,3 +469,31 @@ def test_a_passage_matching_under_half_as_well_as_the_best_is_not_shown() -> Non
     texts = [found.store.pieces[centre].text for centre, _ in ranked]
     assert texts[0].startswith("Maya: Biscuit chewed")
     assert not any("sold my old violin" in t for t in texts)
+
+
+def test_a_short_piece_scores_no_higher_than_a_longer_one_with_the_same_words() -> None:
+    """BM25's length norm weighs a word in a three-word piece ~1.6 times one in an average
+    piece, and on a real conversation "Nate: Take care!" goodbyes filled the slice where the
+    answer to "How does Nate describe the process of taking care of turtles?" should have been
+    (it came in once the floor landed: decision 0126). A piece shorter than the average is
+    scored as if of average length; a longer one is still scored down."""
+    long_talk = (
+        "Joanna: I finished another chapter of my screenplay last night, the one where the two"
+        " sisters finally meet again after the storm, and I think it works now.",
+        "Tom: That is great news, I would love to read it when you are ready to share it with"
+        " the group, you have been working on it for months.",
+    )
+    session = SessionBuilder(Ledger.open(":memory:"))
+    session.turn(TurnScript("Joanna: Gotta go, talk later!", answer="Nate: Take care!"))
+    session.turn(TurnScript(*long_talk[:1], answer=long_talk[1]))
+    session.turn(
+        TurnScript(
+            "Joanna: What do you do on a slow Sunday morning?",
+            answer="Nate: Mostly I take care of the tank, and I cook a long breakfast.",
+        )
+    )
+    session.turn(TurnScript(*long_talk[:1], answer=long_talk[1]))
+    found, ranked = ranked_for(session, "How does Nate take care of things?")
+    score = {found.store.pieces[centre].text: s for centre, s in ranked}
+    longer = "Nate: Mostly I take care of the tank, and I cook a long breakfast."
+    assert score[longer] >= score["Nate: Take care!"]

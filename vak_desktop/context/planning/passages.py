@@ -5,11 +5,12 @@ themselves, and often in the *next* turn ("… what breed is your puppy?" ends o
 collie called Biscuit" opens the next). So each frozen turn's whole text — the directive, every
 assistant step's text, every tool result through its digest — is cut into pieces (a sentence, or
 a few short ones, at most `PIECE_WORDS` words), kept in session order across turn boundaries,
-and indexed by BM25 (Lucene's always-positive idf: a small chat has few pieces). A passage is a
-piece with its neighbours: it scores its own match plus half of each neighbour's, so the answer
-after a matching question travels with it, and shows the three pieces verbatim, each tagged with
-its turn number, its day and its evidence id (the entry holding the words: `recall({"id": …})`
-returns them whole).
+and indexed by BM25 (Lucene's always-positive idf: a small chat has few pieces; a piece shorter
+than the average counts as of average length, or a chat's "Take care!" goodbyes outrank what
+was said about care). A passage is a piece with its neighbours: it scores its own match plus
+half of each neighbour's, so the answer after a matching question travels with it, and shows
+the three pieces verbatim, each tagged with its turn number, its day and its evidence id (the
+entry holding the words: `recall({"id": …})` returns them whole).
 
 The index is kept across a session's requests like the card index (`card_index.py`): it lives in
 the TurnIndex's memo and is extended from the one that index was advanced from, reading only the
@@ -398,7 +399,7 @@ def _broad_score(
     each count read by bisecting the term's postings (`Corpus.count`): walking them whole is
     too long on every request, and tokenising the piece again took most of a ranking."""
     corpus = found.store.corpus
-    norm = K1 * (1 - B + B * corpus.lengths[position] / average)
+    norm = _length_norm(corpus.lengths[position], average)
     score = 0.0
     for term, holders in broad.items():
         count = corpus.count(term, position)
@@ -412,6 +413,14 @@ def _average_length(corpus: Corpus, size: int) -> float:
     """The mean length of the first `size` pieces (an older view counts only its own)."""
     lengths = corpus.lengths
     return sum(lengths[:size]) / size if size < len(lengths) else corpus.total / size
+
+
+def _length_norm(length: int, average: float) -> float:
+    """BM25's length norm of a piece `length` words long, a piece shorter than the `average`
+    read as of average length: Okapi's norm weighs each word of a three-word "Nate: Take care!"
+    ~1.6 times an average piece's, and a chat's goodbyes then outranked the pieces that named
+    the subject (decision 0126). A longer piece is still scored down."""
+    return K1 * (1 - B + B * max(length, average) / average)
 
 
 def _idf(size: int, holders: int) -> float:
@@ -431,7 +440,7 @@ def _bm25(
         for position, count in corpus.postings[term]:
             if position >= size:
                 break
-            norm = K1 * (1 - B + B * lengths[position] / average)
+            norm = _length_norm(lengths[position], average)
             scores[position] = scores.get(position, 0.0) + weight * (
                 count * (K1 + 1) / (count + norm)
             )
