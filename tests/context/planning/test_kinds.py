@@ -19,6 +19,7 @@ from vak_desktop.context.planning.kinds import (
     SOURCE,
     answer_type,
     asked_kinds,
+    asks_for_several,
     kinds_of,
     lemma,
     piece_kinds,
@@ -66,6 +67,25 @@ def test_the_answer_type_is_the_phrase_after_what_which_or_favourite() -> None:
     assert answer_type(words("What kind of healthy meals did Sam eat?")) == ["healthy", "meals", ""]
     assert answer_type(words("What is Evan's favorite food?")) == ["", "food", ""]
     assert answer_type(words("What did he offer after talking about snacks?")) == [""]
+
+
+@pytest.mark.parametrize(
+    ("question", "several"),
+    [
+        ("Which cities has Jon visited?", True),
+        ("What martial arts has John done?", True),  # "arts": WordNet lists it, and "art"
+        ("What kind of healthy meals did Sam eat?", True),
+        ("How many video game tournaments has Nate played in?", True),
+        ("Which city did Jon visit first?", False),
+        ("What is Evan's favorite food?", False),
+        ("What did he buy after talking about snacks?", False),  # a topic, not the answer's kind
+        ("Which class did she join?", False),  # "class" ends in an s and is one
+    ],
+)
+def test_a_question_asks_for_several_things_by_a_plural_kind_or_how_many(
+    question: str, several: bool
+) -> None:
+    assert asks_for_several(words(question)) is several
 
 
 def test_plurals_are_read_as_their_nouns() -> None:

@@ -497,3 +497,31 @@ def test_a_short_piece_scores_no_higher_than_a_longer_one_with_the_same_words() 
     score = {found.store.pieces[centre].text: s for centre, s in ranked}
     longer = "Nate: Mostly I take care of the tank, and I cook a long breakfast."
     assert score[longer] >= score["Nate: Take care!"]
+
+
+def test_a_question_asking_for_several_things_keeps_the_weaker_matches() -> None:
+    """Each item of a list matches about as weakly as the others: "which cities has Jon
+    visited?" keeps a passage down to a quarter of the best score, where "which city did Jon
+    visit?" keeps only those within half of it (decision 0127)."""
+    filler = [
+        ("Gina: Work was busy again, lots of meetings.", "Jon: Sounds tiring, hope it ends."),
+        ("Gina: I started a pottery class on Thursdays.", "Jon: Fun, tell me how it goes."),
+    ] * 35  # "Jon" is then too common to search by
+    trips = [
+        (
+            "Gina: How was your trip?",
+            "Jon: I visited Paris last spring, what a city! I visited the Louvre twice there.",
+        ),
+        ("Gina: Any other trips this year?", "Jon: A weekend in Rome with my brother."),
+    ]
+    for question, rome in (
+        ("Which cities has Jon visited?", True),
+        ("Which city did Jon visit?", False),
+    ):
+        session = SessionBuilder(Ledger.open(":memory:"))
+        for said, answered in filler[:30] + trips + filler[30:]:
+            session.turn(TurnScript(said, answer=answered))
+        found, ranked = ranked_for(session, question)
+        texts = [found.store.pieces[centre].text for centre, _ in ranked]
+        assert texts[0].startswith("Jon: I visited Paris")
+        assert any("Rome" in text for text in texts) is rome

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -166,6 +167,25 @@ def piece_kinds(words: list[str], text: str = "") -> set[str]:
             kinds.update(kinds_of(f"{previous}_{word}"))
         previous = word
     return kinds
+
+
+def asks_for_several(words: list[str]) -> bool:
+    """Whether a question's lower-cased `words` ask for several things: "how many", or a plural
+    noun names its answer's kind ("which cities…", "what martial arts…", "what items…")."""
+    if any(a == "how" and b == "many" for a, b in itertools.pairwise(words)):
+        return True
+    return any(word and _plural(word) for word in answer_type(words))
+
+
+def _plural(word: str) -> bool:
+    """`word` is a noun's plural: a form of another lemma ("cities"), or a noun whose own
+    singular is a noun too ("arts", "things": WordNet lists both)."""
+    singular = lemma(word)
+    if singular is None:
+        return False
+    if singular != word:
+        return True
+    return word.endswith("s") and not word.endswith("ss") and lemma(word[:-1]) == word[:-1]
 
 
 def answer_type(words: list[str]) -> list[str]:

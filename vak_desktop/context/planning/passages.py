@@ -37,7 +37,13 @@ from vak_desktop.context.evidence.windows import short_ref
 from vak_desktop.context.payloads import AssistantStep, EvidenceBody, ToolResult
 from vak_desktop.context.planning.dates import days_named, months_named, said_on
 from vak_desktop.context.planning.headers import dated_parts
-from vak_desktop.context.planning.kinds import PREFIX, piece_kinds, question_kinds, verb_of
+from vak_desktop.context.planning.kinds import (
+    PREFIX,
+    asks_for_several,
+    piece_kinds,
+    question_kinds,
+    verb_of,
+)
 from vak_desktop.context.planning.lexicon import Lexicon, Lexicons, has_cjk
 from vak_desktop.context.planning.reading import Reading, reading_for
 from vak_desktop.context.planning.relative_dates import annotate, asks_when, says_when
@@ -52,6 +58,9 @@ NEIGHBOUR_WEIGHT = 0.5  # a passage scores its piece plus this share of each nei
 # passages scoring below this share of the best are not shown: on a small model a weak match
 # costs more by distracting than it gives by recall (decision 0124)
 RELATIVE_FLOOR = 0.5
+# but a question asking for several things ("which cities…", "how many…") keeps those down to
+# this share: a list's items each match about as well as the others (decision 0127)
+SEVERAL_FLOOR = 0.25
 # a term held by more than max(COMMON_FLOOR, 1/COMMON_SHARE of the pieces) is not queried: it
 # names no subject, and its postings are most of a 10,000-turn query's cost
 COMMON_FLOOR, COMMON_SHARE = 64, 20
@@ -354,7 +363,8 @@ def ranked_passages(
     found: PassageIndex, directive: str, stop: frozenset[str] = frozenset()
 ) -> list[tuple[int, float]]:
     """Passage centres (the positions of the pieces that match) by score, best first (newest
-    first on ties), down to `RELATIVE_FLOOR` of the best: each scores its piece's BM25 plus
+    first on ties), down to `RELATIVE_FLOOR` of the best (`SEVERAL_FLOOR` when the directive
+    asks for several things: `kinds.asks_for_several`): each scores its piece's BM25 plus
     `NEIGHBOUR_WEIGHT` of each neighbour's."""
     corpus, size = found.store.corpus, found.pieces
     if not size:
@@ -384,7 +394,8 @@ def ranked_passages(
             ((c, s + _broad_score(found, c, broad, weights, average)) for c, s in ranked),
             key=lambda item: (-item[1], -item[0]),
         )
-    floor = ranked[0][1] * RELATIVE_FLOOR
+    several = asks_for_several(_lowered_words(directive))
+    floor = ranked[0][1] * (SEVERAL_FLOOR if several else RELATIVE_FLOOR)
     return [(c, s) for c, s in ranked if s >= floor]
 
 
