@@ -525,3 +525,21 @@ def test_a_question_asking_for_several_things_keeps_the_weaker_matches() -> None
         texts = [found.store.pieces[centre].text for centre, _ in ranked]
         assert texts[0].startswith("Jon: I visited Paris")
         assert any("Rome" in text for text in texts) is rome
+
+
+def test_the_best_passage_is_shown_last_nearest_the_question() -> None:
+    """Runs of adjacent pieces keep session order inside; the runs go by rank, the best last
+    (decision 0128: the same pieces answered better on the real 1.5B in that order)."""
+    session = chatty(Ledger.open(":memory:"))
+    session.turn(TurnScript("Maya: Biscuit ate my pottery homework.", answer="Tom: Oh no!"))
+    session.turn(TurnScript("Maya: Off to bed now, long day tomorrow.", answer="Tom: Night!"))
+    found, ranked = ranked_for(session, "What breed is Biscuit, my puppy?")
+    recalled = select_passages(found, ranked, 400, 0.25)
+    lines = recalled.text.splitlines()[1:]
+    best = found.store.pieces[ranked[0][0]].text
+    assert "What breed is your puppy?" in best
+    weaker = next(i for i, line in enumerate(lines) if "Biscuit ate my pottery" in line)
+    asked = next(i for i, line in enumerate(lines) if "What breed is your puppy?" in line)
+    assert weaker < asked  # the later turn's weaker match comes first, not in session order
+    assert all(i > asked for i, line in enumerate(lines) if "eleven weeks old" in line)
+    assert asked >= len(lines) - 3  # the best passage's pieces close the block

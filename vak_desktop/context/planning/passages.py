@@ -10,7 +10,8 @@ than the average counts as of average length, or a chat's "Take care!" goodbyes 
 was said about care). A passage is a piece with its neighbours: it scores its own match plus
 half of each neighbour's, so the answer after a matching question travels with it, and shows
 the three pieces verbatim, each tagged with its turn number, its day and its evidence id (the
-entry holding the words: `recall({"id": …})` returns them whole).
+entry holding the words: `recall({"id": …})` returns them whole). The best passage is shown
+last, nearest the question.
 
 The index is kept across a session's requests like the card index (`card_index.py`): it lives in
 the TurnIndex's memo and is extended from the one that index was advanced from, reading only the
@@ -486,15 +487,16 @@ def select_passages(
 ) -> Recalled:
     """The best passages of `ranked` within `tokens` at `ratio`, each piece once, none from a
     turn in `shown` (turn indexes the request carries whole): each passage's centre first, then
-    the piece after it (an answer follows its question), then the one before; shown in session
-    order."""
+    the piece after it (an answer follows its question), then the one before; shown as runs of
+    adjacent pieces in session order, the run of the best passage last (`_best_run_last`)."""
     if tokens <= 0 or not ranked:
         return Recalled()
     skip, pieces = set(shown), found.store.pieces
     chosen: dict[int, str] = {}
+    rank: dict[int, int] = {}  # each chosen piece's passage's place in `ranked`
     chars, misses = len(HEADER), 0
     limit = found.pieces
-    for centre, _score in ranked:
+    for at, (centre, _score) in enumerate(ranked):
         around: tuple[int, ...] = (centre, centre + 1, centre - 1)
         if pieces[centre].turn in skip:  # the request has its turn whole: what answers it
             around = (centre + 1,) if centre + 1 < limit else ()  # may open the next turn
@@ -511,12 +513,13 @@ def select_passages(
                     break  # the passage's own piece does not fit: try a smaller one
                 continue
             chosen[position] = line
+            rank[position] = at
             chars += 1 + len(line)
         if misses >= MISSES:
             break  # the slice is as full as the passages left can make it
     if not chosen:
         return Recalled()
-    order = sorted(chosen)
+    order = _best_run_last(sorted(chosen), rank)
     lines = [HEADER]
     for at, position in enumerate(order):  # a piece after its own entry's, said the same
         previous = order[at - 1] if at else -2  # day: one line
@@ -528,6 +531,20 @@ def select_passages(
     turns = tuple(dict.fromkeys(pieces[p].turn + 1 for p in order))
     refs = tuple(dict.fromkeys(short_ref(pieces[p].ref) for p in order))
     return Recalled(text, estimate_tokens(len(text), ratio), turns, refs)
+
+
+def _best_run_last(positions: list[int], rank: dict[int, int]) -> list[int]:
+    """`positions` (sorted) as runs of adjacent pieces, each in session order, the runs by
+    their best passage's rank, the best last: nearest the question, where a small model reads
+    best (decision 0128: on the real 1.5B, F1 0.233 → 0.263 with the same pieces)."""
+    runs: list[list[int]] = []
+    for position in positions:
+        if runs and runs[-1][-1] == position - 1:
+            runs[-1].append(position)
+        else:
+            runs.append([position])
+    runs.sort(key=lambda run: -min(rank[p] for p in run))
+    return [p for run in runs for p in run]
 
 
 def _same_line(before: Piece, after: Piece) -> bool:
