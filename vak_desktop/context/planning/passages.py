@@ -492,11 +492,10 @@ def select_passages(
     if tokens <= 0 or not ranked:
         return Recalled()
     skip, pieces = set(shown), found.store.pieces
-    chosen: dict[int, str] = {}
-    rank: dict[int, int] = {}  # each chosen piece's passage's place in `ranked`
+    chosen: dict[int, str] = {}  # by position, in the order the passages chose them
     chars, misses = len(HEADER), 0
     limit = found.pieces
-    for at, (centre, _score) in enumerate(ranked):
+    for centre, _score in ranked:
         around: tuple[int, ...] = (centre, centre + 1, centre - 1)
         if pieces[centre].turn in skip:  # the request has its turn whole: what answers it
             around = (centre + 1,) if centre + 1 < limit else ()  # may open the next turn
@@ -513,13 +512,12 @@ def select_passages(
                     break  # the passage's own piece does not fit: try a smaller one
                 continue
             chosen[position] = line
-            rank[position] = at
             chars += 1 + len(line)
         if misses >= MISSES:
             break  # the slice is as full as the passages left can make it
     if not chosen:
         return Recalled()
-    order = _best_run_last(sorted(chosen), rank)
+    order = _best_run_last(list(chosen))
     lines = [HEADER]
     for at, position in enumerate(order):  # a piece after its own entry's, said the same
         previous = order[at - 1] if at else -2  # day: one line
@@ -533,17 +531,19 @@ def select_passages(
     return Recalled(text, estimate_tokens(len(text), ratio), turns, refs)
 
 
-def _best_run_last(positions: list[int], rank: dict[int, int]) -> list[int]:
-    """`positions` (sorted) as runs of adjacent pieces, each in session order, the runs by
-    their best passage's rank, the best last: nearest the question, where a small model reads
-    best (decision 0128: on the real 1.5B, F1 0.233 → 0.263 with the same pieces)."""
+def _best_run_last(chosen: list[int]) -> list[int]:
+    """The `chosen` positions (in the order the passages chose them, the best's first) as runs
+    of adjacent pieces, each in session order, the run chosen first last: nearest the question,
+    where a small model reads best (decision 0128: on the real 1.5B, F1 0.233 → 0.263 with the
+    same pieces)."""
+    placed = {position: at for at, position in enumerate(chosen)}
     runs: list[list[int]] = []
-    for position in positions:
+    for position in sorted(chosen):
         if runs and runs[-1][-1] == position - 1:
             runs[-1].append(position)
         else:
             runs.append([position])
-    runs.sort(key=lambda run: -min(rank[p] for p in run))
+    runs.sort(key=lambda run: -min(placed[p] for p in run))
     return [p for run in runs for p in run]
 
 
