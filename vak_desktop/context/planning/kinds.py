@@ -200,7 +200,8 @@ def answer_type(words: list[str]) -> list[str]:
     for at, word in enumerate(words):
         if word not in _ASKING:
             continue
-        for after in words[at + 1 :]:
+        for following in range(at + 1, len(words)):  # not a slice: a copy per "what" is
+            after = words[following]  # quadratic on a pasted 5 MB directive
             if after in _SKIPPED:
                 continue
             if after in stop or not after.isalpha():
