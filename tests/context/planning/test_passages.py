@@ -485,14 +485,14 @@ def test_a_short_piece_scores_no_higher_than_a_longer_one_with_the_same_words() 
     )
     session = SessionBuilder(Ledger.open(":memory:"))
     session.turn(TurnScript("Joanna: Gotta go, talk later!", answer="Nate: Take care!"))
-    session.turn(TurnScript(*long_talk[:1], answer=long_talk[1]))
+    session.turn(TurnScript(long_talk[0], answer=long_talk[1]))
     session.turn(
         TurnScript(
             "Joanna: What do you do on a slow Sunday morning?",
             answer="Nate: Mostly I take care of the tank, and I cook a long breakfast.",
         )
     )
-    session.turn(TurnScript(*long_talk[:1], answer=long_talk[1]))
+    session.turn(TurnScript(long_talk[0], answer=long_talk[1]))
     found, ranked = ranked_for(session, "How does Nate take care of things?")
     score = {found.store.pieces[centre].text: s for centre, s in ranked}
     longer = "Nate: Mostly I take care of the tank, and I cook a long breakfast."
