@@ -29,8 +29,9 @@ def request_for(builder: SessionBuilder, horizon: int, question: str) -> tuple[s
         index, plan, index.turns[-1], system="S", tools=(), tail=tail,
         ratio=tokens_per_char(capacity),
     )  # fmt: skip
-    history = "\n".join(m.content for m in built.messages[1:-1])
-    return history, built.messages[-1].content
+    *earlier, tail, directive = built.messages[1:]
+    assert directive.content == question  # the user's words come last, alone
+    return "\n".join(m.content for m in earlier), tail.content
 
 
 def test_today_is_said_as_such_and_the_turns_keep_their_own_day() -> None:

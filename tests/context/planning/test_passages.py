@@ -296,13 +296,15 @@ def test_passages_keep_the_spec_invariants(
         index, plan, current, system=SYSTEM, tools=TOOLS, tail=tail, ratio=tokens_per_char(capacity)
     )
     assert not request_findings(index, plan, request, current, tokens_per_char(capacity))
-    # the passages are in the current directive's message only: the stable prefix is the same
-    assert request.messages[0].content == SYSTEM
-    assert all("Passages of earlier turns" not in m.content for m in request.messages[:-1])
+    # the passages are in the tail's message only, the user's words last and alone: the
+    # stable prefix is the same
+    tail_message, directive = request.messages[-2:]
+    assert request.messages[0].content == SYSTEM and directive.content == question
+    assert all("Passages of earlier turns" not in m.content for m in request.messages[:-2])
     whole = {t.index + 1 for t in plan.turns if t.fidelity is Fidelity.FULL}
     assert not whole & set(plan.passage_turns)  # a turn carried whole is not quoted again
     if plan.passage_turns:
-        assert "Passages of earlier turns" in request.messages[-1].content
+        assert "Passages of earlier turns" in tail_message.content == tail
     total = sum(estimate_tokens(m.chars(), tokens_per_char(capacity)) for m in request.messages)
     if plan.over_budget == 0 and plan.budget.available > 0:
         assert plan.passage_tokens <= plan.budget.tail_tokens
@@ -322,7 +324,8 @@ def planned_with_passages(session: SessionBuilder, horizon: int) -> tuple[Plan, 
         index, plan, current, system=SYSTEM, tools=TOOLS, tail=tail, ratio=tokens_per_char(capacity)
     )
     assert request_findings(index, plan, built, current, tokens_per_char(capacity)) == []
-    return plan, tail, "\n".join(m.content for m in built.messages[1:-1])
+    assert built.messages[-2].content == tail  # the tail, then the user's words alone
+    return plan, tail, "\n".join(m.content for m in built.messages[1:-2])
 
 
 def request_with_passages(session: SessionBuilder, horizon: int) -> tuple[str, str]:

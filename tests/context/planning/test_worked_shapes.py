@@ -77,8 +77,8 @@ def planned(index: TurnIndex, capacity: CapacityProfile, system: str) -> tuple[P
     """Plan and assemble the follow-up, check every invariant, return the plan and the
     contents of the history messages (between the system prompt and the follow-up)."""
     plan, request = checked_request(index, capacity, system=system, tools=TOOLS, tail_context=TAIL)
-    assert request.messages[-1].content.endswith(FOLLOW_UP)
-    return plan, [m.content for m in request.messages[1:-1]]
+    assert request.messages[-1].content == FOLLOW_UP  # the user's words, after the tail
+    return plan, [m.content for m in request.messages[1:-2]]
 
 
 def fidelities(plan: Plan) -> Counter[Fidelity]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,9 @@ import pytest
 from tests.context.sessions import SessionBuilder, profile
 from tests.runtime.scripted import Scripted, ScriptedProvider
 from vak_desktop.context.payloads import Receipt
+from vak_desktop.context.planning import assemble as assemble_module
+from vak_desktop.context.planning.turns import Turn
+from vak_desktop.context.request import Message
 from vak_desktop.ledger import Ledger
 from vak_desktop.runtime import DEFAULT_SYSTEM_PROMPT, ModelBinding, TurnRunner, default_tools
 from vak_desktop.runtime.inspection.replay import NotReplayable, sent_request
@@ -48,7 +52,39 @@ async def test_every_step_of_every_turn_is_rebuilt_exactly_as_sent(ledger: Ledge
         assert rebuilt.request.tools == sent.tools
         assert rebuilt.matches
     last = sent_request(ledger, session, turn_ids[2], system="", tools=tools)
-    assert last.history_messages == len(last.request.messages) - 2  # system … directive
+    assert last.history_messages == len(last.request.messages) - 3  # system … tail, directive
+
+
+TODAYS_FORM = assemble_module.current_turn_messages
+
+
+def _tail_in_directive(turn: Turn, tail: str) -> list[Message]:
+    """The current turn as steps sent it before decision 0129: the tail opening the
+    directive's message."""
+    first, *rest = TODAYS_FORM(turn, "")
+    if not tail:
+        return [first, *rest]
+    return [dataclasses.replace(first, content=f"{tail}\n\n{first.content}"), *rest]
+
+
+async def test_a_step_sent_with_the_tail_in_the_directive_is_rebuilt_in_that_form(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ledger written before the tail became a message of its own still shows its requests
+    as they went out, not in today's form."""
+    provider = ScriptedProvider(Scripted(calls=[("recall", {"turn": 1})]), Scripted(text="Done."))
+    tools = default_tools()
+    runner = TurnRunner(ledger, provider, tools)
+    session = ledger.create_session().id
+    with monkeypatch.context() as patched:
+        patched.setattr(assemble_module, "current_turn_messages", _tail_in_directive)
+        await _turn(runner, session, "What did we say?")
+    turn_id = ledger.chain_to_root(session)[0].id
+    for step, sent in enumerate(provider.requests):
+        assert sent.messages[1].content.endswith("\n\nWhat did we say?")  # the old form
+        rebuilt = sent_request(ledger, session, turn_id, step, system="unused", tools=tools)
+        assert rebuilt.request.messages == sent.messages and rebuilt.matches
+        assert rebuilt.history_messages == 0
 
 
 async def test_a_changed_tool_list_is_reported_not_hidden(ledger: Ledger) -> None:

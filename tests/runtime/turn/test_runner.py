@@ -72,7 +72,8 @@ async def test_a_text_turn_writes_directive_step_receipt_and_close(ledger: Ledge
     ]
     request = provider.requests[0]
     assert request.messages[0].role == "system"
-    assert request.messages[-1].content.endswith("</stance>\n\nhi")  # the tail, then the words
+    tail, words = request.messages[-2:]  # the tail, then the user's words alone
+    assert tail.content.endswith("</stance>") and words.content == "hi"
     assert request.keep_alive == "30m" and request.num_ctx >= 8192
     assert ledger.verify().ok
 

@@ -162,9 +162,9 @@ async def test_a_packet_written_for_a_small_model_is_a_cache_never_a_boundary(
     again, third = await project(session, summariser, "small")
     assert len(summariser.requests) == 1 and len(compactions(session)) == 1
     assert again.plan == small.plan and again.plan.packet == small.plan.packet
-    assert third.messages[:-1] == first.messages[:-1]  # system and history: byte-identical
-    directive_then = first.messages[-1].content.removeprefix(small.tail)
-    assert third.messages[-1].content.removeprefix(again.tail) == directive_then
+    assert third.messages[:-2] == first.messages[:-2]  # system and history: byte-identical
+    assert (first.messages[-2].content, third.messages[-2].content) == (small.tail, again.tail)
+    assert third.messages[-1] == first.messages[-1]  # the user's words
     assert untimed(again.tail) == untimed(small.tail)
     # with the clock fixed, the whole request is a function of (ledger, profile)
     fixed = [
@@ -190,7 +190,9 @@ async def test_a_packet_written_for_a_small_model_is_a_cache_never_a_boundary(
         )
         for p in fixed
     ]
-    assert built[0] == built[1] and built[0].messages[:-1] == first.messages[:-1]
+    # the same request but for its tail (the clock read when it was built)
+    assert built[0] == built[1] and built[0].messages[:-2] == first.messages[:-2]
+    assert built[0].messages[-1] == first.messages[-1]
 
 
 async def test_the_request_a_small_model_was_sent_is_rebuilt_from_the_ledger_alone(

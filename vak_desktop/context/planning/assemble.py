@@ -4,13 +4,15 @@
     [tools]    schemas in a fixed order
     [messages] handoff (after a reset) · older turns retrieved whole · the packet ·
                working-set turns (whole, or runs of cards) ·
-               the current directive, with the tail block (and the passages recalled for
-               it, `passages.py`) inserted before the user's words ·
+               the tail block (and the passages recalled for the directive, `passages.py`)
+               as a message of its own · the user's words, as written ·
                the current turn's later steps, appended unmodified
 
 The tail (time, intent, stance, thread, work contract) is the only per-turn material and it
-rides inside the directive message, so the prefix caches; within a turn each request is the
-previous one plus the new steps. Nothing here does I/O or reads a clock: `now` comes in.
+rides at the current turn's head, just before the user's words (Anthropic's adapter merges
+the two into one message of two blocks), so the prefix caches and the user's words are read
+last and alone (decision 0129); within a turn each request is the previous one plus the new
+steps. Nothing here does I/O or reads a clock: `now` comes in.
 
 Cards are shown for the tools the turn was planned with (`Plan.present`, the tools given to
 `plan_request`: the prefix loaded at the turn's first step), not for each step's own tools, so
@@ -222,10 +224,13 @@ def _named_above(numbers: Sequence[int]) -> str:
 
 
 def current_turn_messages(turn: Turn, tail: str) -> list[Message]:
-    """The turn in progress exactly as it stands: the directive (tail first), then every step
-    with its thinking and its results as carried, nudges as their own messages."""
-    text = f"{tail}\n\n{turn.directive.text}" if tail else turn.directive.text
-    messages = [Message(role="user", content=text, images=turn.directive.images)]
+    """The turn in progress exactly as it stands: the tail as a message of its own (when there
+    is one), the directive as the user wrote it, then every step with its thinking and its
+    results as carried, nudges as their own messages. The user's words come last and alone,
+    as every chat app sends them: appended to the tail's passages, the real 1.5B copied more
+    of the passages into its answers (decision 0129)."""
+    directive = Message(role="user", content=turn.directive.text, images=turn.directive.images)
+    messages = [Message(role="user", content=tail), directive] if tail else [directive]
     pending: dict[str, str] = {}
 
     def close_pending() -> None:

@@ -197,11 +197,13 @@ async def two_model_replay(
         if again.plan != first.plan:
             return Check(name, False, "re-planned under the small profile, the plan changed")
         untimed = (first.tail.split("\n", 1)[-1], again.tail.split("\n", 1)[-1])
-        last = (
-            sent.messages[-1].content.removeprefix(first.tail),
-            resent.messages[-1].content.removeprefix(again.tail),
-        )
-        if resent.messages[:-1] != sent.messages[:-1] or untimed[0] != untimed[1] or last[0] != last[1]:  # fmt: skip
+        tails = (sent.messages[-2].content, resent.messages[-2].content)  # then the user's words
+        if (
+            resent.messages[:-2] != sent.messages[:-2]
+            or resent.messages[-1] != sent.messages[-1]
+            or tails != (first.tail, again.tail)
+            or untimed[0] != untimed[1]
+        ):
             return Check(name, False, "the small profile's projection is not byte-identical")
     return Check(
         name,
