@@ -52,8 +52,8 @@ from vak_desktop.context.planning.card_index import CardIndex, card_index
 from vak_desktop.context.planning.lexicon import Lexicons
 from vak_desktop.context.planning.packets import number_runs, render_handoff, render_packet
 from vak_desktop.context.planning.passages import (
-    FOCUSED_CAP,
     Recalled,
+    focused_cap,
     recall_for,
     select_passages,
 )
@@ -386,7 +386,7 @@ def plan_request(
         # half their usual slice: the usual plan's whole turns found by relevance carry more
         focused = available - floor >= reserved // 2
         if focused:
-            reserved = min(FOCUSED_CAP, available - floor)
+            reserved = min(focused_cap(asked), available - floor)
     # the thread's summarised requests get a share of the same budget: on a small model eight
     # long ones took 370 of 1,381 tokens and the passages the question found were cut to none
     # (issue #22, LoCoMo conv-49); a frontier model's share holds them all. A focused request

@@ -77,6 +77,9 @@ PASSAGE_SHARE, PASSAGE_FLOOR, PASSAGE_CAP = 3, 160, 1_536
 # model, all that the history's floor leaves, up to FOCUSED_CAP: `assemble.py`, decisions 0108,
 # 0116 and 0125: on the real 1.5B, 768 tokens of the best passages answered as well as 1,024)
 MEMORY_SHARE, MEMORY_CAP, FOCUSED_CAP = 2 / 3, 3_072, 768
+# but a question asking for several things gets up to this much: a list's items are spread over
+# many sessions (decision 0130: on the real 1.5B, F1 0.156 → 0.172 on its 46 changed questions)
+SEVERAL_CAP = 1_024
 DAY = "◷"  # a day's index term: "◷2023-10-13" (a question naming the day finds what was said)
 # a month's: "◶2023-11". A question naming the month ("in November 2023") favours what was said
 # in it among the passages its words found; a month holds too much to find anything by itself
@@ -259,6 +262,12 @@ def passage_slice(available: int, memory: bool = False) -> int:
     if memory:
         return min(MEMORY_CAP, int(available * MEMORY_SHARE))
     return min(PASSAGE_CAP, max(available // PASSAGE_SHARE, min(PASSAGE_FLOOR, available // 2)))
+
+
+def focused_cap(directive: str) -> int:
+    """The most tokens of passages a focused request carries: `FOCUSED_CAP`, or `SEVERAL_CAP`
+    when the `directive` asks for several things (`kinds.asks_for_several`)."""
+    return SEVERAL_CAP if asks_for_several(_lowered_words(directive)) else FOCUSED_CAP
 
 
 def passages_over(turns: Sequence[Turn]) -> PassageIndex:
