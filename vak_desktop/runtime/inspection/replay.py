@@ -25,7 +25,7 @@ from vak_desktop.context.planning.topics import Topic
 from vak_desktop.context.planning.turn_cards import leading_sentence
 from vak_desktop.context.planning.turns import TurnIndex, build_turn_index
 from vak_desktop.context.presentations.library import fence_guide
-from vak_desktop.context.request import Message, ToolSpec
+from vak_desktop.context.request import ToolSpec
 from vak_desktop.ledger import Entry, Ledger
 from vak_desktop.runtime.presentations import card_library
 from vak_desktop.runtime.tools import ToolRegistry
@@ -219,7 +219,8 @@ def sent_request(
         ratio=FALLBACK_TOKENS_PER_CHAR,  # only a card the ledger lacks would depend on it
     )
     if len(request.messages) != receipt.request_messages:  # sent before decision 0129?
-        request = _tail_in_directive(request, plan_receipt.tail)
+        older = _tail_in_directive(request, plan_receipt.tail)
+        request = older if len(older.messages) == receipt.request_messages else request
     history = len(request.messages) - 1 - _current_messages(request, plan_receipt.tail)
     return SentRequest(turn_id, step, request, receipt, plan, history)
 
@@ -229,18 +230,14 @@ def _tail_in_directive(request: AssembledRequest, tail: str) -> AssembledRequest
     the tail opened the directive's message, a blank line before the user's words. (A request
     of either form is otherwise the same, so the receipt's message count tells them apart.)"""
     messages = request.messages
-    at = next((i for i in range(len(messages) - 2, 0, -1) if _is_tail(messages[i], tail)), None)
-    if at is None:
+    at = next((i for i in range(len(messages) - 2, 0, -1) if messages[i].content == tail), None)
+    if not tail or at is None or messages[at].role != "user":
         return request
     directive = messages[at + 1]
     joined = dataclasses.replace(directive, content=f"{tail}\n\n{directive.content}")
     kept = (*messages[:at], joined, *messages[at + 2 :])
     breakpoints = tuple(sorted({min(b, len(kept) - 1) for b in request.cache_breakpoints}))
     return dataclasses.replace(request, messages=kept, cache_breakpoints=breakpoints)
-
-
-def _is_tail(message: Message, tail: str) -> bool:
-    return bool(tail) and message.role == "user" and message.content == tail
 
 
 def _current_messages(request: AssembledRequest, tail: str) -> int:
