@@ -25,7 +25,7 @@ from vak_desktop.context.planning.topics import Topic
 from vak_desktop.context.planning.turn_cards import leading_sentence
 from vak_desktop.context.planning.turns import TurnIndex, build_turn_index
 from vak_desktop.context.presentations.library import fence_guide
-from vak_desktop.context.request import ToolSpec
+from vak_desktop.context.request import Message, ToolSpec
 from vak_desktop.ledger import Entry, Ledger
 from vak_desktop.runtime.presentations import card_library
 from vak_desktop.runtime.tools import ToolRegistry
@@ -230,18 +230,20 @@ def _tail_in_directive(request: AssembledRequest, tail: str) -> AssembledRequest
     the tail opened the directive's message, a blank line before the user's words. (A request
     of either form is otherwise the same, so the receipt's message count tells them apart.)"""
     messages = request.messages
-    at = next((i for i in range(len(messages) - 2, 0, -1) if messages[i].content == tail), None)
-    if not tail or at is None or messages[at].role != "user":
+    found = (i for i in range(len(messages) - 2, 0, -1) if messages[i] == Message("user", tail))
+    at = next(found, None) if tail else None
+    if at is None:
         return request
     directive = messages[at + 1]
     joined = dataclasses.replace(directive, content=f"{tail}\n\n{directive.content}")
     kept = (*messages[:at], joined, *messages[at + 2 :])
-    breakpoints = tuple(sorted({min(b, len(kept) - 1) for b in request.cache_breakpoints}))
+    breakpoints = tuple(b - 1 if b > at else b for b in request.cache_breakpoints)
     return dataclasses.replace(request, messages=kept, cache_breakpoints=breakpoints)
 
 
 def _current_messages(request: AssembledRequest, tail: str) -> int:
-    """How many trailing messages belong to the current turn (from its directive on)."""
+    """How many trailing messages belong to the current turn (from its tail's message on, or
+    from its directive's, which the tail opened before decision 0129)."""
     for back, message in enumerate(reversed(request.messages), start=1):
         if message.role == "user" and (not tail or message.content.startswith(tail)):
             return back
